@@ -1,0 +1,54 @@
+# accelplane — developer entry points. Every target creates/updates .venv itself.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip --disable-pip-version-check -q
+# Real Apache Flink used by the end-to-end tests. It pins dill/protobuf versions that conflict
+# with pulumi, so its files (bin/, lib/, plugins/) are installed beside the venv, never imported.
+FLINK_VERSION ?= 1.20.5
+FLINK_DIR     := $(VENV)/flink
+STACKS  := $(filter-out stacks/Pulumi.%,$(wildcard stacks/*.yaml))
+PYTEST_ARGS ?=
+
+.PHONY: demo test lint typecheck flink hadoop fuzz bench clean help
+
+help:
+	@echo "make demo      - set up .venv and render every example stack into build/<stack>/"
+	@echo "make test      - set up .venv with test extras and run the whole suite"
+	@echo "make lint      - ruff + mypy"
+	@echo "make fuzz      - long hypothesis run (>= 10,000 specs)"
+	@echo "make bench     - benchmarks (results: see README)"
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.stamp-base: pyproject.toml | $(PY)
+	$(PIP) install -e .
+	touch $@
+
+$(VENV)/.stamp-test: pyproject.toml | $(PY)
+	$(PIP) install -e '.[test]'
+	touch $@ $(VENV)/.stamp-base
+
+$(FLINK_DIR)/.stamp-$(FLINK_VERSION): | $(PY)
+	rm -rf $(FLINK_DIR)
+	$(PIP) install --no-deps --target $(FLINK_DIR) apache-flink==$(FLINK_VERSION) apache-flink-libraries==$(FLINK_VERSION)
+	touch $@
+
+flink: $(FLINK_DIR)/.stamp-$(FLINK_VERSION)
+
+demo: $(VENV)/.stamp-base
+	@set -e; for spec in $(STACKS); do \
+	  stack=$$(basename $$spec .yaml); \
+	  $(VENV)/bin/accelplane render $$spec --out build/$$stack; \
+	done
+
+test: $(VENV)/.stamp-test flink
+	ACCELPLANE_FLINK_HOME=$(CURDIR)/$(FLINK_DIR)/pyflink $(PY) -m pytest $(PYTEST_ARGS)
+
+lint: $(VENV)/.stamp-test
+	$(VENV)/bin/ruff check components tests bench
+	$(VENV)/bin/mypy
+
+clean:
+	rm -rf build dist .pytest_cache .mypy_cache .ruff_cache
