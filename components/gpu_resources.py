@@ -108,7 +108,7 @@ def kubernetes_gpu_resource(spec: Spec, cluster: FlinkCluster) -> str | None:
     names.discard(None)
     if len(names) == 1:
         return names.pop()
-    return VENDOR_RESOURCE[cluster_vendor(spec, cluster)]  # type: ignore[index]
+    return VENDOR_RESOURCE[cluster_vendor(spec, cluster)]
 
 
 def yarn_gpu_type(spec: Spec, cluster: FlinkCluster) -> str | None:
