@@ -1,0 +1,28 @@
+"""Helpers to validate and render specs in-process for tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from components.artifacts import Bundle
+from components.builders import build_all
+from components.pipeline import load_validated
+from components.render import bundle_files
+
+
+def bundle_for(spec_path: Path | str) -> Bundle:
+    """Validated spec → the bundle every consumer sees."""
+    return build_all(load_validated(spec_path).model)
+
+
+def files_for(spec_path: Path | str) -> dict[str, tuple[str, int]]:
+    """Validated spec → ``{relative path: (text, mode)}`` exactly as `render` writes it."""
+    return bundle_files(bundle_for(spec_path))
+
+
+def objects_for(spec_path: Path | str) -> list[dict[str, Any]]:
+    """Validated spec → every Kubernetes manifest, parsed back from the rendered YAML text."""
+    return [yaml.safe_load(text) for path, (text, _) in files_for(spec_path).items() if path.startswith("kubernetes/")]

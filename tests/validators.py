@@ -1,0 +1,84 @@
+"""Real validators for rendered artifacts, shared by every test module.
+
+* Core Kubernetes objects: `kubernetes-validate` in strict mode (rejects unknown fields).
+* Volcano custom resources: the ``openAPIV3Schema`` of the upstream CRDs in
+  ``../shared/reference/volcano`` (byte-identical copies, see PROVENANCE.txt there).
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import kubernetes_validate
+import yaml
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+REFERENCE_DIR = REPO_ROOT.parent / "shared" / "reference"
+KUBERNETES_VERSION = "1.33.0"
+
+CRD_FILES = {
+    ("scheduling.volcano.sh", "Queue"): "volcano/scheduling.volcano.sh_queues.yaml",
+    ("scheduling.volcano.sh", "PodGroup"): "volcano/scheduling.volcano.sh_podgroups.yaml",
+}
+
+
+def reference(path: str) -> Path:
+    """Path of an upstream reference file; fails loudly when ../shared/reference is missing."""
+    p = REFERENCE_DIR / path
+    assert p.is_file(), f"reference file {p} missing (expected ../shared/reference beside the repo)"
+    return p
+
+
+@functools.cache
+def crd_schema(group: str, kind: str, version: str) -> dict[str, Any]:
+    """The openAPIV3Schema of an upstream CRD for ``group``/``kind`` at ``version``."""
+    crd = yaml.safe_load(reference(CRD_FILES[(group, kind)]).read_text())
+    for v in crd["spec"]["versions"]:
+        if v["name"] == version:
+            schema: dict[str, Any] = v["schema"]["openAPIV3Schema"]
+            return schema
+    raise AssertionError(f"CRD {group}/{kind} has no version {version}")
+
+
+def _strict(schema: Any) -> Any:
+    """Copy of an OpenAPI schema with ``additionalProperties: false`` on every object that lists
+    ``properties`` (what the API server's structural pruning would silently drop, we reject)."""
+    if isinstance(schema, dict):
+        out = {k: _strict(v) for k, v in schema.items()}
+        if "properties" in schema and "additionalProperties" not in schema and not schema.get(
+            "x-kubernetes-preserve-unknown-fields"
+        ):
+            out["additionalProperties"] = False
+        return out
+    if isinstance(schema, list):
+        return [_strict(v) for v in schema]
+    return schema
+
+
+def validate_crd_object(obj: dict[str, Any]) -> None:
+    """Validate a Volcano custom resource against its upstream CRD schema (strict: unknown fields
+    that the API server would prune are errors). Raises AssertionError with every problem."""
+    group, version = obj["apiVersion"].split("/")
+    schema = _strict(crd_schema(group, obj["kind"], version))
+    errors = sorted(jsonschema.Draft7Validator(schema).iter_errors(obj), key=lambda e: list(e.absolute_path))
+    assert not errors, "\n".join(f"{list(e.absolute_path)}: {e.message}" for e in errors)
+
+
+def validate_core_object(obj: dict[str, Any]) -> None:
+    """Validate a core Kubernetes object with kubernetes-validate --strict semantics."""
+    try:
+        kubernetes_validate.validate(obj, KUBERNETES_VERSION, strict=True)
+    except kubernetes_validate.ValidationError as exc:
+        raise AssertionError(f"{obj.get('kind')}/{obj.get('metadata', {}).get('name')}: {exc}") from exc
+
+
+def validate_k8s_object(obj: dict[str, Any]) -> None:
+    """Route an object to its real validator (Volcano CRD schema or kubernetes-validate)."""
+    group = obj["apiVersion"].split("/")[0] if "/" in obj["apiVersion"] else ""
+    if (group, obj["kind"]) in CRD_FILES:
+        validate_crd_object(obj)
+    else:
+        validate_core_object(obj)
