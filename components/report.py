@@ -419,7 +419,7 @@ def render_svg(report: Report) -> str:
         title = f"{resource}: {total} in the cluster ({_pool_text(report, resource)})"
         body.append(
             f'<g class="resource" data-resource="{_attr(resource)}" data-cluster="{total}" '
-            f'data-scale="{_f(scale)}">'
+            f'data-scale="{scale.quantize(Decimal("0.000001"))}">'
         )
         body.append(
             f'<text x="{LABEL_X}" y="{y + 14}" font-size="13" font-weight="bold">{escape(title)}</text>'

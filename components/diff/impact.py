@@ -197,13 +197,16 @@ def _queue_impacts(artifacts: list[ArtifactDiff]) -> Iterator[Impact]:
 # -- Flink -----------------------------------------------------------------------------------------
 
 
-def _flink_subject(a: ArtifactDiff) -> str:
+def _flink_subject(a: ArtifactDiff, *, old: bool = False) -> str:
+    """``Flink cluster <name>`` for files under ``flink/<name>/``, else the artifact's name."""
+    ident = (a.old_ident or a.ident) if old else a.ident
     if a.kind == "kubernetes":
-        return a.ident
-    parts = (a.new_path or a.old_path or "").split("/")
+        return ident
+    path = (a.old_path if old else a.new_path) or a.old_path or a.new_path or ""
+    parts = path.split("/")
     if len(parts) >= 3 and parts[0] == "flink":
         return f"Flink cluster {parts[1]}"
-    return a.ident
+    return ident
 
 
 def _podgroup_summary(manifest: Any) -> str:
@@ -253,7 +256,8 @@ def _flink_impacts(artifacts: list[ArtifactDiff]) -> Iterator[Impact]:
                 ArtifactDiff(a.kind, a.old_ident or "", "changed", a.old_path, a.old_path)
             )
             extra = f"; {_brief(keys + gpu_requests)}" if keys or gpu_requests else ""
-            yield Impact("flink", subject, f"{old_subject} renamed to {subject} ({a.title}){extra}")
+            new_name = subject.removeprefix("Flink cluster ")
+            yield Impact("flink", subject, f"{old_subject} renamed to {new_name} ({a.title}){extra}")
         elif keys or gpu_requests:
             label = a.title if a.status == "renamed" else where
             yield Impact("flink", subject, f"{label}: {_brief(keys + gpu_requests)}")

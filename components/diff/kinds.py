@@ -20,6 +20,7 @@ difference is never hidden.
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import json
 import posixpath
@@ -50,7 +51,8 @@ KIND_TITLES: dict[str, str] = {
 KIND_ORDER = tuple(KIND_TITLES)
 EMBED_SEPARATOR = " :: "
 T = TypeVar("T")
-RENAME_THRESHOLD = 0.5
+NAME_SIMILARITY = 0.6
+CONTENT_SIMILARITY = 0.5
 
 
 class DiffInputError(Exception):
@@ -378,10 +380,10 @@ def parse_flink_legacy(text: str) -> dict[str, str]:
 
 def flatten_yaml_config(text: str) -> dict[str, Any] | None:
     """Standard-YAML Flink ``config.yaml`` (flat or nested) → dotted keys; None if not a mapping."""
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError:
+    docs = _yaml_docs(text)
+    if docs is None or len(docs) > 1:
         return None
+    data = docs[0] if docs else None
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -470,11 +472,21 @@ def _diff_ini(old: dict[str, dict[str, str | None]], new: dict[str, dict[str, st
     return out
 
 
-def _yaml_docs(text: str) -> list[Any] | None:
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@functools.lru_cache(maxsize=4096)
+def _yaml_docs_cached(text: str) -> tuple[Any, ...] | None:
     try:
-        return [d for d in yaml.safe_load_all(text) if d is not None]
+        return tuple(d for d in yaml.load_all(text, Loader=_LOADER) if d is not None)
     except yaml.YAMLError:
         return None
+
+
+def _yaml_docs(text: str) -> list[Any] | None:
+    """Non-empty YAML documents of a text (shared parsed objects: never mutate them)."""
+    docs = _yaml_docs_cached(text)
+    return list(docs) if docs is not None else None
 
 
 def diff_content(
@@ -582,7 +594,7 @@ def _rename_score(old_name: str, new_name: str, old_text: str, new_text: str) ->
     content_ratio = difflib.SequenceMatcher(
         None, old_text.splitlines(), new_text.splitlines(), autojunk=False
     ).ratio()
-    if name_ratio >= RENAME_THRESHOLD and content_ratio >= RENAME_THRESHOLD:
+    if name_ratio >= NAME_SIMILARITY and content_ratio >= CONTENT_SIMILARITY:
         return name_ratio + content_ratio
     return None
 
@@ -637,7 +649,7 @@ def _k8s_artifacts(old: dict[K8sId, _Obj], new: dict[K8sId, _Obj]) -> list[Artif
         removed,
         added,
         group=lambda o: (o.ident[0], o.ident[1]),
-        name=lambda o: f"{o.ident[2]}/{o.ident[3]}",
+        name=lambda o: o.ident[3],
         text=_object_body_text,
     )
     paired_old = {id(o) for o, _ in pairs}

@@ -169,6 +169,8 @@ def _archive(commit: str, top: Path, dest: Path, arg: str) -> None:
         try:
             with tarfile.open(fileobj=proc.stdout, mode="r|") as tar:
                 tar.extractall(dest, filter="data")
+            while proc.stdout.read(1 << 16):  # drain the end-of-archive padding (no SIGPIPE)
+                pass
         except tarfile.TarError as exc:
             proc.kill()
             proc.wait()
@@ -178,7 +180,7 @@ def _archive(commit: str, top: Path, dest: Path, arg: str) -> None:
         if proc.wait() != 0:
             err.seek(0)
             message = err.read().decode("utf-8", "replace").strip()
-            raise UsageError(f"{arg}: git archive failed: {message}")
+            raise UsageError(f"{arg}: git archive failed (exit {proc.returncode}): {message}")
 
 
 def _relabel(errors: list[SpecError], tmp: Path, rev: str) -> list[SpecError]:

@@ -40,9 +40,19 @@ def move(tree: Tree, old: str, new: str) -> None:
 
 def bump_gpu_amount(tree: Tree) -> None:
     """fraud-scoring: taskManager.gpu.amount 2 → 4 (Flink key, pod template limit, PodGroup)."""
-    edit(tree, "flink/fraud-scoring/config.yaml", "external-resource.gpu.amount: 2", "external-resource.gpu.amount: 4")
+    edit(
+        tree,
+        "flink/fraud-scoring/config.yaml",
+        "external-resource.gpu.amount: 2",
+        "external-resource.gpu.amount: 4",
+    )
     edit(tree, "flink/fraud-scoring/pod-template-taskmanager.yaml", "nvidia.com/gpu: 2", "nvidia.com/gpu: 4")
-    edit(tree, "kubernetes/podgroup_flink_podgroup-fraud-scoring.yaml", "nvidia.com/gpu: '8'", "nvidia.com/gpu: '16'")
+    edit(
+        tree,
+        "kubernetes/podgroup_flink_podgroup-fraud-scoring.yaml",
+        "nvidia.com/gpu: '8'",
+        "nvidia.com/gpu: '16'",
+    )
 
 
 def add_queue(tree: Tree) -> None:
@@ -87,7 +97,12 @@ def change_mig_strategy(tree: Tree) -> None:
         "external-resource.gpu.kubernetes.config-key: nvidia.com/gpu",
         "external-resource.gpu.kubernetes.config-key: nvidia.com/mig-3g.40gb",
     )
-    edit(tree, "flink/fraud-scoring/pod-template-taskmanager.yaml", "nvidia.com/gpu: 2", "nvidia.com/mig-3g.40gb: 2")
+    edit(
+        tree,
+        "flink/fraud-scoring/pod-template-taskmanager.yaml",
+        "nvidia.com/gpu: 2",
+        "nvidia.com/mig-3g.40gb: 2",
+    )
 
 
 def change_yarn_type(tree: Tree) -> None:
@@ -108,8 +123,16 @@ def rename_flink_cluster(tree: Tree) -> None:
     """Flink cluster fraud-scoring → fraud-detection (files move, PodGroup renamed)."""
     for name in ("config.yaml", "pod-template-taskmanager.yaml"):
         move(tree, f"flink/fraud-scoring/{name}", f"flink/fraud-detection/{name}")
-    edit(tree, "flink/fraud-detection/config.yaml", "cluster-id: fraud-scoring", "cluster-id: fraud-detection")
-    edit(tree, "flink/fraud-detection/pod-template-taskmanager.yaml", "fraud-scoring", "fraud-detection", count=2)
+    edit(
+        tree, "flink/fraud-detection/config.yaml", "cluster-id: fraud-scoring", "cluster-id: fraud-detection"
+    )
+    edit(
+        tree,
+        "flink/fraud-detection/pod-template-taskmanager.yaml",
+        "fraud-scoring",
+        "fraud-detection",
+        count=2,
+    )
     old = "kubernetes/podgroup_flink_podgroup-fraud-scoring.yaml"
     new = "kubernetes/podgroup_flink_podgroup-fraud-detection.yaml"
     move(tree, old, new)
@@ -132,10 +155,20 @@ def upgrade_node_software(tree: Tree) -> None:
     edit(tree, new, "3f9a2c41d0", "8be1d07a52")
     edit(tree, "flink/fraud-scoring/pod-template-taskmanager.yaml", "3f9a2c41d0", "8be1d07a52")
     edit(tree, "kubernetes/priorityclass__flink-critical.yaml", "value: 100000", "value: 200000")
-    edit(tree, "yarn/container-executor.cfg", "/dev/nvidia-uvm-tools\n", "/dev/nvidia-uvm-tools,/dev/nvidia-modeset\n")
+    edit(
+        tree,
+        "yarn/container-executor.cfg",
+        "/dev/nvidia-uvm-tools\n",
+        "/dev/nvidia-uvm-tools,/dev/nvidia-modeset\n",
+    )
     edit(tree, "yarn/container-executor.cfg", "[cgroups]\n", "[cgroups]\nenable-mount=false\n")
     edit(tree, "node-image/Dockerfile", "nvidia-ml-py==12.575.51", "nvidia-ml-py==12.580.82")
-    edit(tree, "node/install-discovery.sh", "chmod 0660", "chown flink:flink /var/lib/accelplane/gpu-coordination\nchmod 0660")
+    edit(
+        tree,
+        "node/install-discovery.sh",
+        "chmod 0660",
+        "chown flink:flink /var/lib/accelplane/gpu-coordination\nchmod 0660",
+    )
 
 
 SCENARIOS: dict[str, Callable[[Tree], None]] = {
