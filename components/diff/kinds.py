@@ -591,12 +591,12 @@ def _rename_score(old_name: str, new_name: str, old_text: str, new_text: str) ->
     if stem_o == stem_n and stem_o and stem_o != old_name:
         return 3.0
     name_ratio = difflib.SequenceMatcher(None, old_name, new_name, autojunk=False).ratio()
+    if name_ratio < NAME_SIMILARITY:
+        return None
     content_ratio = difflib.SequenceMatcher(
         None, old_text.splitlines(), new_text.splitlines(), autojunk=False
     ).ratio()
-    if name_ratio >= NAME_SIMILARITY and content_ratio >= CONTENT_SIMILARITY:
-        return name_ratio + content_ratio
-    return None
+    return name_ratio + content_ratio if content_ratio >= CONTENT_SIMILARITY else None
 
 
 def _pair(
