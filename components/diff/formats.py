@@ -275,7 +275,10 @@ def _md_artifact(a: ArtifactDiff) -> list[str]:
             block = [f"-{line}" for line in block_lines(c.old)] + [f"+{line}" for line in block_lines(c.new)]
         if block:
             blocks.append((c.path, block))
-            rows.append([c.op, md_code(c.path), "_see diff below_", "_see diff below_"])
+            below = "_see diff below_"
+            rows.append(
+                [c.op, md_code(c.path), "" if c.op == "added" else below, "" if c.op == "removed" else below]
+            )
         else:
             rows.append(
                 [
