@@ -48,8 +48,10 @@ def _strict(schema: Any) -> Any:
     ``properties`` (what the API server's structural pruning would silently drop, we reject)."""
     if isinstance(schema, dict):
         out = {k: _strict(v) for k, v in schema.items()}
-        if "properties" in schema and "additionalProperties" not in schema and not schema.get(
-            "x-kubernetes-preserve-unknown-fields"
+        if (
+            "properties" in schema
+            and "additionalProperties" not in schema
+            and not schema.get("x-kubernetes-preserve-unknown-fields")
         ):
             out["additionalProperties"] = False
         return out
