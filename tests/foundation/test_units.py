@@ -34,7 +34,7 @@ def test_parse(text: str | int, value: Decimal | int) -> None:
     assert parse_quantity(text) == value
 
 
-@pytest.mark.parametrize("text", ["10GB", "1.2.3", "", " 4", "4 ", "Gi", "--1", True])
+@pytest.mark.parametrize("text", ["10GB", "1.2.3", "", " 4", "4 ", "Gi", "--1", True, ".0E3000000", "1e1.5"])
 def test_parse_rejects(text: object) -> None:
     with pytest.raises(QuantityError):
         parse_quantity(text)  # type: ignore[arg-type]
