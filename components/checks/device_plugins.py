@@ -181,6 +181,7 @@ def _check_placements(spec: Spec) -> Iterator[Problem]:
                     "may not run (or need the device plugin first); select pools by labels you put on the "
                     "nodes yourself",
                 )
+    overlaps: dict[tuple[str, str], list[str]] = {}
     for placement in all_placements:
         extra = dict(placement.node_selector)
         for other in k8s_pools:
@@ -191,13 +192,16 @@ def _check_placements(spec: Spec) -> Iterator[Problem]:
                 continue
             owners = [p for p in placement.pools if p.labels and selects(pool_labels(p), other_labels)]
             if owners and not untolerated(placement.tolerations, other.taints):
-                owner = owners[0]
-                yield Problem(
-                    (*other.path, "labels"),
-                    f"nodes of pool {other.name!r} carry every label of pool {owner.name!r}, so DaemonSet "
-                    f"{placement.name} (meant for {owner.name!r}) would also run on them; give pool "
-                    f"{owner.name!r} a label that {other.name!r} lacks",
-                )
+                overlaps.setdefault((other.name, owners[0].name), []).append(placement.name)
+    for (other_name, owner_name), names in sorted(overlaps.items()):
+        selected = spec.pool(other_name)
+        assert selected is not None
+        yield Problem(
+            (*selected.path, "labels"),
+            f"nodes of pool {other_name!r} carry every label of pool {owner_name!r} and no taint keeps "
+            f"DaemonSet(s) {', '.join(sorted(names))} (meant for {owner_name!r}) off them, so they would run "
+            f"there too; give pool {owner_name!r} a label that {other_name!r} lacks",
+        )
 
 
 def _check_enabled(spec: Spec) -> Iterator[Problem]:
