@@ -19,9 +19,10 @@ BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
 
 # Label keys written by node agents rather than by whoever provisions the pool: selecting a pool
 # by them makes the device plugin depend on software that may not run (or that itself needs the
-# device plugin). ``nvidia.com/gpu.present`` is the one GFD label upstream expects people to set.
+# device plugin). Upstream expects people to set ``nvidia.com/gpu.present`` (forces GFD) and
+# ``nvidia.com/device-plugin.config`` (picks a named plugin config) themselves.
 _AGENT_LABEL_PREFIXES = ("feature.node.kubernetes.io/", "nvidia.com/", "amd.com/", "beta.amd.com/")
-_USER_SETTABLE = frozenset({"nvidia.com/gpu.present"})
+_USER_SETTABLE = frozenset({"nvidia.com/gpu.present", "nvidia.com/device-plugin.config"})
 
 
 def is_agent_written_label(key: str) -> bool:

@@ -25,7 +25,6 @@ tolerations, and the optional node labeller with upstream's least-privilege RBAC
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -508,8 +507,3 @@ def build(spec: Spec) -> Bundle:
     if AMD_PLUGIN_NAME in by_name:
         bundle.objects.extend(_amd_objects(spec, by_name))
     return bundle
-
-
-def pools_of(placements_: Sequence[Placement], name: str) -> tuple[NodePool, ...]:
-    """Pools admitted by the DaemonSet ``name`` (empty when it is not rendered)."""
-    return next((p.pools for p in placements_ if p.name == name), ())

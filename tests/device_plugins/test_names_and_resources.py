@@ -143,3 +143,23 @@ def test_gfd_product_label_for_pool_follows_mig_and_sharing() -> None:
     assert gfd_product_label_for_pool(pools["mps"]) == "NVIDIA-L4-SHARED"
     assert gfd_product_label_for_pool(pools["nomodel"]) is None
     assert gfd_product_label_for_pool(pools["mi300"]) is None
+
+
+@pytest.mark.parametrize(
+    ("key", "agent_written"),
+    [
+        ("feature.node.kubernetes.io/pci-10de.present", True),
+        ("nvidia.com/gpu.product", True),
+        ("nvidia.com/mig.strategy", True),
+        ("amd.com/gpu.family", True),
+        ("beta.amd.com/gpu.device-id", True),
+        ("nvidia.com/gpu.present", False),
+        ("nvidia.com/device-plugin.config", False),
+        ("accelplane.io/pool", False),
+        ("node.kubernetes.io/instance-type", False),
+    ],
+)
+def test_agent_written_labels(key: str, agent_written: bool) -> None:
+    from components.node_selection import is_agent_written_label
+
+    assert is_agent_written_label(key) is agent_written
