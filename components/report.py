@@ -96,6 +96,7 @@ class Report:
     resources: tuple[str, ...]
     queues: tuple[QueueRow, ...]
     flink: tuple[FlinkRow, ...]
+    without_gpu_limits: tuple[str, ...] = ()
 
     def cluster_total(self, resource: str) -> int:
         """Cluster GPUs of ``resource`` over the basis pools."""
@@ -162,7 +163,10 @@ def build_report(spec: Spec) -> Report:
         )
         for r in ordered_resources
         for q, depth in _queue_order(spec)
+        if any(_value(q, field, r) is not None for field in FIELDS)
     ]
+    limited = {row.queue for row in rows}
+    without = tuple(q.name for q, _ in _queue_order(spec) if q.name not in limited)
     flink = []
     for c in spec.flink_clusters:
         gpu = c.task_manager.gpu
@@ -189,7 +193,7 @@ def build_report(spec: Spec) -> Report:
                 else None,
             )
         )
-    return Report(spec.name, basis, report_pools, ordered_resources, tuple(rows), tuple(flink))
+    return Report(spec.name, basis, report_pools, ordered_resources, tuple(rows), tuple(flink), without)
 
 
 # -- formatting ----------------------------------------------------------------------------------------
@@ -287,6 +291,8 @@ def format_text(report: Report) -> str:
         ]
     else:
         out.append("  no queue sets GPU resources")
+    if report.without_gpu_limits:
+        out.append(f"  Without GPU capability/deserved/guarantee: {', '.join(report.without_gpu_limits)}")
     out += ["", "Flink clusters"]
     if report.flink:
         out += ["  " + line for line in _columns(FLINK_HEADER, [_flink_cells(r) for r in report.flink])]
@@ -319,6 +325,9 @@ def format_markdown(report: Report) -> str:
     )
     out += ["", "### Queues", ""]
     out += _md_table(QUEUE_HEADER, [_queue_cells(r, "\u00a0\u00a0") for r in report.queues])
+    if report.without_gpu_limits:
+        names = ", ".join(report.without_gpu_limits)
+        out += ["", f"Without GPU capability/deserved/guarantee: {_md_cell(names)}"]
     out += ["", "### Flink clusters", ""]
     out += _md_table(FLINK_HEADER, [_flink_cells(r) for r in report.flink])
     return "\n".join(out) + "\n"
@@ -354,6 +363,7 @@ def to_json(report: Report) -> dict[str, Any]:
             }
             for r in report.queues
         ],
+        "queues_without_gpu_limits": list(report.without_gpu_limits),
         "flink_clusters": [
             {
                 "cluster": r.cluster,

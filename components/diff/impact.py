@@ -21,6 +21,7 @@ Rules (all generic over file kinds, so families that land later are covered):
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 from collections.abc import Iterable, Iterator
@@ -90,8 +91,8 @@ def show(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, str):
         return value
-    if isinstance(value, list):
-        return "[" + ", ".join(show(v) for v in value) + "]"
+    if isinstance(value, list | dict):
+        return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
     return str(value)
 
 
@@ -418,7 +419,12 @@ def _node_impacts(
             if not template:
                 continue
             images = [c for c in template if c.leaf == "image"]
-            what = _brief(images) if images else f"pod template changed ({_brief(template, 3)})"
+            others = len(template) - len(images)
+            if images:
+                more = f" (+{others} other pod-template change{'s' if others != 1 else ''})" if others else ""
+                what = _brief(images) + more
+            else:
+                what = f"pod template changed ({_brief(template, 3)})"
             yield Impact("node-wide", a.ident, f"{a.title}: {what}; restarts its pods on {scope}")
     # ConfigMaps that any DaemonSet of either side reads (device-plugin config: MIG, sharing …).
     users: dict[tuple[str, str], list[tuple[str, Any]]] = {}

@@ -425,6 +425,10 @@ def parse_ini(text: str) -> dict[str, dict[str, str | None]]:
     return sections
 
 
+def _structured(value: Any) -> bool:
+    return isinstance(value, dict) or (isinstance(value, list) and any(isinstance(v, dict) for v in value))
+
+
 def _diff_keys(old: dict[str, Any], new: dict[str, Any], path_of: Callable[[str], str]) -> list[Change]:
     out: list[Change] = []
     for k in sorted(set(old) | set(new)):
@@ -432,7 +436,13 @@ def _diff_keys(old: dict[str, Any], new: dict[str, Any], path_of: Callable[[str]
             out.append(Change("removed", path_of(k), k, old=old[k]))
         elif k not in old:
             out.append(Change("added", path_of(k), k, new=new[k]))
-        elif not same(old[k], new[k]):
+        elif same(old[k], new[k]):
+            continue
+        elif _structured(old[k]) and _structured(new[k]):
+            # e.g. sharing.timeSlicing.resources[name=nvidia.com/gpu].replicas
+            for c in diff_values(old[k], new[k], [Sel(path_of(k))]):
+                out.append(Change(c.op, c.path, c.leaf or k, c.old, c.new, c.text_diff))
+        else:
             out.append(Change("changed", path_of(k), k, old=old[k], new=new[k]))
     return out
 

@@ -285,6 +285,17 @@ def test_flink_config_yaml_nested_and_flat_are_the_same_keys() -> None:
     assert pairs(b.changes) == [("changed", "external-resource.gpu.amount", 2, 3)]
 
 
+def test_structured_values_under_a_config_key_are_diffed_by_element() -> None:
+    cfg = "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - {{name: nvidia.com/gpu, replicas: {r}}}\n"
+    a = only(
+        diff_trees(tree(**{"p/config.yaml": cfg.format(r=4)}), tree(**{"p/config.yaml": cfg.format(r=8)}))
+    )
+    assert pairs(a.changes) == [
+        ("changed", "sharing.timeSlicing.resources[name=nvidia.com/gpu].replicas", 4, 8)
+    ]
+    assert a.changes[0].leaf == "replicas"
+
+
 def test_legacy_flink_conf_key_changes() -> None:
     old = "a: 1\nexternal-resource.gpu.yarn.config-key: yarn.io/gpu\n"
     new = "# now per model\nexternal-resource.gpu.yarn.config-key: yarn.io/gpu-t4\nb: 2\n"

@@ -33,15 +33,19 @@ nodePools:
   - name: a100-mig
     nodes: 2
     gpu: {vendor: nvidia, model: NVIDIA A100-SXM4-80GB, perNode: 8, mig: {strategy: mixed, devices: {3g.40gb: 2, 1g.10gb: 1}}}
+    labels: {accelplane.io/pool: a100-mig}
   - name: t4
     nodes: 3
     gpu: {vendor: nvidia, model: Tesla T4, perNode: 1, sharing: {strategy: timeSlicing, replicas: 4}}
+    labels: {accelplane.io/pool: t4}
   - name: cpu-only
     nodes: 5
 queues:
   - name: lab
     capability: {cpu: 8, memory: 8Gi, pods: 10, nvidia.com/mig-3g.40gb: 16, nvidia.com/gpu: 6}
     deserved: {nvidia.com/mig-3g.40gb: 8}
+  - name: etl
+    capability: {cpu: 4, memory: 4Gi, pods: 5}
 flink:
   clusters:
     - name: infer
@@ -108,7 +112,14 @@ def test_mig_and_sharing_use_the_advertised_resources(write_spec: Callable[..., 
         8,
         16,
     )
+    # rows only for resources a queue sets; queues without GPU limits are listed
+    assert [(r.queue, r.resource) for r in report.queues] == [
+        ("lab", "nvidia.com/gpu"),
+        ("lab", "nvidia.com/mig-3g.40gb"),
+    ]
+    assert report.without_gpu_limits == ("etl",)
     text = render_report(report, "text")
+    assert "  Without GPU capability/deserved/guarantee: etl\n" in text
     assert "  nvidia.com/mig-3g.40gb: 32 (a100-mig: 2 × 16)\n" in text
     assert (
         "lab    nvidia.com/mig-3g.40gb  16          8         —          32       25.0%       50.0%" in text
