@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from components.artifacts import Bundle, FileArtifact, K8sObject, k8s_object
-from components.builders import build_all
+from components.builders import build_all, priority, volcano
 from components.configmap_rollout import rollout_annotations
 from components.discovery_artifacts import CONFIGMAP_KEY, CONFIGMAP_PREFIX, content_hash
 from components.model import Spec
@@ -61,10 +61,14 @@ def podgroup(name: str, queue: str, priority_class: str, family: str, namespace:
 
 
 def with_objects(*objects: K8sObject, files: tuple[FileArtifact, ...] = ()) -> Callable[[Spec], Bundle]:
-    """A builder: the real builders' output plus hand-built objects/files (canonical order)."""
+    """A builder: the real scheduling builders' output (Queues, PriorityClasses, scheduler ConfigMap)
+    plus hand-built objects/files, in canonical order. Other families' real builders are left out so
+    the hand-built objects never collide with what they produce once they land."""
 
     def build(spec: Spec) -> Bundle:
-        bundle = build_all(spec)
+        bundle = Bundle()
+        for builder in (priority.build, volcano.build):
+            bundle.extend(builder(spec))
         bundle.objects.extend(objects)
         bundle.files.extend(files)
         return bundle.sorted()
