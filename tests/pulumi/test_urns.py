@@ -105,4 +105,6 @@ def test_urns_depend_only_on_kind_namespace_and_name(pulumi_run: RunProgram) -> 
         # logical name: neither the cluster name nor any other object takes part.
         stack, project, qualified_type, name = r.urn.removeprefix("urn:pulumi:").split("::")
         assert (stack, project, name) == ("prod-eu", "accelplane", expected)
-        assert qualified_type.endswith(f"accelplane:scheduling:Scheduling${r.type}")
+        *parents, own_type = qualified_type.split("$")
+        assert own_type == r.type
+        assert parents[-1].startswith("accelplane:") and parents[-1] != "accelplane:index:GpuPlatform"
