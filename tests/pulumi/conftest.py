@@ -73,7 +73,7 @@ class _Mocks(pulumi.runtime.Mocks):
         self.inputs[(args.typ, args.name)] = args.inputs
         return f"{args.name}-id", dict(args.inputs)
 
-    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
         raise AssertionError(f"the program must not invoke provider functions (called {args.token})")
 
 
@@ -130,7 +130,7 @@ def pulumi_run(monkeypatch: pytest.MonkeyPatch) -> Iterator[RunProgram]:
         monkeypatch.chdir(project_dir)
         outputs: dict[str, Any] = {}
 
-        @pulumi.runtime.test  # type: ignore[untyped-decorator]
+        @pulumi.runtime.test
         def _program() -> Any:
             if program is None:
                 accelplane_program.main(project_dir)

@@ -4,6 +4,7 @@ that old pods keep; mutable ones are updated in place and pods that use them rol
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 import pytest
 
@@ -101,8 +102,8 @@ def check_rollout_contract(bundle: Bundle) -> list[str]:
 
 
 @pytest.mark.parametrize("spec", EXAMPLE_SPECS, ids=lambda p: p.stem)
-def test_example_stacks_follow_the_rollout_contract(spec: object) -> None:
-    assert check_rollout_contract(bundle_for(spec)) == []  # type: ignore[arg-type]
+def test_example_stacks_follow_the_rollout_contract(spec: Path) -> None:
+    assert check_rollout_contract(bundle_for(spec)) == []
 
 
 def test_rollout_contract_check_detects_a_missing_annotation() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import yaml
 
@@ -25,8 +27,8 @@ def test_pulumi_project_file() -> None:
 
 
 @pytest.mark.parametrize("spec", EXAMPLE_SPECS, ids=lambda p: p.stem)
-def test_every_example_spec_has_a_stack(spec: object) -> None:
-    name = spec.stem  # type: ignore[attr-defined]
+def test_every_example_spec_has_a_stack(spec: Path) -> None:
+    name = spec.stem
     stack_file = STACKS_DIR / f"Pulumi.{name}.yaml"
     assert stack_file.is_file(), f"example spec stacks/{name}.yaml has no Pulumi stack file {stack_file.name}"
     assert stack_config(name)["accelplane:spec"] == f"stacks/{name}.yaml"
