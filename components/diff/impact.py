@@ -13,10 +13,12 @@ Rules (all generic over file kinds, so families that land later are covered):
   the DaemonSet covers, named by pool when the side came from a spec.
 * **YARN daemons** – ``resource-types.xml``/``node-resources.xml``/GPU plugin settings, which the
   ResourceManager/NodeManagers read only at start.
-* **Pulumi** – objects whose name or namespace changed (paired remove+add: replaced), ConfigMap/
-  Secret data changes (pulumi-kubernetes replaces them; ``immutable: true`` ones cannot change any
-  other way), pulumi-kubernetes' replace-on-change fields, and fields Kubernetes refuses to update
-  in place (PriorityClass ``value``/``preemptionPolicy``, DaemonSet ``spec.selector``).
+* **Pulumi** (as accelplane's program applies it, docs/pulumi.md) – objects whose name or
+  namespace changed (paired remove+add: a new URN, replaced; a content-hashed immutable ConfigMap's
+  old version is retained), data changes of ``immutable: true`` ConfigMaps under the same name
+  (mutable ConfigMaps are updated in place: the provider sets ``enableConfigMapMutable``),
+  pulumi-kubernetes' other replace-on-change fields, and fields Kubernetes refuses to update in
+  place that Pulumi does not replace on (PriorityClass ``value``/``preemptionPolicy``).
 """
 
 from __future__ import annotations
@@ -45,11 +47,13 @@ FLINK_KEY = re.compile(
 MAX_DETAILS = 6
 
 # pulumi-kubernetes "forceNew" properties (provider/pkg/provider/diff.go): a change replaces the object.
+# ConfigMaps are special (see `_configmap_pulumi`): accelplane's provider sets enableConfigMapMutable,
+# so only ``immutable: true`` ConfigMaps are replaced when their data changes (docs/pulumi.md).
 PULUMI_FORCE_NEW: dict[tuple[str, str], tuple[str, ...]] = {
-    ("", "ConfigMap"): ("data", "binaryData"),
     ("", "Secret"): ("type", "stringData", "data"),
     ("", "Service"): ("spec.clusterIP",),
     ("", "PersistentVolumeClaim"): ("spec",),
+    ("apps", "DaemonSet"): ("spec.selector",),
     ("apps", "Deployment"): ("spec.selector",),
     ("apps", "StatefulSet"): (
         "spec.podManagementPolicy",
@@ -63,10 +67,10 @@ PULUMI_FORCE_NEW: dict[tuple[str, str], tuple[str, ...]] = {
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): ("roleRef",),
     ("storage.k8s.io", "StorageClass"): ("parameters", "provisioner"),
 }
-# Fields the API server refuses to update in place (Pulumi would attempt an update and fail).
+# Fields the API server refuses to update in place and pulumi-kubernetes does not replace on:
+# `pulumi up` would fail with "field is immutable".
 K8S_IMMUTABLE: dict[tuple[str, str], tuple[str, ...]] = {
     ("scheduling.k8s.io", "PriorityClass"): ("value", "preemptionPolicy"),
-    ("apps", "DaemonSet"): ("spec.selector",),
 }
 
 
@@ -172,17 +176,20 @@ def _queue_impacts(artifacts: list[ArtifactDiff]) -> Iterator[Impact]:
             old, new = _queue_gpus(a.old_data), _queue_gpus(a.new_data)
             parts = []
             for res in sorted({r for f in (*old.values(), *new.values()) for r in f}):
+                fields = []
                 for field in ("capability", "deserved", "guarantee"):
                     o, n = old.get(field, {}).get(res), new.get(field, {}).get(res)
                     if o != n:
-                        parts.append(f"{res} {field} {o or 'unset'} → {n or 'unset'}")
+                        fields.append(f"{field} {o or 'unset'} → {n or 'unset'}")
+                if fields:
+                    parts.append(f"{res} " + ", ".join(fields))
             if parts:
                 label = (
                     f"queue {a.old_ident.split(' ', 1)[1]} → {name}"
                     if a.status == "renamed" and a.old_ident
                     else subject
                 )
-                yield Impact("queues", subject, f"{label}: " + ", ".join(parts))
+                yield Impact("queues", subject, f"{label}: " + "; ".join(parts))
     for a in artifacts:
         if a.kind != "hadoop-xml":
             continue
@@ -496,34 +503,47 @@ def _yarn_impacts(artifacts: list[ArtifactDiff]) -> Iterator[Impact]:
 # -- Pulumi ----------------------------------------------------------------------------------------
 
 
+def _is_immutable(manifest: Any) -> bool:
+    return isinstance(manifest, dict) and manifest.get("immutable") is True
+
+
 def _pulumi_impacts(artifacts: list[ArtifactDiff]) -> Iterator[Impact]:
     for a in _k8s(artifacts):
         gk = _group_kind(a)
         if a.status == "renamed":
             names = [c for c in a.changes if c.path in ("metadata.name", "metadata.namespace")]
             why = ", ".join(f"{c.leaf} changed" for c in names) or "identity changed"
-            if any(c.leaf == "name" and hash_stem(show(c.old)) == hash_stem(show(c.new)) for c in names):
-                why += " (content-hashed name)"
+            hashed = any(c.leaf == "name" and hash_stem(show(c.old)) == hash_stem(show(c.new)) for c in names)
+            if gk == ("", "ConfigMap") and _is_immutable(a.old_data):
+                what = (
+                    "a new immutable ConfigMap is created; the old one is retained in the cluster "
+                    "(retain_on_delete) for pods that still mount it — delete it by hand once unused"
+                )
+            else:
+                what = "replaced (new URN: Pulumi creates the new object, then deletes the old one)"
             yield Impact(
-                "pulumi",
-                a.ident,
-                f"{a.title}: {why} — replaced (Pulumi creates the new object, then deletes the old one)",
+                "pulumi", a.ident, f"{a.title}: {why}{' (content-hashed name)' if hashed else ''} — {what}"
             )
             continue
         if a.status != "changed":
             continue
-        reasons = []
-        for prefix in PULUMI_FORCE_NEW.get(gk, ()):
-            hits = [c for c in a.changes if _starts(c.path, prefix)]
-            if hits:
-                reasons.append(prefix)
+        if gk == ("", "ConfigMap") and _is_immutable(a.old_data):
+            data = [c for c in a.changes if _starts(c.path, "data") or _starts(c.path, "binaryData")]
+            if data:
+                yield Impact(
+                    "pulumi",
+                    a.ident,
+                    f"{a.ident}: data of an immutable ConfigMap changed under the same name — Kubernetes "
+                    "refuses the update and Pulumi replaces it, but immutable ConfigMaps are retained on "
+                    'delete, so the re-create fails ("already exists") until the old one is deleted by '
+                    "hand; a content-hashed name avoids this",
+                )
+        reasons = [p for p in PULUMI_FORCE_NEW.get(gk, ()) if any(_starts(c.path, p) for c in a.changes)]
         if reasons:
-            immutable = isinstance(a.old_data, dict) and a.old_data.get("immutable") is True
-            extra = " (immutable: true, so replacement is the only way)" if immutable else ""
             yield Impact(
                 "pulumi",
                 a.ident,
-                f"{a.ident}: {', '.join(reasons)} changed — replaced under Pulumi (delete and recreate){extra}",
+                f"{a.ident}: {', '.join(reasons)} changed — replaced under Pulumi (delete and recreate)",
             )
         for prefix in K8S_IMMUTABLE.get(gk, ()):
             hits = [c for c in a.changes if _starts(c.path, prefix)]
@@ -531,8 +551,8 @@ def _pulumi_impacts(artifacts: list[ArtifactDiff]) -> Iterator[Impact]:
                 yield Impact(
                     "pulumi",
                     a.ident,
-                    f"{a.ident}: {_brief(hits)} — immutable in Kubernetes: an in-place update is rejected, "
-                    "the object must be replaced (deleted and recreated)",
+                    f"{a.ident}: {_brief(hits)} — immutable in Kubernetes: the update is rejected "
+                    "(pulumi-kubernetes does not replace on it); delete and recreate the object",
                 )
 
 

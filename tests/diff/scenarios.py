@@ -1,11 +1,13 @@
 """Realistic changes to a rendered tree, for the golden tests.
 
-The base tree (``fixtures/base``) holds what a prod-eu render looks like across every family: the
-Volcano queues, PriorityClasses and scheduler ConfigMap exactly as the current builders render
-them, and hand-made but realistic artifacts of families that are built in parallel (PodGroup,
-device-plugin DaemonSet and its config, discovery ConfigMap, Flink ``config.yaml`` and legacy
-``flink-conf.yaml``, pod template, YARN XML and ``container-executor.cfg``, Dockerfile, shell
-script). Each scenario edits a copy of it the way the corresponding spec change would.
+The base tree (``fixtures/base``) holds what a prod-eu render looks like across every family. Its
+``kubernetes/`` objects were rendered by the real builders (Volcano, PriorityClasses, device
+plugins) from prod-eu with the a100 pool in MIG ``single`` mode and then frozen, so the goldens
+do not move when builders evolve; artifacts of families still being built are hand-made but
+realistic (PodGroup, discovery ConfigMap, Flink ``config.yaml`` and legacy ``flink-conf.yaml``, pod
+template, YARN XML and ``container-executor.cfg``, Dockerfile, shell script) and pass their real
+validators (test_fixtures.py). Each scenario edits a copy the way the corresponding spec change
+would.
 """
 
 from __future__ import annotations
@@ -84,12 +86,28 @@ def add_queue(tree: Tree) -> None:
 
 
 def change_mig_strategy(tree: Tree) -> None:
-    """a100 pool: MIG none → mixed with 3g.40gb slices (plugin config, Flink resource, pod template)."""
+    """a100 pool: MIG single → mixed (3g.40gb): a new content-hashed plugin config that both NVIDIA
+    DaemonSets mount, GFD's MIG_STRATEGY, the streaming queue and fraud-scoring move to the MIG
+    resource."""
+    old_cm = "kubernetes/configmap_kube-system_nvidia-device-plugin-a100-9cdc9c9651.yaml"
+    new_cm = "kubernetes/configmap_kube-system_nvidia-device-plugin-a100-5d1e7c0b2a.yaml"
+    move(tree, old_cm, new_cm)
+    edit(tree, new_cm, "migStrategy: single", "migStrategy: mixed")
+    edit(tree, new_cm, "9cdc9c9651", "5d1e7c0b2a")
+    for ds in ("nvidia-device-plugin-a100", "gpu-feature-discovery-a100"):
+        edit(tree, f"kubernetes/daemonset_kube-system_{ds}.yaml", "a100-9cdc9c9651", "a100-5d1e7c0b2a")
     edit(
         tree,
-        "kubernetes/configmap_kube-system_nvidia-device-plugin-a100.yaml",
-        "      migStrategy: none\n",
-        "      migStrategy: mixed\n",
+        "kubernetes/daemonset_kube-system_gpu-feature-discovery-a100.yaml",
+        "- name: MIG_STRATEGY\n              value: single",
+        "- name: MIG_STRATEGY\n              value: mixed",
+    )
+    edit(
+        tree,
+        "kubernetes/queue__streaming.yaml",
+        "    nvidia.com/gpu: ",
+        "    nvidia.com/mig-3g.40gb: ",
+        count=3,
     )
     edit(
         tree,

@@ -136,28 +136,45 @@ def test_daemonsets_and_the_configmaps_they_read() -> None:
 
 
 def test_pulumi_replacements_and_immutable_fields() -> None:
-    cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: disc, namespace: flink}}\nimmutable: true\ndata: {{script: '{v}'}}\n"
-    assert messages(objects(cm.format(v=1)), objects(cm.format(v=2)), "pulumi") == [
-        "ConfigMap flink/disc: data changed — replaced under Pulumi (delete and recreate) "
-        "(immutable: true, so replacement is the only way)"
+    cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {n}, namespace: flink}}\n{imm}data: {{script: '{v}'}}\n"
+    immutable = cm.format(n="disc", imm="immutable: true\n", v=1)
+    assert messages(
+        objects(immutable), objects(cm.format(n="disc", imm="immutable: true\n", v=2)), "pulumi"
+    ) == [
+        "ConfigMap flink/disc: data of an immutable ConfigMap changed under the same name — Kubernetes refuses "
+        "the update and Pulumi replaces it, but immutable ConfigMaps are retained on delete, so the re-create "
+        'fails ("already exists") until the old one is deleted by hand; a content-hashed name avoids this'
+    ]
+    # mutable ConfigMaps are updated in place (enableConfigMapMutable)
+    assert (
+        messages(
+            objects(cm.format(n="conf", imm="", v=1)), objects(cm.format(n="conf", imm="", v=2)), "pulumi"
+        )
+        == []
+    )
+    hashed_old = cm.format(n="disc-0123456789", imm="immutable: true\n", v=1)
+    hashed_new = cm.format(n="disc-abcdef0123", imm="immutable: true\n", v=2)
+    assert messages(objects(hashed_old), objects(hashed_new), "pulumi") == [
+        "ConfigMap flink/disc-0123456789 → ConfigMap flink/disc-abcdef0123: name changed (content-hashed name) — "
+        "a new immutable ConfigMap is created; the old one is retained in the cluster (retain_on_delete) for pods "
+        "that still mount it — delete it by hand once unused"
     ]
     pc = "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {{name: hi}}\nvalue: 10\npreemptionPolicy: {p}\n"
     assert messages(
         objects(pc.format(p="Never")), objects(pc.format(p="PreemptLowerPriority")), "pulumi"
     ) == [
-        "PriorityClass hi: preemptionPolicy Never → PreemptLowerPriority — immutable in Kubernetes: an in-place "
-        "update is rejected, the object must be replaced (deleted and recreated)"
+        "PriorityClass hi: preemptionPolicy Never → PreemptLowerPriority — immutable in Kubernetes: the update is "
+        "rejected (pulumi-kubernetes does not replace on it); delete and recreate the object"
     ]
     old_ds = DAEMONSET.format(sel="p", strategy="RollingUpdate")
     new_ds = DAEMONSET.format(sel="q", strategy="RollingUpdate")
     assert messages(objects(old_ds), objects(new_ds), "pulumi") == [
-        "DaemonSet kube-system/plugin: spec.selector.matchLabels.app p → q — immutable in Kubernetes: an in-place "
-        "update is rejected, the object must be replaced (deleted and recreated)"
+        "DaemonSet kube-system/plugin: spec.selector changed — replaced under Pulumi (delete and recreate)"
     ]
     moved = old_ds.replace("namespace: kube-system", "namespace: gpu-operator")
     assert messages(objects(old_ds), objects(moved), "pulumi") == [
         "DaemonSet kube-system/plugin → DaemonSet gpu-operator/plugin: namespace changed — replaced "
-        "(Pulumi creates the new object, then deletes the old one)"
+        "(new URN: Pulumi creates the new object, then deletes the old one)"
     ]
 
 
