@@ -11,6 +11,7 @@ import yaml
 from tests.validators import REPO_ROOT
 
 STACKS = REPO_ROOT / "stacks"
+EXAMPLE_STACKS = sorted(p.name for p in STACKS.glob("*.yaml") if not p.name.startswith("Pulumi."))
 
 
 def copy_stacks(dest: Path) -> Path:

@@ -13,10 +13,10 @@ from components.diff.impact import node_scope
 from components.pipeline import load_validated
 from components.render import bundle_files, write_tree
 from tests.diff.scenarios import base_tree, scenario_tree
-from tests.diff.support import STACKS, copy_stacks, dump, load, reordered
+from tests.diff.support import EXAMPLE_STACKS, STACKS, copy_stacks, dump, load, reordered
 
 
-@pytest.mark.parametrize("stack", ["prod-eu.yaml", "yarn-analytics.yaml"])
+@pytest.mark.parametrize("stack", EXAMPLE_STACKS)
 def test_reordering_a_specs_lists_reports_no_changes(
     tmp_path: Path, stack: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
