@@ -155,7 +155,13 @@ def check(spec: Spec) -> Iterator[Problem]:
     if not files:
         return
     install_dir = spec.discovery.install_dir
-    if posixpath.normpath(install_dir) != install_dir:
+    if install_dir == "/":
+        yield Problem(
+            ("discovery", "installDir"),
+            "the discovery script cannot be installed into '/'; use a dedicated directory, e.g. "
+            "/opt/flink/plugins/external-resource-gpu",
+        )
+    elif posixpath.normpath(install_dir) != install_dir:
         yield Problem(
             ("discovery", "installDir"),
             f"{install_dir!r} is not a normalized path (no '.', '..', '//' or trailing '/'); "

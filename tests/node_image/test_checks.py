@@ -90,6 +90,17 @@ def test_unnormalized_paths_are_refused(write_spec, capsys, monkeypatch):
     ]
 
 
+def test_root_install_dir_is_refused(write_spec, capsys, monkeypatch):
+    path = write_spec(YARN_BASE + "discovery: {installDir: /}\n")
+    code, err = validate(path, capsys, monkeypatch)
+    assert code == 1
+    assert err == [
+        "spec.yaml: discovery.installDir: the discovery script cannot be installed into '/'; use a dedicated "
+        "directory, e.g. /opt/flink/plugins/external-resource-gpu",
+        "accelplane: 1 error",
+    ]
+
+
 def test_only_directories_accelplane_creates_are_checked(write_spec, capsys, monkeypatch):
     """Kubernetes without nodeImage: no node/ and no image, so no directory is created or checked."""
     path = write_spec(
