@@ -21,7 +21,7 @@ follows the same pool settings: MIG ``single`` appends ``-MIG-<profile>``, unren
 from __future__ import annotations
 
 from components.model import VENDOR_RESOURCE, FlinkCluster, NodePool, Spec
-from components.names import gfd_product_label, yarn_gpu_type_for_model
+from components.names import gfd_product_label, normalize_gpu_model, yarn_gpu_type_for_model
 
 YARN_GPU = "yarn.io/gpu"
 TARGET_PLATFORM = {
@@ -138,7 +138,7 @@ def candidate_pools(spec: Spec, cluster: FlinkCluster) -> list[NodePool]:
             continue
         if gpu.vendor is not None and pool.gpu.vendor != gpu.vendor:
             continue
-        if gpu.model is not None and (pool.gpu.model or "").lower() != gpu.model.lower():
+        if gpu.model is not None and normalize_gpu_model(pool.gpu.model or "") != normalize_gpu_model(gpu.model):
             continue
         pools.append(pool)
     return pools
