@@ -24,6 +24,7 @@ nodePools:
   - name: a100
     nodes: 2
     gpu: {vendor: nvidia, model: NVIDIA A100-SXM4-80GB, perNode: 8}
+    labels: {accelplane.io/pool: a100}
   - name: t4
     platform: yarn
     nodes: 3

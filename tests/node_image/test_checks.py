@@ -107,7 +107,7 @@ def test_only_directories_accelplane_creates_are_checked(write_spec, capsys, mon
         """\
 cluster: {name: k8s, platforms: [kubernetes]}
 nodePools:
-  - {name: a100, nodes: 1, gpu: {vendor: nvidia, perNode: 8}}
+  - {name: a100, nodes: 1, gpu: {vendor: nvidia, perNode: 8}, labels: {accelplane.io/pool: a100}}
 discovery: {coordinationFile: /var/tmp/flink-gpu-coordination}
 flink:
   clusters:

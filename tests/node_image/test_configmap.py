@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from pathlib import Path
 
@@ -66,11 +67,11 @@ def test_rendered_file_name_and_text_round_trip(write_spec):
 
 
 def test_no_configmaps_without_kubernetes_platform(write_spec):
-    spec = FULL_SPEC.replace("platforms: [kubernetes, yarn, standalone]", "platforms: [yarn, standalone]")
-    spec = spec.replace(
-        "  - name: a100\n    nodes: 2\n", "  - name: a100\n    platform: standalone\n    nodes: 2\n"
-    )
-    assert discovery_configmap.gpu_namespaces(load_validated(write_spec(spec)).model) == []
+    model = load_validated(write_spec(FULL_SPEC)).model
+    assert discovery_configmap.gpu_namespaces(model) == ["team-a", "team-b"]
+    without_kubernetes = dataclasses.replace(model, platforms=("standalone", "yarn"))
+    assert discovery_configmap.gpu_namespaces(without_kubernetes) == []
+    assert discovery_configmap.build(without_kubernetes).objects == []
 
 
 def test_pod_volume_and_mount_contract(write_spec):
