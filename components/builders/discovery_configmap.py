@@ -5,17 +5,16 @@ One ConfigMap per namespace that runs a GPU Flink cluster (target ``kubernetes``
 (`components.discovery_artifacts.configmap_name`) and the ConfigMap is ``immutable``: a new script
 is a new ConfigMap, and pods roll to it through their pod template.
 
-The pod templates mount it with `pod_volume` and `container_volume_mount`: the one key is
-mounted with ``subPath`` over ``discovery.installDir/accelplane-gpu-discovery`` (mode 0555), so it
-replaces the copy baked into the node image without hiding the rest of the plugin directory
-(Flink's GPU plugin jar lives there). The script needs ``python3`` in the image: use the image
-built from ``node-image/``.
+The Flink pod templates (flink family) mount its one key, by the names in
+`components.discovery_artifacts`, with ``subPath`` at ``discovery.script_path``: that replaces the
+copy baked into the node image without hiding the rest of the plugin directory (Flink's GPU
+plugin jar lives there). The script needs ``python3`` in the image: use the image built from
+``node-image/``.
 """
 
 from __future__ import annotations
 
 import hashlib
-from typing import Any
 
 from components.artifacts import Bundle, k8s_object
 from components.checks.discovery_paths import IMAGE_PLATFORMS, gpu_clusters
@@ -23,8 +22,6 @@ from components.discovery_artifacts import CONFIGMAP_KEY, configmap_name, script
 from components.model import Spec
 
 FAMILY = "discovery"
-VOLUME_NAME = "accelplane-gpu-discovery"
-SCRIPT_MODE = 0o555
 SHA256_ANNOTATION = "accelplane.io/script-sha256"
 
 
@@ -33,28 +30,6 @@ def gpu_namespaces(spec: Spec) -> list[str]:
     if not spec.has_platform("kubernetes"):
         return []
     return sorted({c.namespace for c in gpu_clusters(spec, IMAGE_PLATFORMS)})
-
-
-def pod_volume() -> dict[str, Any]:
-    """The pod volume that exposes the script (for ``spec.volumes`` of the TaskManager pod template)."""
-    return {
-        "name": VOLUME_NAME,
-        "configMap": {
-            "name": configmap_name(),
-            "defaultMode": SCRIPT_MODE,
-            "items": [{"key": CONFIGMAP_KEY, "path": CONFIGMAP_KEY, "mode": SCRIPT_MODE}],
-        },
-    }
-
-
-def container_volume_mount(spec: Spec) -> dict[str, Any]:
-    """The mount of `pod_volume` in ``flink-main-container``: exactly ``discovery.script_path``."""
-    return {
-        "name": VOLUME_NAME,
-        "mountPath": spec.discovery.script_path,
-        "subPath": CONFIGMAP_KEY,
-        "readOnly": True,
-    }
 
 
 def build(spec: Spec) -> Bundle:

@@ -74,32 +74,6 @@ def test_no_configmaps_without_kubernetes_platform(write_spec):
     assert discovery_configmap.build(without_kubernetes).objects == []
 
 
-def test_pod_volume_and_mount_contract(write_spec):
-    """What pod templates mount: the one key, with subPath, exactly at discovery.script_path."""
-    model = load_validated(write_spec(FULL_SPEC)).model
-    volume = discovery_configmap.pod_volume()
-    mount = discovery_configmap.container_volume_mount(model)
-    assert volume["configMap"]["name"] == configmap_name()
-    assert (
-        mount["mountPath"]
-        == model.discovery.script_path
-        == "/usr/local/libexec/accelplane/accelplane-gpu-discovery"
-    )
-    assert mount["subPath"] == CONFIGMAP_KEY
-    pod = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": "taskmanager", "namespace": "team-a"},
-        "spec": {
-            "containers": [
-                {"name": "flink-main-container", "image": "flink:1.20.1-java17", "volumeMounts": [mount]}
-            ],
-            "volumes": [volume],
-        },
-    }
-    validate_k8s_object(pod)
-
-
 def test_cluster_list_order_does_not_change_output(write_spec):
     model_text = FULL_SPEC
     head, clusters = model_text.split("  clusters:\n")
