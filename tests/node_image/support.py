@@ -8,10 +8,15 @@ import shutil
 import stat
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from components.checks.discovery_paths import node_platforms
+from components.pipeline import load_validated
+from tests.conftest import EXAMPLE_SPECS, STACKS_DIR
+from tests.support_render import files_for
 from tests.validators import REPO_ROOT
 
 FAKES_DIR = REPO_ROOT / "tests" / "discovery" / "fakes"
@@ -44,6 +49,7 @@ discovery:
   group: gpu-users
 nodeImage: {baseImage: "flink:1.19.2-scala_2.12-java17", nvidiaMlPyVersion: "12.570.86"}
 flink:
+  defaults: {mode: session}
   clusters:
     - name: k8s-a
       target: kubernetes
@@ -73,6 +79,30 @@ flink:
       target: standalone
       taskManager: {gpu: {amount: 2, pool: l4}}
 """
+
+
+SPEC_CASES = ["mixed", *(p.stem for p in EXAMPLE_SPECS)]
+"""FULL_SPEC plus every example stack (new stacks are covered automatically)."""
+
+
+def spec_case(name: str, write_spec: Callable[..., Path]) -> Path:
+    """Path of a `SPEC_CASES` entry."""
+    return write_spec(FULL_SPEC) if name == "mixed" else STACKS_DIR / f"{name}.yaml"
+
+
+def artifact(name: str, write_spec: Callable[..., Path], rel: str) -> str | None:
+    """Rendered text of ``rel`` for a spec case, or None after asserting the spec must not have it
+    (``node/`` needs YARN/standalone GPU pools, ``node-image/`` needs ``nodeImage``)."""
+    path = spec_case(name, write_spec)
+    files = files_for(path)
+    if rel in files:
+        return files[rel][0]
+    model = load_validated(path).model
+    if rel.startswith("node/"):
+        assert node_platforms(model) == (), f"{name}: {rel} missing"
+    else:
+        assert model.node_image is None, f"{name}: {rel} missing"
+    return None
 
 
 def tool(name: str) -> str:

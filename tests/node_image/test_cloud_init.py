@@ -19,7 +19,15 @@ from components.discovery_artifacts import script_text
 from components.pipeline import load_validated
 from components.render import bundle_files
 from tests.conftest import STACKS_DIR
-from tests.node_image.support import FULL_SPEC, make_fake_root, run_provisioner, tool, write_rendered
+from tests.node_image.support import (
+    FULL_SPEC,
+    SPEC_CASES,
+    artifact,
+    make_fake_root,
+    run_provisioner,
+    tool,
+    write_rendered,
+)
 from tests.support_render import files_for
 
 # cloud-init silently ignores unknown top-level keys, so a typo ("write_file") would be a no-op.
@@ -50,13 +58,11 @@ def unknown_top_level_keys(text: str) -> set[str]:
     return set(yaml.safe_load(text)) - ALLOWED_TOP_LEVEL_KEYS
 
 
-def _spec(name: str, write_spec) -> Path:
-    return STACKS_DIR / "yarn-analytics.yaml" if name == "yarn-analytics" else write_spec(FULL_SPEC)
-
-
-@pytest.mark.parametrize("name", ["yarn-analytics", "mixed"])
+@pytest.mark.parametrize("name", SPEC_CASES)
 def test_cloud_init_schema_accepts_user_data(name, write_spec, tmp_path):
-    text = files_for(_spec(name, write_spec))["node/cloud-init.yaml"][0]
+    text = artifact(name, write_spec, "node/cloud-init.yaml")
+    if text is None:
+        return
     assert text.startswith("#cloud-config\n")
     path = tmp_path / "user-data"
     path.write_text(text)

@@ -18,10 +18,11 @@ from components.builders import node_image
 from components.discovery_artifacts import script_text
 from components.pipeline import load_validated
 from components.render import bundle_files
-from tests.conftest import STACKS_DIR
 from tests.node_image.support import (
     FAKES_DIR,
     FULL_SPEC,
+    SPEC_CASES,
+    artifact,
     make_fake_root,
     run_provisioner,
     sha256_file,
@@ -55,12 +56,15 @@ def changes(stderr: str) -> list[str]:
     return [line.removeprefix("accelplane: changed: ") for line in stderr.splitlines() if "changed:" in line]
 
 
-@pytest.mark.parametrize("spec", ["yarn-analytics", "mixed"])
-def test_shellcheck_clean(spec, write_spec, tmp_path):
-    path = STACKS_DIR / "yarn-analytics.yaml" if spec == "yarn-analytics" else write_spec(FULL_SPEC)
-    out = write_rendered(files_for(path), tmp_path / "out")
+@pytest.mark.parametrize("name", SPEC_CASES)
+def test_shellcheck_clean(name, write_spec, tmp_path):
+    text = artifact(name, write_spec, "node/provision.sh")
+    if text is None:
+        return
+    script = tmp_path / "provision.sh"
+    script.write_text(text)
     result = subprocess.run(
-        [tool("shellcheck"), "-S", "style", "--shell=bash", str(out / "node/provision.sh")],
+        [tool("shellcheck"), "-S", "style", "--shell=bash", str(script)],
         capture_output=True,
         text=True,
         check=False,
