@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from components.checks import device_plugins, references, scheduling
+from components.checks import device_plugins, discovery_paths, references, scheduling
 from components.errors import Problem
 from components.model import Spec
 
@@ -18,6 +18,7 @@ CHECKS: tuple[Check, ...] = (
     scheduling.check,
     references.check,
     device_plugins.check,
+    discovery_paths.check,
 )
 
 
