@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from pathlib import Path
 JARS_ENV = "ACCELPLANE_PYSPARK_JARS"
 JAR_PATTERNS = ("hadoop-client-api-*.jar", "hadoop-client-runtime-*.jar", "slf4j-api-*.jar")
 HARNESS = Path(__file__).parent / "java" / "YarnConfProbe.java"
+MIN_HADOOP = (3, 5)  # cgroups v2 keys and built-in yarn.io/gpu as asserted by the tests
 
 
 def hadoop_classpath() -> tuple[list[Path] | None, str]:
@@ -36,7 +38,10 @@ def hadoop_classpath() -> tuple[list[Path] | None, str]:
         if not found:
             return None, f"{origin}: no {pattern} in {jars_dir}"
         jars.append(found[-1])
-    return jars, origin
+    version = re.search(r"hadoop-client-api-(\d+)\.(\d+)", jars[0].name)
+    if version is None or (int(version[1]), int(version[2])) < MIN_HADOOP:
+        return None, f"{origin}: {jars[0].name} is older than Hadoop {'.'.join(map(str, MIN_HADOOP))}"
+    return jars, f"{origin} ({jars[0].name})"
 
 
 @dataclass(frozen=True)

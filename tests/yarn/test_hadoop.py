@@ -9,6 +9,7 @@ One command: ``pytest -m hadoop tests/yarn`` (needs ``pip install '.[hadoop]'`` 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -27,8 +28,10 @@ from components.builders.yarn_types import (
     yarn_gpu_clusters,
     yarn_pools,
 )
+from components.errors import SpecErrors
 from components.gpu_resources import yarn_gpu_type
 from components.names import is_valid_yarn_resource_name
+from components.pipeline import load_validated
 from components.render import write_tree
 from tests.conftest import EXAMPLE_SPECS
 from tests.support_render import files_for
@@ -147,15 +150,26 @@ def _types_xml(name: str, units: str | None) -> str:
     return f"<?xml version='1.0'?><configuration>{body}</configuration>"
 
 
-def test_hadoop_rejects_the_resource_types_our_checks_reject(hadoop_probe: Probe, tmp_path: Path) -> None:
+def test_hadoop_rejects_the_resource_types_our_checks_reject(
+    hadoop_probe: Probe, tmp_path: Path, write_spec: Callable[..., Path]
+) -> None:
     args = []
     for case, (name, units, _) in BAD_RESOURCE_TYPES.items():
         f = tmp_path / f"{case}.xml"
         f.write_text(_types_xml(name, units))
         args += ["typesfile", str(f)]
-    errors = [r for r in hadoop_probe.run(*args) if r[0] == "error"]
-    assert len(errors) == len(BAD_RESOURCE_TYPES)
-    for error, (case, (_, _, expected)) in zip(errors, BAD_RESOURCE_TYPES.items(), strict=True):
+        # the same entry in a spec is reported by checks.yarn at that entry
+        entry = f"    - {{name: '{name}'{', units: ' + units if units else ''}}}\n"
+        types_block = BASE[BASE.index("  resourceTypes:\n") : BASE.index("flink:\n")]
+        spec = write_spec(BASE.replace(types_block, "  resourceTypes:\n" + entry), f"{case}.yaml")
+        with pytest.raises(SpecErrors) as exc:
+            load_validated(spec)
+        assert exc.value.errors, case
+        assert all(e.path.startswith("yarn.resourceTypes[0].") for e in exc.value.errors), exc.value
+    records = hadoop_probe.run(*args)
+    verdicts = [r for r in records if r[0] in ("ok", "error")]
+    assert [r[0] for r in verdicts] == ["error"] * len(BAD_RESOURCE_TYPES)
+    for error, (case, (_, _, expected)) in zip(verdicts, BAD_RESOURCE_TYPES.items(), strict=True):
         assert "YarnRuntimeException" in error[2] and expected in error[2], case
 
 
