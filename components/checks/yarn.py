@@ -25,7 +25,7 @@ from components.builders.yarn_types import (
     yarn_pools,
 )
 from components.errors import Problem
-from components.gpu_resources import yarn_gpu_type
+from components.gpu_resources import YARN_GPU, yarn_gpu_type
 from components.model import NodePool, Spec
 from components.names import is_valid_yarn_resource_name
 
@@ -142,7 +142,7 @@ def _check_resource_types(spec: Spec) -> Iterator[Problem]:
                 f"every container (ApplicationMasters and JobManagers too) would hold "
                 f"{r.minimum_allocation} {r.name}; use 0",
             )
-        if r.name not in needed:
+        if r.name not in needed and r.name != YARN_GPU:  # bounds of yarn.io/gpu may come from a shared base
             used = ", ".join(sorted(needed)) or "none"
             yield Problem(
                 (*r.path, "name"),

@@ -243,3 +243,10 @@ def test_per_model_flink_cluster_also_requests_generic_gpus_for_isolation(write_
     (c,) = yarn_gpu_clusters(amd)
     # AMD NodeManagers run no GPU plugin, so the per-model type alone is the whole request
     assert container_gpu_request(amd, c) == {"yarn.io/gpu-amdinstinctmi300x": 2}
+
+
+def test_generic_gpu_bounds_from_a_base_are_harmless_without_gpus(write_spec: WriteSpec) -> None:
+    text = NO_GPUS + "yarn:\n  resourceTypes: [{name: yarn.io/gpu, maximumAllocation: 4}]\n"
+    assert parse_configuration(yarn_files(write_spec(text))["resource-types.xml"]) == [
+        ("yarn.resource-types", "")
+    ]
