@@ -74,3 +74,16 @@ def markdown_reference() -> str:
     ]
     _rows(schema, schema, "", lines)
     return "\n".join(lines) + "\n"
+
+
+def update_readme(path: str) -> bool:
+    """Rewrite the spec reference between the markers in ``path``; return True when it changed."""
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    pre, rest = text.split(START, 1)
+    _, post = rest.split(END, 1)
+    new = f"{pre}{START}\n{markdown_reference()}{END}{post}"
+    if new != text:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(new)
+    return new != text

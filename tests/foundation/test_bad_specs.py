@@ -11,6 +11,8 @@ from components.cli import main
 
 BASE = """\
 cluster: {name: demo, platforms: [kubernetes]}
+nodePools:
+  - {name: gpus, nodes: 2, cpu: 16, memory: 64Gi, gpu: {vendor: nvidia, perNode: 4}, labels: {pool: gpus}}
 priorityClasses:
   - {name: high, value: 1000}
 queues:
@@ -59,7 +61,7 @@ CASES: list[tuple[str, dict[str, str], list[str]]] = [
     ),
     (
         "remove-nothing",
-        {"spec.yaml": BASE + "nodePools:\n  - {name: ghost, $remove: true}\n"},
+        {"spec.yaml": BASE.replace("nodePools:\n", "nodePools:\n  - {name: ghost, $remove: true}\n")},
         ["spec.yaml: nodePools[0]: $remove: nothing inherited to remove"],
     ),
     ("missing-cluster", {"spec.yaml": "queues: []\n"}, ["spec.yaml: <root>: 'cluster' is required"]),

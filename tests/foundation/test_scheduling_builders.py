@@ -15,6 +15,8 @@ from tests.validators import reference, validate_crd_object, validate_k8s_object
 
 FULL_QUEUE = """\
 cluster: {name: demo, platforms: [kubernetes]}
+nodePools:
+  - {name: gpus, nodes: 2, gpu: {vendor: nvidia, perNode: 8}, labels: {pool: gpus}}
 priorityClasses:
   - {name: crit, value: 1000000000, globalDefault: false, preemptionPolicy: PreemptLowerPriority, description: "urgent: yes"}
 queues:

@@ -34,7 +34,7 @@ def test_parse(text: str | int, value: Decimal | int) -> None:
     assert parse_quantity(text) == value
 
 
-@pytest.mark.parametrize("text", ["10GB", "1.2.3", "", " 4", "4 ", "Gi", "--1", True])
+@pytest.mark.parametrize("text", ["10GB", "1.2.3", "", " 4", "4 ", "Gi", "--1", True, ".0E3000000", "1e1.5"])
 def test_parse_rejects(text: object) -> None:
     with pytest.raises(QuantityError):
         parse_quantity(text)  # type: ignore[arg-type]
@@ -70,3 +70,22 @@ def test_names() -> None:
         assert is_valid_yarn_resource_name(ok), ok
     for bad in ("yarn.io/gpu model", "1gpu", "com/acme/gpu", "yarn.io/"):
         assert not is_valid_yarn_resource_name(bad), bad
+
+
+def test_candidate_pools_match_models_by_e2data_normalisation(write_spec) -> None:  # type: ignore[no-untyped-def]
+    from components.gpu_resources import candidate_pools
+    from components.pipeline import load_validated
+
+    spec = write_spec(
+        """\
+        cluster: {name: d, platforms: [yarn]}
+        nodePools:
+          - {name: v100, platform: yarn, nodes: 1, gpu: {vendor: nvidia, model: Tesla V100-SXM2-32GB, perNode: 4}}
+          - {name: t4, platform: yarn, nodes: 1, gpu: {vendor: nvidia, model: Tesla T4, perNode: 2}}
+        flink:
+          clusters:
+            - {name: c, target: yarn, taskManager: {gpu: {amount: 1, model: tesla-v100-sxm2-32gb}}}
+        """
+    )
+    model = load_validated(spec).model
+    assert [p.name for p in candidate_pools(model, model.flink_clusters[0])] == ["v100"]
