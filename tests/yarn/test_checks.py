@@ -185,9 +185,7 @@ CASES: list[tuple[str, str, list[str]]] = [
     ),
     (
         "yarn-pool-without-yarn-platform",
-        BASE.replace("platforms: [yarn]", "platforms: [kubernetes]").replace(
-            "target: yarn", "target: kubernetes"
-        ),
+        BASE[: BASE.index("flink:")].replace("platforms: [yarn]", "platforms: [kubernetes]"),
         [
             f"nodePools[{i}].platform: node pool {name!r} is on platform yarn but cluster.platforms does not list "
             "yarn; add yarn to cluster.platforms or move the pool to another platform"

@@ -113,13 +113,14 @@ def test_layout_of_the_base_spec(write_spec: WriteSpec) -> None:
 
 
 def test_clusters_without_the_yarn_platform_render_no_yarn_directory(write_spec: WriteSpec) -> None:
-    k8s = BASE.replace("platforms: [yarn]", "platforms: [kubernetes]").replace(
-        "platform: yarn", "platform: kubernetes"
-    )
-    k8s = k8s.replace("target: yarn", "target: kubernetes").replace(
-        ', allowedDevices: ["0:0", "2:3", "1:1"]', ""
-    )
-    assert not [p for p in files_for(write_spec(k8s)) if p.startswith("yarn/")]
+    k8s = """\
+cluster: {name: k, platforms: [kubernetes]}
+nodePools:
+  - {name: a100, nodes: 2, labels: {accelplane.io/pool: a100}, gpu: {vendor: nvidia, perNode: 8}}
+yarn: {perModelTypes: true, docker: {enabled: true}}
+"""
+    files = files_for(write_spec(k8s))
+    assert files and not [p for p in files if p.startswith("yarn/")]
 
 
 def test_resource_types(write_spec: WriteSpec) -> None:
