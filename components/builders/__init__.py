@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from components.artifacts import Bundle
-from components.builders import device_plugins, discovery_configmap, node_image, priority, volcano
+from components.builders import device_plugins, discovery_configmap, node_image, priority, volcano, yarn
 from components.model import Spec
 
 Builder = Callable[[Spec], Bundle]
@@ -20,6 +20,7 @@ FAMILIES: tuple[tuple[str, Builder], ...] = (
     ("device-plugins", device_plugins.build),
     ("discovery", discovery_configmap.build),
     ("node-image", node_image.build),
+    ("yarn", yarn.build),
 )
 
 

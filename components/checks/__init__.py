@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from components.checks import device_plugins, discovery_paths, references, scheduling
+from components.checks import device_plugins, discovery_paths, references, scheduling, yarn
 from components.errors import Problem
 from components.model import Spec
 
@@ -19,6 +19,7 @@ CHECKS: tuple[Check, ...] = (
     references.check,
     device_plugins.check,
     discovery_paths.check,
+    yarn.check,
 )
 
 
