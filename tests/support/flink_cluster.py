@@ -626,8 +626,9 @@ def _top_level_spans(text: str, keys: Iterable[str]) -> list[tuple[int, int]]:
         if isinstance(key_node, yaml.ScalarNode) and key_node.value in wanted:
             start = text.rfind("\n", 0, key_node.start_mark.index) + 1
             end = value_node.end_mark.index
-            newline = text.find("\n", end)
-            end = len(text) if newline == -1 else newline + 1
+            if end == 0 or text[end - 1] != "\n":  # block scalars/mappings end at a line start
+                newline = text.find("\n", end)
+                end = len(text) if newline == -1 else newline + 1
             spans.append((start, end))
     return spans
 
@@ -720,9 +721,13 @@ class DiscoveryOutcome:
 
     ``gpu_indexes`` is the set of ``GPUInfo`` indexes the driver produced
     (``None`` when no ``Discover GPU resources`` line was logged);
-    ``failure`` the first failure message (``None`` on success); ``lines``
-    every discovery-related log line (with the STDOUT/STDERR continuation
-    lines and the exception line of failures), in log order.
+    ``failures`` every failure message in log order, each followed by
+    `` (<exception line>)`` when a stack trace follows it (e.g.
+    ``Discovery script exit with 1.`` then ``Failed to retrieve information of
+    external resource gpu. (org.apache.flink.util.FlinkException: Discovery
+    script exit with non-zero return code: 1.)``); ``lines`` every
+    discovery-related log line (with the STDOUT/STDERR continuation lines and
+    the exception line of failures), in log order.
     """
 
     log_file: Path
@@ -730,12 +735,18 @@ class DiscoveryOutcome:
     resource_id: str | None
     enabled_resources: str | None
     gpu_indexes: frozenset[str] | None
-    failure: str | None
+    failures: tuple[str, ...]
     lines: tuple[str, ...]
 
     @property
+    def failure(self) -> str | None:
+        """The first failure message (``None`` when there was none)."""
+        return self.failures[0] if self.failures else None
+
+    @property
     def ok(self) -> bool:
-        return self.gpu_indexes is not None and self.failure is None
+        """GPUs were discovered and nothing failed."""
+        return self.gpu_indexes is not None and not self.failures
 
 
 def parse_discovery_log(text: str, log_file: Path, resource: str = "gpu") -> DiscoveryOutcome:
@@ -761,7 +772,7 @@ def parse_discovery_log(text: str, log_file: Path, resource: str = "gpu") -> Dis
     resource_id: str | None = None
     enabled: str | None = None
     indexes: frozenset[str] | None = None
-    failure: str | None = None
+    failures: list[str] = []
     lines: list[str] = []
     raw = text.splitlines()
     failure_markers = (
@@ -806,15 +817,14 @@ def parse_discovery_log(text: str, log_file: Path, resource: str = "gpu") -> Dis
             if exception:
                 kept.append(exception)
             lines.extend(kept)
-            if failure is None:
-                failure = msg if not exception else f"{msg} ({exception})"
+            failures.append(msg if not exception else f"{msg} ({exception})")
     return DiscoveryOutcome(
         log_file=log_file,
         taskmanager_number=number,
         resource_id=resource_id,
         enabled_resources=enabled,
         gpu_indexes=indexes,
-        failure=failure,
+        failures=tuple(failures),
         lines=tuple(lines),
     )
 
@@ -1376,6 +1386,8 @@ class FlinkStandalone:
             return
         errors = []
         if self._env:
+            # Sequential on purpose: flink-daemon.sh holds an flock on the pid dir
+            # for its whole run, so concurrent stop-all calls serialise anyway.
             for script in ("taskmanager.sh", "jobmanager.sh"):
                 try:
                     self._script(script, "stop-all", timeout=timeout)
@@ -1414,9 +1426,10 @@ class FlinkStandalone:
     ) -> None:
         try:
             self.stop()
-        except HarnessError:
+        except HarnessError as stop_error:
             if exc is None:
                 raise
+            exc.add_note(f"while cleaning up after it: {stop_error}")
 
 
 # --------------------------------------------------------------------------- #
@@ -1453,12 +1466,6 @@ class GpuScenarioResult:
     def gpu_sets(self) -> list[frozenset[str] | None]:
         """Per TaskManager (start order): its GPU indexes, ``None`` if discovery failed."""
         return [tm.gpus for tm in self.taskmanagers]
-
-
-@contextlib.contextmanager
-def _scenario_cluster(cluster: FlinkStandalone) -> Iterator[FlinkStandalone]:
-    with cluster:
-        yield cluster
 
 
 def run_gpu_scenario(
@@ -1523,7 +1530,7 @@ def run_gpu_scenario(
         java_cache_dir=java_cache_dir,
         startup_timeout=startup_timeout,
     )
-    with _scenario_cluster(cluster):
+    with cluster:
         cluster.start(taskmanagers)
         probe = cluster.run_gpu_probe() if run_probe else []
         outcomes = {o.taskmanager_number: o for o in cluster.discovery_results()}
