@@ -10,13 +10,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.support.flink_cluster import (
+    FlinkClusterFactory,
     FlinkStandalone,
     HarnessError,
     build_config_probe_jar,
@@ -53,9 +54,6 @@ def gpu_probe_jar(flink_home: Path, flink_java_cache: Path) -> Path:
 @pytest.fixture(scope="session")
 def config_probe_jar(flink_home: Path, flink_java_cache: Path) -> Path:
     return build_config_probe_jar(flink_home, flink_java_cache)
-
-
-FlinkClusterFactory = Callable[..., FlinkStandalone]
 
 
 @pytest.fixture

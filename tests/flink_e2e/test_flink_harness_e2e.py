@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.flink_e2e.conftest import FlinkClusterFactory
+from tests.support import fake_nvidia_smi as fake
 from tests.support import flink_cluster as fc
-from tests.support.fake_nvidia_smi import fake_gpu_bus_id, fake_gpu_uuid, install_fake_nvidia_smi
+from tests.support.flink_cluster import FlinkClusterFactory
 
 pytestmark = pytest.mark.flink
 
@@ -36,7 +36,7 @@ GPU_FACTORY = "org.apache.flink.externalresource.gpu.GPUDriverFactory"
 
 
 def test_fake_nvidia_smi_answers_flink_and_accelplane_queries(tmp_path: Path) -> None:
-    smi = install_fake_nvidia_smi(tmp_path / "bin", 4)
+    smi = fake.install_fake_nvidia_smi(tmp_path / "bin", 4)
 
     def run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -48,11 +48,13 @@ def test_fake_nvidia_smi_answers_flink_and_accelplane_queries(tmp_path: Path) ->
 
     full = run("--query-gpu=index,uuid,name,pci.bus_id", "--format=csv,noheader")
     assert full.stdout.splitlines() == [
-        f"{i}, {fake_gpu_uuid(i)}, NVIDIA A100-SXM4-80GB, {fake_gpu_bus_id(i)}" for i in range(4)
+        f"{i}, {fake.fake_gpu_uuid(i)}, NVIDIA A100-SXM4-80GB, {fake.fake_gpu_bus_id(i)}" for i in range(4)
     ]
-    assert fake_gpu_uuid(3) == "GPU-00000000-0000-0000-0000-000000000003"
+    assert fake.fake_gpu_uuid(3) == "GPU-00000000-0000-0000-0000-000000000003"
 
-    reordered = run("--query-gpu=name,mig.mode.current,index", "--format=csv,noheader", FAKE_GPU_NAME="NVIDIA H100")
+    reordered = run(
+        "--query-gpu=name,mig.mode.current,index", "--format=csv,noheader", FAKE_GPU_NAME="NVIDIA H100"
+    )
     assert reordered.stdout.splitlines()[2] == "NVIDIA H100, [N/A], 2"
 
     with_header = run("--query-gpu=index,uuid", "--format=csv")
@@ -65,9 +67,7 @@ def test_fake_nvidia_smi_answers_flink_and_accelplane_queries(tmp_path: Path) ->
     assert run("--query-gpu=index", "--format=csv,noheader", FAKE_GPU_COUNT="0").stdout == ""
 
 
-def test_find_flink_home_order_and_require_semantics(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def test_find_flink_home_order_and_require_semantics(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     real = fc.find_flink_home()
 
     monkeypatch.setenv(fc.FLINK_HOME_ENV, str(real))
@@ -100,9 +100,10 @@ def test_find_flink_home_order_and_require_semantics(
 
 def test_with_coordination_file_rewrites_only_the_file(tmp_path: Path) -> None:
     coord = tmp_path / "coord"
-    assert fc.with_coordination_file(
-        "--enable-coordination-mode --coordination-file /var/tmp/x", coord
-    ) == f"--enable-coordination-mode --coordination-file {coord}"
+    assert (
+        fc.with_coordination_file("--enable-coordination-mode --coordination-file /var/tmp/x", coord)
+        == f"--enable-coordination-mode --coordination-file {coord}"
+    )
     assert fc.with_coordination_file("--coordination-file=/var/tmp/x --foo", coord) == (
         f"--coordination-file={coord} --foo"
     )
@@ -146,7 +147,9 @@ def _write(directory: Path, name: str, text: str) -> Path:
     return path
 
 
-def test_flink_reads_standard_yaml_like_this(tmp_path: Path, flink_home: Path, flink_java_cache: Path) -> None:
+def test_flink_reads_standard_yaml_like_this(
+    tmp_path: Path, flink_home: Path, flink_java_cache: Path
+) -> None:
     conf = _write(
         tmp_path / "yaml",
         "config.yaml",
@@ -245,10 +248,10 @@ def test_flink_reads_legacy_flink_conf_yaml_like_this(
         dup.key: last
             indented.key: 5
         no.space:after
-        empty.value: 
+        empty.value:<SPACE>
         colon.in.value: a: b
         external-resource.gpu.param.discovery-script.args: --enable-coordination-mode --coordination-file /tmp/c
-        """,
+        """.replace("<SPACE>", " "),
     )
     # A config.yaml next to flink-conf.yaml is ignored: the legacy file wins.
     _write(conf.parent, "config.yaml", "only.in.yaml: 1\n")
@@ -314,7 +317,9 @@ external-resource.gpu.param.discovery-script.args: --enable-coordination-mode --
 """
 
 
-@pytest.mark.parametrize(("name", "text"), [("config.yaml", RENDERED_YAML), ("flink-conf.yaml", RENDERED_LEGACY)])
+@pytest.mark.parametrize(
+    ("name", "text"), [("config.yaml", RENDERED_YAML), ("flink-conf.yaml", RENDERED_LEGACY)]
+)
 def test_sandbox_overrides_keep_rendered_config_intact(
     tmp_path: Path, flink_home: Path, flink_java_cache: Path, name: str, text: str
 ) -> None:
@@ -346,7 +351,9 @@ def test_sandbox_overrides_keep_rendered_config_intact(
 
     after = fc.probe_flink_config(conf_dir, flink_home, ["external-resources"], cache_dir=flink_java_cache)
     assert after.values == cluster.effective_config
-    changed = {k for k in before.values.keys() | after.values.keys() if before.values.get(k) != after.values.get(k)}
+    changed = {
+        k for k in before.values.keys() | after.values.keys() if before.values.get(k) != after.values.get(k)
+    }
     assert {k for k in changed if k.startswith("external-resource")} == {
         "external-resource.gpu.param.discovery-script.path",
         "external-resource.gpu.param.discovery-script.args",
@@ -372,9 +379,7 @@ def test_sandbox_overrides_keep_rendered_config_intact(
 
 def test_extra_overrides_may_not_touch_external_resources(tmp_path: Path, flink_home: Path) -> None:
     with pytest.raises(fc.HarnessError, match="never changes external-resource"):
-        fc.FlinkStandalone(
-            flink_home, tmp_path, {}, extra_overrides={"external-resource.gpu.amount": "8"}
-        )
+        fc.FlinkStandalone(flink_home, tmp_path, {}, extra_overrides={"external-resource.gpu.amount": "8"})
 
 
 # --------------------------------------------------------------------------- #
@@ -435,8 +440,10 @@ def test_coordination_mode_gives_disjoint_gpu_sets_and_third_tm_fails(
     assert not tm3.discovery.ok and tm3.discovery.gpu_indexes is None
     assert tm3.discovery.failures == (
         "Discovery script exit with 1.",
-        "Failed to retrieve information of external resource gpu. "
-        "(org.apache.flink.util.FlinkException: Discovery script exit with non-zero return code: 1.)",
+        (
+            "Failed to retrieve information of external resource gpu. "
+            "(org.apache.flink.util.FlinkException: Discovery script exit with non-zero return code: 1.)"
+        ),
     )
     assert tm3.discovery.failure == "Discovery script exit with 1."
     lines = [line.split(" - ", 1)[-1] for line in tm3.discovery.lines]
@@ -495,7 +502,7 @@ def test_legacy_config_with_unreachable_script_is_reported_and_daemons_are_clean
     """A legacy flink-conf.yaml whose script path is NOT overridden: the driver cannot be built."""
     rendered = _write(tmp_path / "rendered", "flink-conf.yaml", RENDERED_LEGACY)
     fake_bin = tmp_path / "fake-bin"
-    install_fake_nvidia_smi(fake_bin, 4)
+    fake.install_fake_nvidia_smi(fake_bin, 4)
     cluster = flink_cluster_factory(
         base_config=rendered,
         extra_env={"PATH": f"{fake_bin}{os.pathsep}{os.environ['PATH']}"},
