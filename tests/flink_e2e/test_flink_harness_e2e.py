@@ -67,8 +67,10 @@ def test_fake_nvidia_smi_answers_flink_and_accelplane_queries(tmp_path: Path) ->
     assert run("--query-gpu=index", "--format=csv,noheader", FAKE_GPU_COUNT="0").stdout == ""
 
 
-def test_find_flink_home_order_and_require_semantics(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    real = fc.find_flink_home()
+def test_find_flink_home_order_and_require_semantics(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, flink_home: Path
+) -> None:
+    real = flink_home
 
     monkeypatch.setenv(fc.FLINK_HOME_ENV, str(real))
     assert fc.find_flink_home() == real
@@ -112,6 +114,33 @@ def test_with_coordination_file_rewrites_only_the_file(tmp_path: Path) -> None:
     )
     assert fc.with_coordination_file("--strategy=spread", coord) == "--strategy=spread"
     assert fc.with_coordination_file("", coord) == ""
+
+
+def test_only_discovery_script_path_and_args_are_overridable(tmp_path: Path, flink_home: Path) -> None:
+    script_key = "external-resource.gpu.param.discovery-script.path"
+    args_key = "external-resource.gpu.param.discovery-script.args"
+    cluster = fc.FlinkStandalone(
+        flink_home,
+        tmp_path / "sandbox",
+        {},
+        discovery_script_path=tmp_path / "accelplane-gpu-discovery",
+        discovery_args="--coordination-file {coordination_file} --strategy pack",
+        coordination_file=tmp_path / "coord",
+    )
+    overrides = cluster.sandbox_overrides({args_key: "--ignored"})
+    assert {k: v for k, v in overrides.items() if k.startswith("external-resource")} == {
+        script_key: str(tmp_path / "accelplane-gpu-discovery"),
+        args_key: f"--coordination-file {tmp_path / 'coord'} --strategy pack",
+    }
+    assert {k for k in overrides if not k.startswith("external-resource")} <= fc.SANDBOX_KEYS
+
+    # Without discovery_* arguments no external-resource key is written at all ...
+    plain = fc.FlinkStandalone(flink_home, tmp_path / "plain", {})
+    assert not [k for k in plain.sandbox_overrides({args_key: "--x"}) if k.startswith("external-resource")]
+    # ... and a {coordination_file} placeholder needs a coordination file.
+    broken = fc.FlinkStandalone(flink_home, tmp_path / "broken", {}, discovery_args="--f {coordination_file}")
+    with pytest.raises(fc.HarnessError, match="coordination_file"):
+        broken.sandbox_overrides({})
 
 
 def test_parse_discovery_log_driver_errors(tmp_path: Path) -> None:
