@@ -54,6 +54,14 @@ demo: $(VENV)/.stamp-base
 test: $(VENV)/.stamp-test flink hadoop
 	ACCELPLANE_FLINK_HOME=$(CURDIR)/$(FLINK_DIR)/pyflink $(PY) -m pytest $(PYTEST_ARGS)
 
+# Long fuzzing run (>= 10,000 generated specs per property); `make test` runs the fast profile.
+fuzz: $(VENV)/.stamp-test
+	ACCELPLANE_FUZZ_PROFILE=long $(PY) -m pytest tests/fuzz -q
+
+# Benchmarks (not tests): prints a Markdown table; results are described in the README.
+bench: $(VENV)/.stamp-test flink
+	ACCELPLANE_FLINK_HOME=$(CURDIR)/$(FLINK_DIR)/pyflink $(PY) -m bench.run $(BENCH_ARGS)
+
 lint: $(VENV)/.stamp-test
 	$(VENV)/bin/ruff check components tests bench
 	$(VENV)/bin/mypy
