@@ -1,0 +1,1296 @@
+#!/usr/bin/env python3
+"""accelplane GPU discovery script for Apache Flink's ``GPUDriver`` (drop-in for
+``plugins/external-resource-gpu/nvidia-gpu-discovery.sh``).
+
+Self-contained: standard library only (``pynvml`` from the ``nvidia-ml-py`` package is
+used when importable), Python >= 3.7, Linux.  Run it as ``python3 gpu_discovery.py
+AMOUNT [args]`` or install it as the console script ``accelplane-gpu-discovery``.
+
+Contract with Flink
+===================
+Flink runs ``Runtime.exec("<abs path> <amount> <args>")``: the command line is split on
+whitespace with NO quoting (so no argument, e.g. a coordination-file path, may contain
+spaces), the literal word ``null`` is appended when ``discovery-script.args`` is unset, only
+the FIRST stdout line is read and split on ``,``, and the script is killed after 10 s.  A
+non-zero exit makes the TaskManager start with an EMPTY GPU set (it does not fail), so this
+script is strict and loud: every message goes to STDERR, STDOUT carries only the result
+line.
+
+* ``AMOUNT`` (first argument, integer >= 0).  ``0`` prints nothing and exits 0 without
+  touching the GPUs or the coordination file.
+* Success: one line with the chosen GPU indexes (nvidia-smi / NVML index; amd-smi ``gpu``
+  or rocm-smi ``cardN`` number), e.g. ``2,3``; exit 0.
+* The extra word ``null`` is ignored; unknown flags and stray words are ignored with a
+  warning on stderr.
+
+Flags
+=====
+Flink / FLIP-108 compatible:
+  --enable-coordination-mode   coordinate with other TaskManagers through a shared file
+  --privilege                  alias of --enable-coordination-mode (FLIP-108 name)
+  --coordination-file PATH     coordination file (default /var/tmp/flink-gpu-coordination)
+  --assign-file PATH           alias of --coordination-file (FLIP-108 name)
+  --check-dead                 accepted, no effect: dead owners are always reclaimed
+  --enable-coordination        NOT a valid flag (Flink's docs show it by mistake and
+                               Flink's script silently ignores it).  We warn loudly and
+                               treat it as --enable-coordination-mode, because whoever
+                               wrote it wanted coordination and silently handing every
+                               TaskManager the same GPUs is the worse failure.
+accelplane:
+  --vendor nvidia|amd|auto     which GPUs to look for (default auto: NVIDIA, then AMD)
+  --backend auto|nvml|nvidia-smi|amd-smi|rocm-smi
+                               force one inventory backend (default auto; also settable
+                               with env ACCELPLANE_GPU_DISCOVERY_BACKEND, the flag wins)
+  --model NAME                 only GPUs of this model; compared ignoring case, spaces,
+                               '-' and '_' and an optional leading vendor word, so
+                               ``--model A100-SXM4-80GB`` matches "NVIDIA A100-SXM4-80GB"
+                               (write dashes where the name has spaces)
+  --include-mig                also hand out GPUs in MIG mode (skipped by default: a
+                               MIG-mode GPU cannot be used as a whole device by index)
+  --format flink|spark|json    flink: ``0,1``; spark: ``{"name":"gpu","addresses":["0","1"]}``;
+                               json: one line with index, uuid, name, PCI bus id per GPU
+  --release                    give back the GPUs the owner holds in the coordination
+                               file (implies coordination mode; AMOUNT may be omitted);
+                               prints the released indexes
+  --owner-pid PID              owner process (default: the parent process, i.e. the
+                               TaskManager JVM; a wrapper script must ``exec`` this
+                               script or pass ``--owner-pid $PPID``)
+  --allow-foreign-owner        accept a coordination file owned by another uid
+  --file-mode OCTAL            mode for a NEW coordination file (default 0660); applied
+                               with fchmod, so the umask does not matter
+  --timeout SECONDS            total time budget (default 9; Flink kills at 10 s); the
+                               lock wait and the inventory commands share it
+  --verbose, -v                explain decisions on stderr
+  --help, -h                   usage on stderr
+
+Inventory
+=========
+NVIDIA: NVML through ``pynvml`` (import and failures are silent unless ``--verbose``), else
+``nvidia-smi --query-gpu=index,uuid,pci.bus_id,mig.mode.current,name
+--format=csv,noheader`` (``name`` comes last so a comma inside a name cannot shift the
+columns; lines that do not parse, such as nvidia-smi's "WARNING: infoROM is corrupted"
+notices on stdout, are skipped with a warning; drivers without ``mig.mode.current`` are
+retried without it).  AMD: ``amd-smi list --json`` (+ ``amd-smi static --asic --json`` for
+names when needed), else ``rocm-smi --showuniqueid --showproductname --showbus --json``.
+Both JSON shapes of amd-smi (a list, or ``{"gpu_data": [...]}``) are accepted.
+
+Visibility: ``NVIDIA_VISIBLE_DEVICES`` then ``CUDA_VISIBLE_DEVICES`` (NVIDIA),
+``ROCR_VISIBLE_DEVICES`` (AMD).  Unset or ``all``: everything; empty, ``none``, ``void``:
+nothing.  Entries are indexes or UUIDs (a unique UUID prefix is enough, as with CUDA); as
+CUDA does, an entry that matches no GPU ends the list (warning).  Index entries are read as
+nvidia-smi indexes, which equal CUDA ordinals only with ``CUDA_DEVICE_ORDER=PCI_BUS_ID``
+(warned about on mixed-model nodes).  ``NVIDIA_VISIBLE_DEVICES`` with index entries is
+applied by the container runtime, which renumbers what NVML sees; when the inventory has no
+more GPUs than listed entries it is taken as already applied.  The result lists GPUs in
+visibility order; non-coordination mode returns the first N of them, exactly like Flink's
+script (so every TaskManager on the host gets the same ones: use coordination mode when
+a host runs several TaskManagers).
+
+Coordination file, format version 1
+===================================
+Text, UTF-8, ``\\n`` line ends; an empty (0-byte) file is a fresh file::
+
+    # accelplane-gpu-coordination v1
+    <gpu-key> <index> <pid> <starttime> <boot-id> <pidns> <unix-time>
+    ...
+    # end
+
+one record per allocated GPU, fields separated by ONE space:
+
+* gpu-key: NVIDIA UUID (``GPU-...``); for AMD ``pci:<domain:bus:dev.fn>`` (amd-smi and
+  rocm-smi print different UUID forms, the PCI address is the same); ``index:<n>`` only
+  when the backend gives neither.
+* index: the index reported to Flink.
+* pid, starttime: owner PID and its start time (field 22 of ``/proc/<pid>/stat``, clock
+  ticks since boot) -- together they survive PID reuse.
+* boot-id: ``/proc/sys/kernel/random/boot_id`` when written; records of another boot are
+  stale (``/var/tmp`` survives reboots).
+* pidns: inode number of the writer's PID namespace (``/proc/self/ns/pid``), ``-`` if
+  unknown.  A record from ANOTHER PID namespace cannot be checked (its PID means nothing
+  here) and is treated as alive: it is freed by ``--release`` from its namespace or a reboot.
+* unix-time: allocation time, for humans.
+
+The ``# end`` line makes a truncated file or a torn write detectable.  Anything else -- a
+missing header, a malformed or duplicate record, another version, or Flink's own
+``"<index> <pid>"`` format -- is refused with exit code 3 and a message on stderr: never
+guess, never double-allocate.
+
+Locking and writing: ``flock(LOCK_EX)`` on the open file, waited for at most the time
+budget; the file is read and rewritten IN PLACE under the lock (``lseek(0)``, ``write``,
+``ftruncate``, ``fsync`` on the locked descriptor; never a rename, so the inode -- and the
+lock -- stays the same).  Records are matched by exact key, never by prefix.
+
+Safety: the path is ``lstat``-ed and opened with ``O_NOFOLLOW``: a symlink, a non-regular
+file or a file with several hard links is refused; a file owned by another uid is refused
+unless ``--allow-foreign-owner``; a world-writable file is warned about.  A new file is
+created with ``O_EXCL`` and ``fchmod``-ed to ``--file-mode`` (default 0660, so TaskManagers
+of one group can share it; the group is the creator's or the directory's setgid group).
+
+Owner liveness: a record's owner is alive iff its boot id is the current one, and (if it
+comes from our PID namespace) ``/proc/<pid>/stat`` exists, is not a zombie and shows the
+recorded start time.  Dead owners' records for the GPUs we can see are dropped whenever the
+file is written; records for GPUs we cannot see are kept untouched.
+
+Allocation: the first AMOUNT eligible GPUs that have no live owner.  Idempotent: when the
+same live owner asks again and already holds exactly AMOUNT eligible GPUs it gets the same
+ones back (nothing is written); holding a different number is an error (``--release``
+first).  Nothing is released when a TaskManager stops (Flink has no hook); its GPUs are
+reclaimed once it is dead, or explicitly with ``--release``.
+
+Exit codes: 0 ok; 1 not enough GPUs; 2 usage; 3 coordination file unsafe, corrupt, locked
+too long or unwritable; 4 no inventory backend worked; 70 internal error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import stat
+import sys
+import time
+
+__version__ = "1.0.0"
+
+PROG = "accelplane-gpu-discovery"
+FILE_HEADER = "# accelplane-gpu-coordination v1"
+FILE_HEADER_PREFIX = "# accelplane-gpu-coordination v"
+FILE_END = "# end"
+DEFAULT_COORDINATION_FILE = "/var/tmp/flink-gpu-coordination"
+DEFAULT_FILE_MODE = 0o660
+DEFAULT_TIMEOUT = 9.0
+COMMAND_TIMEOUT = 5.0
+BACKEND_ENV = "ACCELPLANE_GPU_DISCOVERY_BACKEND"
+
+EXIT_OK = 0
+EXIT_UNSATISFIABLE = 1
+EXIT_USAGE = 2
+EXIT_COORDINATION = 3
+EXIT_INVENTORY = 4
+EXIT_INTERNAL = 70
+
+NVIDIA_BACKENDS = ("nvml", "nvidia-smi")
+AMD_BACKENDS = ("amd-smi", "rocm-smi")
+ALL_BACKENDS = NVIDIA_BACKENDS + AMD_BACKENDS
+FORMATS = ("flink", "spark", "json")
+VENDORS = ("auto", "nvidia", "amd")
+NVIDIA_SMI_FIELDS = ("index", "uuid", "pci.bus_id", "mig.mode.current", "name")
+SHELLS = ("sh", "bash", "dash", "zsh", "ksh", "mksh", "busybox", "ash")
+_KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789:._-")
+
+USAGE = """\
+usage: {prog} AMOUNT [--enable-coordination-mode] [--coordination-file PATH]
+       [--vendor nvidia|amd|auto] [--backend auto|nvml|nvidia-smi|amd-smi|rocm-smi]
+       [--model NAME] [--include-mig] [--format flink|spark|json] [--owner-pid PID]
+       [--allow-foreign-owner] [--file-mode OCTAL] [--timeout SECONDS] [--verbose]
+       {prog} [AMOUNT] --release [--coordination-file PATH] [--owner-pid PID]
+aliases: --privilege = --enable-coordination-mode, --assign-file = --coordination-file,
+         --check-dead is accepted (dead owners are always reclaimed)
+Prints the chosen GPU indexes on one stdout line; everything else goes to stderr.
+Arguments cannot contain spaces (Flink splits the command line on whitespace).
+"""
+
+
+class DiscoveryError(Exception):
+    """A failure with a user-facing message and an exit code."""
+
+    def __init__(self, message: str, code: int) -> None:
+        Exception.__init__(self, message)
+        self.message = message
+        self.code = code
+
+
+class BackendUnavailable(Exception):
+    """An inventory backend could not produce a GPU list."""
+
+
+class _LockTimeout(Exception):
+    pass
+
+
+class Log:
+    """stderr logger; stdout is reserved for the one result line."""
+
+    def __init__(self, verbose: bool = False) -> None:
+        self.verbose = verbose
+
+    def _write(self, text: str) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write(text + "\n")
+            sys.stderr.flush()
+
+    def error(self, msg: str) -> None:
+        self._write(f"{PROG}: error: {msg}")
+
+    def warning(self, msg: str) -> None:
+        self._write(f"{PROG}: warning: {msg}")
+
+    def info(self, msg: str) -> None:
+        if self.verbose:
+            self._write(f"{PROG}: {msg}")
+
+
+# --------------------------------------------------------------------------- model
+
+
+class Gpu:
+    __slots__ = ("aliases", "bus_id", "index", "mig", "name", "uuid", "vendor")
+
+    def __init__(
+        self,
+        index: int,
+        uuid: str | None,
+        name: str = "",
+        bus_id: str | None = None,
+        mig: bool | None = None,
+        vendor: str = "nvidia",
+        aliases: tuple[str, ...] = (),
+    ) -> None:
+        self.index = index
+        self.uuid = uuid
+        self.name = name
+        self.bus_id = bus_id
+        self.mig = mig
+        self.vendor = vendor
+        self.aliases = aliases
+
+    @property
+    def key(self) -> str:
+        """Identity used in the coordination file (see the module docstring)."""
+        if self.vendor == "amd" and self.bus_id:
+            raw = "pci:" + normalize_bus_id(self.bus_id)
+        elif self.uuid:
+            raw = self.uuid
+        else:
+            return f"index:{self.index}"
+        return "".join(c if c in _KEY_CHARS else "_" for c in raw)
+
+    def ids(self) -> list[str]:
+        out = [self.uuid] if self.uuid else []
+        return out + list(self.aliases)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Gpu):
+            return NotImplemented
+        return all(getattr(self, s) == getattr(other, s) for s in self.__slots__)
+
+    def __hash__(self) -> int:
+        return hash((self.index, self.uuid, self.bus_id))
+
+    def __repr__(self) -> str:
+        return (f"Gpu({self.index}, {self.uuid!r}, {self.name!r}, bus_id={self.bus_id!r}, "
+                f"mig={self.mig!r}, vendor={self.vendor!r})")
+
+
+def normalize_bus_id(bus: str) -> str:
+    """``00000000:17:00.0`` / ``0000:17:00.0`` / ``17:00.0`` -> ``0000:17:00.0``."""
+    b = bus.strip().lower()
+    parts = b.split(":")
+    if len(parts) == 2:
+        parts = ["0", *parts]
+    if len(parts) == 3:
+        try:
+            return f"{int(parts[0], 16):04x}:{parts[1]}:{parts[2]}"
+        except ValueError:
+            pass
+    return b
+
+
+def normalize_model(name: str) -> str:
+    return "".join(ch for ch in name.lower() if ch not in " \t-_")
+
+
+def model_matches(name: str, wanted: str) -> bool:
+    def variants(s: str) -> set[str]:
+        n = normalize_model(s)
+        out = {n}
+        for prefix in ("nvidia", "amd"):
+            if n.startswith(prefix) and len(n) > len(prefix):
+                out.add(n[len(prefix):])
+        return out
+
+    w = normalize_model(wanted)
+    return bool(w) and w in variants(name)
+
+
+# --------------------------------------------------------------------------- options
+
+
+class Options:
+    def __init__(self) -> None:
+        self.amount: int | None = None
+        self.coordination = False
+        self.coordination_file = DEFAULT_COORDINATION_FILE
+        self.vendor = "auto"
+        self.backend = ""  # "" = not given on the command line
+        self.model: str | None = None
+        self.fmt = "flink"
+        self.release = False
+        self.owner_pid: int | None = None
+        self.allow_foreign_owner = False
+        self.file_mode = DEFAULT_FILE_MODE
+        self.timeout = DEFAULT_TIMEOUT
+        self.include_mig = False
+        self.verbose = False
+        self.help = False
+
+
+_VALUE_FLAGS = {
+    "--coordination-file": "coordination_file",
+    "--assign-file": "coordination_file",
+    "--vendor": "vendor",
+    "--backend": "backend",
+    "--model": "model",
+    "--format": "fmt",
+    "--owner-pid": "owner_pid",
+    "--file-mode": "file_mode",
+    "--timeout": "timeout",
+}
+_BOOL_FLAGS = {
+    "--enable-coordination-mode": "coordination",
+    "--privilege": "coordination",
+    "--release": "release",
+    "--allow-foreign-owner": "allow_foreign_owner",
+    "--include-mig": "include_mig",
+    "--verbose": "verbose",
+    "-v": "verbose",
+    "--help": "help",
+    "-h": "help",
+}
+
+
+def _usage_error(msg: str) -> DiscoveryError:
+    return DiscoveryError(f"{msg} (run with --help for usage)", EXIT_USAGE)
+
+
+def _is_digits(s: str) -> bool:
+    return bool(s) and all("0" <= c <= "9" for c in s)
+
+
+def _set_value(opts: Options, attr: str, flag: str, value: str) -> None:
+    if attr == "vendor":
+        if value.lower() not in VENDORS:
+            raise _usage_error(f"{flag} must be one of {'|'.join(VENDORS)}, not {value!r}")
+        opts.vendor = value.lower()
+    elif attr == "backend":
+        if value.lower() not in (*ALL_BACKENDS, "auto"):
+            raise _usage_error(f"{flag} must be one of auto|{'|'.join(ALL_BACKENDS)}, not {value!r}")
+        opts.backend = value.lower()
+    elif attr == "fmt":
+        if value.lower() not in FORMATS:
+            raise _usage_error(f"{flag} must be one of {'|'.join(FORMATS)}, not {value!r}")
+        opts.fmt = value.lower()
+    elif attr == "owner_pid":
+        if not _is_digits(value) or int(value) <= 0:
+            raise _usage_error(f"{flag} needs a positive process id, not {value!r}")
+        opts.owner_pid = int(value)
+    elif attr == "file_mode":
+        try:
+            mode = int(value, 8)
+        except ValueError:
+            raise _usage_error(f"{flag} needs an octal mode such as 0660, not {value!r}") from None
+        if mode < 0 or mode > 0o777 or mode & 0o600 != 0o600:
+            raise _usage_error(f"{flag} must be within 0600..0777 and keep owner read/write, not {value!r}")
+        opts.file_mode = mode
+    elif attr == "timeout":
+        try:
+            t = float(value)
+        except ValueError:
+            t = -1.0
+        if not 0 < t <= 3600:
+            raise _usage_error(f"{flag} needs a number of seconds > 0, not {value!r}")
+        opts.timeout = t
+    elif attr == "model":
+        if not normalize_model(value):
+            raise _usage_error(f"{flag} needs a model name")
+        opts.model = value
+    else:  # coordination_file
+        if not value:
+            raise _usage_error(f"{flag} needs a path")
+        opts.coordination_file = value
+
+
+def parse_args(argv: list[str], log: Log) -> Options:
+    opts = Options()
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        i += 1
+        if tok == "null":
+            # Flink appends the literal word "null" when discovery-script.args is unset.
+            continue
+        flag, eq, inline = tok.partition("=") if tok.startswith("--") else (tok, "", "")
+        if flag in _VALUE_FLAGS:
+            if eq:
+                value = inline
+            elif i < len(argv) and not argv[i].startswith("--"):
+                value = argv[i]
+                i += 1
+            else:
+                raise _usage_error(f"{flag} needs a value")
+            _set_value(opts, _VALUE_FLAGS[flag], flag, value)
+        elif flag in _BOOL_FLAGS and not eq:
+            setattr(opts, _BOOL_FLAGS[flag], True)
+        elif flag == "--check-dead" and not eq:
+            pass  # FLIP-108 name; reclaiming dead owners is always on.
+        elif flag == "--enable-coordination" and not eq:
+            log.warning(
+                "'--enable-coordination' is NOT a valid flag (Flink's documentation shows it by "
+                "mistake and Flink's own script silently ignores it); did you mean "
+                "'--enable-coordination-mode'? Treating it as --enable-coordination-mode. "
+                "Please fix external-resource.gpu.param.discovery-script.args."
+            )
+            opts.coordination = True
+        elif tok.startswith("-") and tok != "-":
+            log.warning(f"ignoring unknown argument {tok!r}")
+        elif opts.amount is None and _is_digits(tok):
+            opts.amount = int(tok)
+        elif opts.amount is None and not opts.release:
+            raise _usage_error(f"the GPU amount must be a non-negative integer, not {tok!r}")
+        else:
+            log.warning(f"ignoring unexpected argument {tok!r}")
+    if opts.verbose:
+        log.verbose = True
+    if opts.release:
+        opts.coordination = True
+    if opts.amount is None and not opts.release and not opts.help:
+        raise _usage_error("missing the GPU amount (first argument)")
+    return opts
+
+
+# --------------------------------------------------------------------------- commands
+
+
+class Deadline:
+    def __init__(self, seconds: float) -> None:
+        self.end = time.monotonic() + seconds
+
+    def left(self) -> float:
+        return self.end - time.monotonic()
+
+
+def which(name: str) -> str | None:
+    for d in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        p = os.path.join(d or ".", name)
+        if os.path.isfile(p) and os.access(p, os.X_OK):
+            return p
+    return None
+
+
+def run_command(argv: list[str], timeout: float) -> tuple[int, str, str]:
+    """Run a command, return (rc, stdout, stderr); raises BackendUnavailable."""
+    import subprocess
+
+    exe = which(argv[0])
+    if exe is None:
+        raise BackendUnavailable(f"{argv[0]} not found on PATH")
+    if timeout <= 0:
+        raise BackendUnavailable(f"no time left to run {argv[0]}")
+    try:
+        proc = subprocess.Popen(
+            [exe, *argv[1:]], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, close_fds=True,
+        )
+    except OSError as e:
+        raise BackendUnavailable(f"cannot run {exe}: {e}") from e
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise BackendUnavailable(f"{argv[0]} did not answer within {timeout:.1f} s") from None
+    return (proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()[:300]
+    return "(no output)"
+
+
+# --------------------------------------------------------------------------- NVIDIA
+
+
+def _na(value: str | None) -> str | None:
+    if value is None:
+        return None
+    v = value.strip()
+    if not v or v.strip("[]").lower() in ("n/a", "not supported", "unknown error", "insufficient permissions"):
+        return None
+    return v
+
+
+class _StdoutToStderr:
+    """Send Python- and fd-level stdout (and Python warnings) to stderr / nowhere while
+    foreign code (pynvml, the NVML library) runs, so nothing can pollute the result line."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.saved_fd = -1
+
+    def __enter__(self) -> _StdoutToStderr:
+        import io
+        import warnings
+
+        self._warnings = warnings.catch_warnings()
+        self._warnings.__enter__()
+        warnings.simplefilter("ignore")
+        self.saved_stdout, self.saved_stderr = sys.stdout, sys.stderr
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+        try:
+            self.saved_fd = os.dup(1)
+            os.dup2(2, 1)
+        except OSError:
+            self.saved_fd = -1
+        sink = io.StringIO() if self.quiet else sys.stderr
+        sys.stdout = sink
+        sys.stderr = sink
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        sys.stdout, sys.stderr = self.saved_stdout, self.saved_stderr
+        if self.saved_fd >= 0:
+            os.dup2(self.saved_fd, 1)
+            os.close(self.saved_fd)
+        self._warnings.__exit__(None, None, None)
+
+
+def _text(value: object) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+def inventory_nvml(log: Log) -> list[Gpu]:
+    with _StdoutToStderr(quiet=not log.verbose):
+        try:
+            import pynvml  # type: ignore[import-untyped, unused-ignore]
+        except Exception as e:  # ImportError, or a broken install
+            raise BackendUnavailable(f"pynvml not importable ({e})") from e
+        try:
+            pynvml.nvmlInit()
+        except Exception as e:
+            raise BackendUnavailable(f"NVML initialisation failed: {e}") from e
+        try:
+            gpus = []
+            mig_enabled = getattr(pynvml, "NVML_DEVICE_MIG_ENABLE", 1)
+            for i in range(int(pynvml.nvmlDeviceGetCount())):
+                h = pynvml.nvmlDeviceGetHandleByIndex(i)
+                try:
+                    index = int(pynvml.nvmlDeviceGetIndex(h))
+                except Exception:
+                    index = i
+                uuid = _na(_text(pynvml.nvmlDeviceGetUUID(h)))
+                name = _text(pynvml.nvmlDeviceGetName(h))
+                try:
+                    bus: str | None = _na(_text(pynvml.nvmlDeviceGetPciInfo(h).busId))
+                except Exception:
+                    bus = None
+                try:
+                    current, _pending = pynvml.nvmlDeviceGetMigMode(h)
+                    mig: bool | None = current == mig_enabled
+                except Exception:  # NVMLError_NotSupported on GPUs without MIG
+                    mig = None
+                gpus.append(Gpu(index, uuid, name, bus, mig, "nvidia"))
+            return gpus
+        except Exception as e:
+            raise BackendUnavailable(f"NVML query failed: {e}") from e
+        finally:
+            with contextlib.suppress(Exception):
+                pynvml.nvmlShutdown()
+
+
+def parse_nvidia_smi(text: str, fields: tuple[str, ...], log: Log) -> list[Gpu]:
+    """Parse ``--format=csv,noheader`` output of the given fields (``name`` last)."""
+    gpus = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        cols = [c.strip() for c in line.split(",", len(fields) - 1)]
+        row = {f: cols[k] for k, f in enumerate(fields) if k < len(cols)}
+        if len(cols) != len(fields) or not _is_digits(row["index"]):
+            log.warning(f"skipping unparseable nvidia-smi line: {line[:200]!r}")
+            continue
+        mig_text = _na(row.get("mig.mode.current"))
+        gpus.append(Gpu(
+            int(row["index"]), _na(row["uuid"]), row["name"], _na(row["pci.bus_id"]),
+            None if mig_text is None else mig_text.lower() == "enabled", "nvidia",
+        ))
+    return gpus
+
+
+def inventory_nvidia_smi(log: Log, deadline: Deadline) -> list[Gpu]:
+    fields: tuple[str, ...] = NVIDIA_SMI_FIELDS
+    for _attempt in range(2):
+        rc, out, err = run_command(
+            ["nvidia-smi", "--query-gpu=" + ",".join(fields), "--format=csv,noheader"],
+            min(COMMAND_TIMEOUT, deadline.left()),
+        )
+        if rc == 0:
+            return parse_nvidia_smi(out, fields, log)
+        if "mig.mode.current" in fields and "mig.mode.current" in out + err:
+            log.info("nvidia-smi does not know mig.mode.current; retrying without it")
+            fields = tuple(f for f in fields if f != "mig.mode.current")
+            continue
+        break
+    raise BackendUnavailable(f"nvidia-smi exited with {rc}: {_first_line(err + chr(10) + out)}")
+
+
+# --------------------------------------------------------------------------- AMD
+
+
+def _json_document(text: str, what: str) -> object:
+    import json
+
+    start = min([p for p in (text.find("{"), text.find("[")) if p >= 0] or [-1])
+    if start < 0:
+        raise BackendUnavailable(f"{what} printed no JSON: {_first_line(text)}")
+    try:
+        return json.JSONDecoder().raw_decode(text[start:])[0]
+    except ValueError as e:
+        raise BackendUnavailable(f"{what} printed malformed JSON: {e}") from e
+
+
+def _json_items(doc: object) -> list[dict[str, object]]:
+    if isinstance(doc, dict) and isinstance(doc.get("gpu_data"), list):
+        doc = doc["gpu_data"]
+    if isinstance(doc, dict):  # {"gpu_0": {...}} style
+        doc = list(doc.values())
+    if not isinstance(doc, list):
+        return []
+    return [d for d in doc if isinstance(d, dict)]
+
+
+def _str_field(d: dict[str, object], *names: str) -> str | None:
+    lower = {k.lower(): v for k, v in d.items()}
+    for n in names:
+        v = lower.get(n.lower())
+        if isinstance(v, (str, int)) and not isinstance(v, bool):
+            s = _na(str(v))
+            if s is not None:
+                return s
+    return None
+
+
+def parse_amd_smi(list_doc: object, static_doc: object = None) -> list[Gpu]:
+    names: dict[int, str] = {}
+    for item in _json_items(static_doc):
+        gpu = item.get("gpu")
+        asic = item.get("asic")
+        if isinstance(gpu, int) and isinstance(asic, dict):
+            name = _str_field(asic, "market_name")
+            if name:
+                names[gpu] = name
+    gpus = []
+    for item in _json_items(list_doc):
+        gpu = item.get("gpu")
+        if isinstance(gpu, str) and _is_digits(gpu):
+            gpu = int(gpu)
+        if not isinstance(gpu, int) or isinstance(gpu, bool):
+            continue
+        uuid = _str_field(item, "uuid")
+        hip_uuid = _str_field(item, "hip_uuid")
+        aliases = tuple(a for a in (hip_uuid,) if a and a != uuid)
+        gpus.append(Gpu(gpu, uuid, names.get(gpu, ""), _str_field(item, "bdf"), None, "amd", aliases))
+    return gpus
+
+
+def inventory_amd_smi(log: Log, deadline: Deadline, need_names: bool) -> list[Gpu]:
+    rc, out, err = run_command(["amd-smi", "list", "--json"], min(COMMAND_TIMEOUT, deadline.left()))
+    if rc != 0:
+        raise BackendUnavailable(f"amd-smi list exited with {rc}: {_first_line(err + chr(10) + out)}")
+    list_doc = _json_document(out, "amd-smi list")
+    static_doc: object = None
+    if need_names:
+        rc, sout, serr = run_command(["amd-smi", "static", "--asic", "--json"],
+                                     min(COMMAND_TIMEOUT, deadline.left()))
+        if rc == 0:
+            static_doc = _json_document(sout, "amd-smi static")
+        else:
+            log.warning("amd-smi static failed ({}); GPU names unknown".format(_first_line(serr + "\n" + sout)))
+    return parse_amd_smi(list_doc, static_doc)
+
+
+def parse_rocm_smi(doc: object) -> list[Gpu]:
+    gpus: list[Gpu] = []
+    if not isinstance(doc, dict):
+        return gpus
+    for card, info in doc.items():
+        if not (isinstance(card, str) and card.startswith("card") and _is_digits(card[4:])):
+            continue
+        if not isinstance(info, dict):
+            continue
+        uid = _str_field(info, "Unique ID")
+        uuid = None
+        if uid:
+            try:
+                uuid = f"GPU-{int(uid, 16):016x}"
+            except ValueError:
+                uuid = uid
+        name = _str_field(info, "Card Series", "Card series", "Device Name", "Card Model") or ""
+        gpus.append(Gpu(int(card[4:]), uuid, name, _str_field(info, "PCI Bus"), None, "amd"))
+    return sorted(gpus, key=lambda g: g.index)
+
+
+def inventory_rocm_smi(log: Log, deadline: Deadline) -> list[Gpu]:
+    rc, out, err = run_command(
+        ["rocm-smi", "--showuniqueid", "--showproductname", "--showbus", "--json"],
+        min(COMMAND_TIMEOUT, deadline.left()),
+    )
+    if rc != 0:
+        raise BackendUnavailable(f"rocm-smi exited with {rc}: {_first_line(err + chr(10) + out)}")
+    return parse_rocm_smi(_json_document(out, "rocm-smi"))
+
+
+def inventory(opts: Options, log: Log, deadline: Deadline) -> tuple[list[Gpu], str]:
+    """Return (gpus, backend name) from the first backend that sees at least one GPU."""
+    backend = opts.backend or os.environ.get(BACKEND_ENV, "").strip().lower() or "auto"
+    if backend not in (*ALL_BACKENDS, "auto"):
+        raise _usage_error("{} must be one of auto|{}, not {!r}".format(BACKEND_ENV, "|".join(ALL_BACKENDS), backend))
+    if backend != "auto":
+        order: tuple[str, ...] = (backend,)
+    elif opts.vendor == "nvidia":
+        order = NVIDIA_BACKENDS
+    elif opts.vendor == "amd":
+        order = AMD_BACKENDS
+    else:
+        order = ALL_BACKENDS
+    need_names = opts.model is not None or opts.fmt == "json"
+    problems = []
+    for name in order:
+        try:
+            if name == "nvml":
+                gpus = inventory_nvml(log)
+            elif name == "nvidia-smi":
+                gpus = inventory_nvidia_smi(log, deadline)
+            elif name == "amd-smi":
+                gpus = inventory_amd_smi(log, deadline, need_names)
+            else:
+                gpus = inventory_rocm_smi(log, deadline)
+        except BackendUnavailable as e:
+            log.info(f"backend {name} unavailable: {e}")
+            problems.append(f"{name}: {e}")
+            continue
+        if not gpus:
+            log.info(f"backend {name} reports no GPUs")
+            problems.append(f"{name}: no GPUs reported")
+            continue
+        seen = set()
+        for g in gpus:
+            if g.index in seen:
+                raise DiscoveryError(f"{name} reported GPU index {g.index} twice", EXIT_INVENTORY)
+            seen.add(g.index)
+        log.info(f"backend {name}: " + ", ".join(f"{g.index}={g.uuid or '?'}" for g in gpus))
+        return gpus, name
+    raise DiscoveryError("no GPU found ({})".format("; ".join(problems)), EXIT_INVENTORY)
+
+
+# --------------------------------------------------------------------------- filters
+
+
+def _match_entry(gpus: list[Gpu], entry: str, var: str, log: Log) -> Gpu | None:
+    if _is_digits(entry):
+        for g in gpus:
+            if g.index == int(entry):
+                return g
+        return None
+    low = entry.lower()
+    if low.startswith("mig-") or (":" in low and not low.startswith("gpu-")):
+        log.warning(f"{var} entry {entry!r} names a MIG device, which this script does not hand out")
+        return None
+    exact = [g for g in gpus if any(i.lower() == low for i in g.ids())]
+    if exact:
+        return exact[0]
+    prefixed = [g for g in gpus if any(i.lower().startswith(low) for i in g.ids())]
+    if len(prefixed) == 1:
+        return prefixed[0]
+    if len(prefixed) > 1:
+        log.warning(f"{var} entry {entry!r} is an ambiguous UUID prefix")
+    return None
+
+
+def apply_visibility(gpus: list[Gpu], var: str, value: str | None, log: Log,
+                     container_renumbers: bool = False) -> list[Gpu]:
+    if value is None or value.strip().lower() == "all":
+        return gpus
+    v = value.strip()
+    if v.lower() in ("", "none", "void"):
+        log.info(f"{var}={value!r} hides every GPU")
+        return []
+    entries = [e.strip() for e in v.split(",")]
+    if container_renumbers and all(_is_digits(e) for e in entries) and len(gpus) <= len(entries):
+        log.info(f"{var}={v} lists host indexes the container runtime already applied")
+        return gpus
+    result: list[Gpu] = []
+    for entry in entries:
+        g = _match_entry(gpus, entry, var, log)
+        if g is None:
+            log.warning(f"{var} entry {entry!r} matches no GPU; it and the entries after it are ignored "
+                     "(as CUDA does)")
+            break
+        if g in result:
+            log.warning(f"{var} lists GPU {g.index} twice")
+            continue
+        result.append(g)
+    return result
+
+
+def eligible_gpus(gpus: list[Gpu], opts: Options, log: Log) -> list[Gpu]:
+    env = os.environ
+    vendor = gpus[0].vendor if gpus else "nvidia"
+    if vendor == "nvidia":
+        gpus = apply_visibility(gpus, "NVIDIA_VISIBLE_DEVICES", env.get("NVIDIA_VISIBLE_DEVICES"), log, True)
+        cvd = env.get("CUDA_VISIBLE_DEVICES")
+        gpus = apply_visibility(gpus, "CUDA_VISIBLE_DEVICES", cvd, log)
+        if (cvd and any(_is_digits(e.strip()) for e in cvd.split(","))
+                and env.get("CUDA_DEVICE_ORDER") != "PCI_BUS_ID"
+                and len({normalize_model(g.name) for g in gpus}) > 1):
+            log.warning("CUDA_VISIBLE_DEVICES uses indexes on a node with mixed GPU models: they are read "
+                     "as nvidia-smi indexes, which match CUDA ordinals only with CUDA_DEVICE_ORDER=PCI_BUS_ID")
+    else:
+        gpus = apply_visibility(gpus, "ROCR_VISIBLE_DEVICES", env.get("ROCR_VISIBLE_DEVICES"), log)
+    if not opts.include_mig:
+        mig = [g for g in gpus if g.mig]
+        if mig:
+            log.warning("skipping GPU(s) {} in MIG mode (pass --include-mig to hand them out whole)".format(",".join(str(g.index) for g in mig)))
+            gpus = [g for g in gpus if not g.mig]
+    if opts.model is not None:
+        wanted = opts.model
+        kept = [g for g in gpus if model_matches(g.name, wanted)]
+        if not kept and gpus:
+            models = sorted({g.name or "?" for g in gpus})
+            log.warning("no GPU matches --model {}; models here: {}".format(wanted, ", ".join(models)))
+        gpus = kept
+    return gpus
+
+
+# --------------------------------------------------------------------------- processes
+
+
+def proc_stat(pid: int) -> tuple[str, int, str] | None:
+    """(state, starttime, comm) of a process, or None if it does not exist."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    except OSError as e:
+        if e.errno in (errno.ENOENT, errno.ESRCH):
+            return None
+        raise
+    lpar, rpar = data.find(b"("), data.rfind(b")")
+    fields = data[rpar + 2:].split()
+    # fields[0] is field 3 (state); field 22 (starttime) is fields[19].
+    return (fields[0].decode("ascii", "replace"), int(fields[19]),
+            data[lpar + 1:rpar].decode("utf-8", "replace"))
+
+
+def boot_id() -> str:
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            value = f.read().strip()
+    except OSError as e:
+        raise DiscoveryError(f"coordination mode needs Linux /proc (boot id: {e})", EXIT_COORDINATION) from e
+    if not value or any(c not in "0123456789abcdef-" for c in value):
+        raise DiscoveryError(f"unexpected boot id {value!r}", EXIT_COORDINATION)
+    return value
+
+
+def pid_namespace() -> str:
+    try:
+        link = os.readlink("/proc/self/ns/pid")  # "pid:[4026531836]"
+    except OSError:
+        return "-"
+    inner = link[link.find("[") + 1:link.rfind("]")]
+    return inner if _is_digits(inner) else "-"
+
+
+class Owner:
+    __slots__ = ("boot", "pid", "pidns", "start")
+
+    def __init__(self, pid: int, start: int, boot: str, pidns: str) -> None:
+        self.pid, self.start, self.boot, self.pidns = pid, start, boot, pidns
+
+
+class Record:
+    __slots__ = ("boot", "index", "key", "pid", "pidns", "stamp", "start")
+
+    def __init__(self, key: str, index: int, pid: int, start: int, boot: str, pidns: str, stamp: int) -> None:
+        self.key, self.index, self.pid, self.start = key, index, pid, start
+        self.boot, self.pidns, self.stamp = boot, pidns, stamp
+
+    def line(self) -> str:
+        return f"{self.key} {self.index} {self.pid} {self.start} {self.boot} {self.pidns} {self.stamp}"
+
+    def owned_by(self, o: Owner) -> bool:
+        return (self.pid, self.start, self.boot, self.pidns) == (o.pid, o.start, o.boot, o.pidns)
+
+
+def owner_alive(rec: Record, boot: str, pidns: str) -> bool:
+    if rec.boot != boot:
+        return False  # written before the last reboot
+    if rec.pidns != pidns and "-" not in (rec.pidns, pidns):
+        return True  # another PID namespace: its PID means nothing here; never steal
+    st = proc_stat(rec.pid)
+    if st is None:
+        # /proc may hide other users' processes (mount option hidepid): ask the kernel.
+        try:
+            os.kill(rec.pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass
+        return True  # exists but its start time cannot be read: never steal
+    if st[0] in ("Z", "X", "x"):
+        return False
+    return st[1] == rec.start  # a different start time means the PID was reused
+
+
+def current_owner(opts: Options, log: Log, allocating: bool = True) -> Owner:
+    pid = opts.owner_pid if opts.owner_pid is not None else os.getppid()
+    st = proc_stat(pid)
+    if st is None or st[0] in ("Z", "X", "x"):
+        raise DiscoveryError(f"owner process {pid} is not running", EXIT_USAGE)
+    if allocating and opts.owner_pid is None and st[2] in SHELLS:
+        log.warning(f"the owner (parent process {pid}) is a shell ({st[2]}): if it is a wrapper around this "
+                    "script its GPUs are freed as soon as it exits; make the wrapper 'exec' this script or "
+                    "pass --owner-pid")
+    return Owner(pid, st[1], boot_id(), pid_namespace())
+
+
+# --------------------------------------------------------------------------- coordination file
+
+def _corrupt(path: str, why: str) -> DiscoveryError:
+    return DiscoveryError(
+        f"coordination file {path} is unusable: {why}. Refusing to guess (that is how GPUs get handed out "
+        "twice). Inspect it; remove it only when no TaskManager on this host holds GPUs.",
+        EXIT_COORDINATION,
+    )
+
+
+def parse_records(content: bytes, path: str) -> list[Record]:
+    if not content:
+        return []
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _corrupt(path, "it is not UTF-8 text") from None
+    lines = text.split("\n")
+    if lines[0] != FILE_HEADER:
+        body = [ln for ln in lines if ln.strip()]
+        if body and all(len(ln.split()) == 2 and all(_is_digits(p) for p in ln.split()) for ln in body):
+            raise _corrupt(path, "it is in the '<index> <pid>' format of Flink's nvidia-gpu-discovery.sh; "
+                                 "do not share a coordination file between that script and this one")
+        if lines[0].startswith(FILE_HEADER_PREFIX):
+            raise _corrupt(path, f"unsupported format version {lines[0]!r} (this script reads {FILE_HEADER!r})")
+        raise _corrupt(path, f"missing header line {FILE_HEADER!r}")
+    if lines[-1] != "" or len(lines) < 3 or lines[-2] != FILE_END:
+        raise _corrupt(path, f"it is truncated (no final {FILE_END!r} line)")
+    records = []
+    keys = set()
+    for n, line in enumerate(lines[1:-2], 2):
+        f = line.split(" ")
+        ok = (len(f) == 7 and bool(f[0]) and all(c in _KEY_CHARS for c in f[0])
+              and all(_is_digits(x) for x in (f[1], f[2], f[3], f[6])) and int(f[2]) > 0
+              and bool(f[4]) and all(c in "0123456789abcdef-" for c in f[4])
+              and (f[5] == "-" or _is_digits(f[5])))
+        if not ok:
+            raise _corrupt(path, f"line {n} is not a valid record: {line[:200]!r}")
+        if f[0] in keys:
+            raise _corrupt(path, f"GPU {f[0]} is recorded twice (line {n})")
+        keys.add(f[0])
+        records.append(Record(f[0], int(f[1]), int(f[2]), int(f[3]), f[4], f[5], int(f[6])))
+    return records
+
+
+def render_records(records: list[Record]) -> bytes:
+    return ("\n".join([FILE_HEADER] + [r.line() for r in records] + [FILE_END]) + "\n").encode("utf-8")
+
+
+def open_coordination_file(opts: Options, log: Log) -> int:
+    path = opts.coordination_file
+    try:
+        st: os.stat_result | None = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as e:
+        raise DiscoveryError(f"cannot inspect coordination file {path}: {e.strerror}", EXIT_COORDINATION) from e
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        raise DiscoveryError(f"refusing coordination file {path}: it is a symbolic link (point "
+                             "--coordination-file at the real file)", EXIT_COORDINATION)
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise DiscoveryError(f"refusing coordination file {path}: not a regular file", EXIT_COORDINATION)
+    flags = os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY
+    created = False
+    try:
+        if st is None:
+            try:
+                fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, opts.file_mode)
+                created = True
+            except FileExistsError:
+                fd = os.open(path, flags)
+        else:
+            fd = os.open(path, flags)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise DiscoveryError(f"refusing coordination file {path}: it is a symbolic link", EXIT_COORDINATION) from e
+        raise DiscoveryError(f"cannot open coordination file {path}: {e.strerror}", EXIT_COORDINATION) from e
+    try:
+        if created:
+            os.fchmod(fd, opts.file_mode)
+            log.info(f"created {path} with mode {opts.file_mode:04o}")
+        fst = os.fstat(fd)
+        if not stat.S_ISREG(fst.st_mode):
+            raise DiscoveryError(f"refusing coordination file {path}: not a regular file", EXIT_COORDINATION)
+        if fst.st_nlink != 1:
+            raise DiscoveryError(f"refusing coordination file {path}: it has {fst.st_nlink} hard links",
+                                 EXIT_COORDINATION)
+        if fst.st_uid != os.geteuid() and not opts.allow_foreign_owner:
+            raise DiscoveryError(
+                f"refusing coordination file {path}: owned by uid {fst.st_uid}, not by us (uid "
+                f"{os.geteuid()}); pass --allow-foreign-owner if TaskManagers of several users share it "
+                "on purpose", EXIT_COORDINATION)
+        if fst.st_mode & 0o002:
+            log.warning(f"coordination file {path} is world-writable (mode {stat.S_IMODE(fst.st_mode):04o}): any user can corrupt GPU "
+                     "allocations")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def lock_file(fd: int, path: str, deadline: Deadline) -> None:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return
+    except BlockingIOError:
+        pass
+    timeout = deadline.left()
+    err = DiscoveryError(f"timed out after {max(timeout, 0.0):.1f} s waiting for the lock on {path} (another process holds "
+                         "it)", EXIT_COORDINATION)
+    if timeout <= 0:
+        raise err
+    import signal
+
+    def on_alarm(signum: int, frame: object) -> None:
+        raise _LockTimeout()
+
+    try:
+        old = signal.signal(signal.SIGALRM, on_alarm)
+    except ValueError:  # not the main thread: poll instead
+        delay = 0.001
+        while deadline.left() > 0:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                time.sleep(min(delay, max(deadline.left(), 0.0)))
+                delay = min(delay * 2, 0.05)
+        raise err from None
+    try:
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except _LockTimeout:
+        raise err from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def read_all(fd: int) -> bytes:
+    os.lseek(fd, 0, os.SEEK_SET)
+    chunks: list[bytes] = []
+    while True:
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def write_in_place(fd: int, data: bytes) -> None:
+    """Rewrite the locked file through the same descriptor: same inode, same lock."""
+    os.lseek(fd, 0, os.SEEK_SET)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+    os.ftruncate(fd, len(data))
+    os.fsync(fd)
+
+
+class CoordinationFile:
+    """Open + lock the coordination file; read/write records through the locked fd."""
+
+    def __init__(self, opts: Options, log: Log, deadline: Deadline) -> None:
+        self.path = opts.coordination_file
+        self.fd = open_coordination_file(opts, log)
+        try:
+            lock_file(self.fd, self.path, deadline)
+        except BaseException:
+            os.close(self.fd)
+            raise
+
+    def __enter__(self) -> CoordinationFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self.fd)  # releases the flock
+
+    def read(self) -> list[Record]:
+        return parse_records(read_all(self.fd), self.path)
+
+    def write(self, records: list[Record]) -> None:
+        try:
+            write_in_place(self.fd, render_records(records))
+        except OSError as e:
+            raise DiscoveryError(f"cannot write coordination file {self.path}: {e.strerror}",
+                                 EXIT_COORDINATION) from e
+
+
+def _describe(gpus: list[Gpu]) -> str:
+    return ",".join(str(g.index) for g in gpus) or "none"
+
+
+def allocate(eligible: list[Gpu], amount: int, opts: Options, log: Log, deadline: Deadline) -> list[Gpu]:
+    owner = current_owner(opts, log)
+    by_key = {g.key: g for g in eligible}
+    with CoordinationFile(opts, log, deadline) as cf:
+        records = cf.read()
+        mine: list[Gpu] = []
+        taken: dict[str, Record] = {}
+        dead: set[str] = set()
+        for rec in records:
+            if rec.key not in by_key:
+                continue  # a GPU we cannot see: not ours to judge
+            if rec.owned_by(owner):
+                mine.append(by_key[rec.key])
+            elif owner_alive(rec, owner.boot, owner.pidns):
+                taken[rec.key] = rec
+            else:
+                log.info(f"GPU {rec.index}: owner pid {rec.pid} is dead or stale; reclaimable")
+                dead.add(rec.key)
+        if mine:
+            mine.sort(key=eligible.index)
+            if len(mine) == amount:
+                log.info(f"owner {owner.pid} already holds GPU(s) {_describe(mine)}; returning them")
+                return mine
+            raise DiscoveryError(
+                f"owner process {owner.pid} already holds {len(mine)} GPU(s) ({_describe(mine)}) but asks "
+                f"for {amount}; release them first with --release", EXIT_UNSATISFIABLE)
+        free = [g for g in eligible if g.key not in taken]
+        if len(free) < amount:
+            busy = [f"{r.index}(pid {r.pid})" for r in sorted(taken.values(), key=lambda r: r.index)]
+            more = " ..." if len(busy) > 16 else ""
+            raise DiscoveryError(
+                f"cannot allocate {amount} GPU(s): {len(eligible)} eligible, {len(taken)} held by live owners "
+                f"[{' '.join(busy[:16])}{more}], {len(free)} free in {cf.path}", EXIT_UNSATISFIABLE)
+        chosen = free[:amount]
+        now = int(time.time())
+        kept = [r for r in records if r.key not in dead]
+        kept += [Record(g.key, g.index, owner.pid, owner.start, owner.boot, owner.pidns, now) for g in chosen]
+        cf.write(kept)
+        log.info(f"allocated GPU(s) {_describe(chosen)} to pid {owner.pid} in {cf.path}")
+        return chosen
+
+
+def release(opts: Options, log: Log, deadline: Deadline) -> list[Record]:
+    owner = current_owner(opts, log, allocating=False)
+    with CoordinationFile(opts, log, deadline) as cf:
+        records = cf.read()
+        released = [r for r in records if r.owned_by(owner)]
+        if released:
+            cf.write([r for r in records if not r.owned_by(owner)])
+            log.info(f"released GPU(s) {','.join(str(r.index) for r in released)} of pid {owner.pid}")
+        else:
+            log.info(f"pid {owner.pid} holds no GPU in {cf.path}")
+        return released
+
+
+# --------------------------------------------------------------------------- output
+
+
+def render_result(indexes: list[int], gpus: list[Gpu] | None, opts: Options, backend: str) -> str:
+    """The one stdout line ('' = print nothing)."""
+    if opts.fmt == "flink":
+        return ",".join(str(i) for i in indexes)
+    import json
+
+    if opts.fmt == "spark":
+        doc: dict[str, object] = {"name": "gpu", "addresses": [str(i) for i in indexes]}
+    else:
+        doc = {
+            "name": "gpu",
+            "addresses": [str(i) for i in indexes],
+            "mode": "release" if opts.release else ("coordination" if opts.coordination else "first-n"),
+            "backend": backend,
+            "gpus": [
+                {"index": g.index, "uuid": g.uuid, "name": g.name, "pci_bus_id": g.bus_id, "vendor": g.vendor}
+                for g in (gpus or [])
+            ],
+        }
+    return json.dumps(doc, separators=(",", ":"))
+
+
+def emit(line: str) -> None:
+    if line:
+        sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def run(opts: Options, log: Log) -> int:
+    deadline = Deadline(opts.timeout)
+    if opts.release:
+        released = release(opts, log, deadline)
+        emit(render_result([r.index for r in released], None, opts, ""))
+        return EXIT_OK
+    amount = opts.amount if opts.amount is not None else 0
+    if amount == 0:
+        emit(render_result([], [], opts, ""))
+        return EXIT_OK
+    gpus, backend = inventory(opts, log, deadline)
+    eligible = eligible_gpus(gpus, opts, log)
+    if opts.coordination:
+        chosen = allocate(eligible, amount, opts, log, deadline)
+    else:
+        if len(eligible) < amount:
+            raise DiscoveryError(f"cannot allocate {amount} GPU(s): only {len(eligible)} eligible "
+                                 f"({_describe(eligible)}) of {len(gpus)} found by {backend}",
+                                 EXIT_UNSATISFIABLE)
+        chosen = eligible[:amount]
+        if len(eligible) > amount:
+            log.info(f"non-coordination mode: returning the first {amount} GPU(s); every TaskManager on "
+                     "this host gets the same ones (use --enable-coordination-mode)")
+    emit(render_result([g.index for g in chosen], chosen, opts, backend))
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point (console script ``accelplane-gpu-discovery``); returns the exit code."""
+    if argv is None:
+        argv = sys.argv[1:]
+    log = Log()
+    try:
+        opts = parse_args(list(argv), log)
+        if opts.help:
+            sys.stderr.write(USAGE.format(prog=PROG))
+            return EXIT_OK
+        return run(opts, log)
+    except DiscoveryError as e:
+        log.error(e.message)
+        return e.code
+    except KeyboardInterrupt:
+        log.error("interrupted")
+        return 130
+    except Exception as e:  # never a traceback on stdout, never exit 0 by accident
+        log.error(f"internal error: {type(e).__name__}: {e}")
+        if log.verbose:
+            import traceback
+
+            traceback.print_exc(file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())
