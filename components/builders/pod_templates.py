@@ -1,0 +1,168 @@
+"""JobManager and TaskManager pod templates of each Flink cluster on Kubernetes (DESIGN.md §4).
+
+Released Flink has no scheduler-name option and the Flink Kubernetes Operator no Volcano support,
+so Volcano gang scheduling is wired through pod templates: ``schedulerName``, the PodGroup
+annotation ``scheduling.k8s.io/group-name`` and ``priorityClassName`` on both roles. The
+TaskManager template also places the pod on the GPU pool (node selector or affinity,
+``nvidia.com/gpu.product`` for an explicit GPU model, the pool's taints tolerated), mounts the
+accelplane discovery script from its ConfigMap with ``subPath`` (a single file, so Flink's
+``plugins/external-resource-gpu`` directory and its GPU plugin jar stay visible) and, in
+coordination mode, the node's coordination directory (hostPath) shared by all TaskManagers on the
+node. Flink merges these templates with what it generates; the main container must be named
+``flink-main-container``. Resources (including GPUs) are NOT set here: Flink sets them on the main
+container from its configuration (``external-resource.gpu.kubernetes.config-key``).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Any, Literal
+
+from components import discovery_artifacts
+from components.builders.flink_config import gpu_amount
+from components.gpu_resources import candidate_pools, cluster_vendor
+from components.model import FlinkCluster, NodePool, Spec, Taint
+from components.names import GPU_PRODUCT_LABEL, gfd_product_label
+
+Role = Literal["jobmanager", "taskmanager"]
+
+MAIN_CONTAINER = "flink-main-container"
+GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
+CLUSTER_LABEL = "accelplane.io/flink-cluster"
+COMPONENT_LABEL = "accelplane.io/component"
+DISCOVERY_VOLUME = "accelplane-gpu-discovery"
+COORDINATION_VOLUME = "accelplane-gpu-coordination"
+SCRIPT_MODE = 0o555
+
+
+def podgroup_name(cluster: FlinkCluster) -> str:
+    """Name of the cluster's Volcano PodGroup (``podgroup-<cluster id>``)."""
+    return f"podgroup-{cluster.name}"
+
+
+def coordination_dir(cluster: FlinkCluster) -> str:
+    """Host directory holding the cluster's coordination file (mounted at the same path)."""
+    return posixpath.dirname(cluster.coordination_file)
+
+
+def _labels(spec: Spec, cluster: FlinkCluster, role: Role) -> dict[str, str]:
+    labels = spec.common_labels()
+    labels[CLUSTER_LABEL] = cluster.name
+    labels[COMPONENT_LABEL] = role
+    return labels
+
+
+def _toleration(t: Taint) -> dict[str, str]:
+    if t.value:
+        return {"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect}
+    return {"key": t.key, "operator": "Exists", "effect": t.effect}
+
+
+def _model_expression(spec: Spec, cluster: FlinkCluster) -> dict[str, Any] | None:
+    """``nvidia.com/gpu.product In [<GFD label>]`` when the cluster asks for an NVIDIA GPU model."""
+    gpu = cluster.task_manager.gpu
+    if gpu is None or gpu.model is None or cluster_vendor(spec, cluster) != "nvidia":
+        return None
+    return {"key": GPU_PRODUCT_LABEL, "operator": "In", "values": [gfd_product_label(gpu.model)]}
+
+
+def _pool_expressions(pool: NodePool) -> list[dict[str, Any]]:
+    return [{"key": k, "operator": "In", "values": [v]} for k, v in pool.labels]
+
+
+def placement(spec: Spec, cluster: FlinkCluster) -> dict[str, Any]:
+    """``nodeSelector``/``affinity``/``tolerations`` for the cluster's GPU TaskManagers.
+
+    One candidate pool with labels → its labels as nodeSelector; several → one required node
+    affinity term per pool (OR). When any candidate pool has no labels, pool selection is left to
+    the GPU resource request. An explicit NVIDIA GPU model adds ``nvidia.com/gpu.product`` (set by
+    GPU Feature Discovery) to every term. Tolerations: every taint of every candidate pool.
+    """
+    if gpu_amount(cluster) == 0:
+        return {}
+    pools = candidate_pools(spec, cluster)
+    out: dict[str, Any] = {}
+    model = _model_expression(spec, cluster)
+    labelled = bool(pools) and all(p.labels for p in pools)
+    if labelled and len(pools) == 1:
+        out["nodeSelector"] = dict(pools[0].labels)
+        terms = [[model]] if model else []
+    elif labelled:
+        terms = [_pool_expressions(p) + ([model] if model else []) for p in pools]
+    else:
+        terms = [[model]] if model else []
+    if terms:
+        out["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": t} for t in terms]
+                }
+            }
+        }
+    taints = sorted({t for p in pools for t in p.taints}, key=lambda t: (t.key, t.value, t.effect))
+    if taints:
+        out["tolerations"] = [_toleration(t) for t in taints]
+    return out
+
+
+def _gpu_container_and_volumes(
+    spec: Spec, cluster: FlinkCluster
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Main-container additions and volumes a GPU TaskManager needs."""
+    script = spec.discovery.script_path
+    mounts: list[dict[str, Any]] = [
+        {
+            "name": DISCOVERY_VOLUME,
+            "mountPath": script,
+            "subPath": discovery_artifacts.CONFIGMAP_KEY,
+            "readOnly": True,
+        }
+    ]
+    volumes: list[dict[str, Any]] = [
+        {
+            "name": DISCOVERY_VOLUME,
+            "configMap": {
+                "name": discovery_artifacts.configmap_name(),
+                "defaultMode": SCRIPT_MODE,
+                "items": [
+                    {"key": discovery_artifacts.CONFIGMAP_KEY, "path": discovery_artifacts.CONFIGMAP_KEY}
+                ],
+            },
+        }
+    ]
+    if cluster.coordination:
+        directory = coordination_dir(cluster)
+        mounts.append({"name": COORDINATION_VOLUME, "mountPath": directory})
+        # type Directory: the node must provide the directory (owned by the Flink user, cleared at
+        # boot); a missing directory fails the pod visibly instead of starting a TaskManager
+        # whose discovery cannot write the coordination file (and silently has no GPUs).
+        volumes.append({"name": COORDINATION_VOLUME, "hostPath": {"path": directory, "type": "Directory"}})
+    container: dict[str, Any] = {"volumeMounts": mounts}
+    if cluster_vendor(spec, cluster) == "nvidia":
+        # nvidia-smi/NVML indexes equal CUDA ordinals only in PCI bus order (DESIGN.md §2, P9).
+        container["env"] = [{"name": "CUDA_DEVICE_ORDER", "value": "PCI_BUS_ID"}]
+    return container, volumes
+
+
+def pod_template(spec: Spec, cluster: FlinkCluster, role: Role) -> dict[str, Any]:
+    """The pod template of one role as a plain ``v1/Pod`` manifest."""
+    pod_spec: dict[str, Any] = {"schedulerName": spec.volcano.scheduler_name}
+    if cluster.priority_class is not None:
+        pod_spec["priorityClassName"] = cluster.priority_class
+    container: dict[str, Any] = {"name": MAIN_CONTAINER}
+    if role == "taskmanager" and gpu_amount(cluster) > 0:
+        pod_spec.update(placement(spec, cluster))
+        extra, volumes = _gpu_container_and_volumes(spec, cluster)
+        container.update(extra)
+        pod_spec["volumes"] = volumes
+    pod_spec["containers"] = [container]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"{cluster.name}-{role}-template",
+            "labels": _labels(spec, cluster, role),
+            "annotations": {GROUP_NAME_ANNOTATION: podgroup_name(cluster)},
+        },
+        "spec": pod_spec,
+    }

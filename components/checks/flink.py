@@ -1,0 +1,382 @@
+"""Checks on Flink clusters: the mistakes Volcano and Flink users hit in practice (DESIGN.md §2, §4).
+
+* target vs. ``cluster.platforms``; Flink version vs. config file format and target;
+* memory Flink can request exactly (whole MiB), YARN vcores as integers;
+* GPUs: a pool that can host the TaskManagers, GPUs per TaskManager ≤ GPUs per node, enough GPUs
+  in total, sharing vs. coordination mode, GPU model affinity needs GPU Feature Discovery, YARN
+  maximum allocation;
+* Volcano: a queue is set when the spec manages queues, the PodGroup's ``minResources`` fits the
+  queue's capability (every dimension listed), the pods fit the queue's ``pods``;
+* ``config``: keys accelplane generates (or their Flink aliases) are errors, values must be
+  writable in the file format, the wrong flag ``--enable-coordination`` is called out.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterator
+
+from components.builders.flink_config import (
+    GPU_PREFIX,
+    KUBERNETES_TARGETS,
+    WRONG_COORDINATION_FLAG,
+    config_format,
+    format_problem,
+    gpu_amount,
+    legacy_value_problem,
+    managed_keys,
+    managed_prefixes,
+    whole_mebibytes,
+    yaml_value_problem,
+)
+from components.builders.pod_templates import coordination_dir, podgroup_name
+from components.builders.podgroups import format_min_resources, min_resources, pod_count
+from components.checks.scheduling import leaf_queue_names
+from components.errors import PathTuple, Problem
+from components.gpu_resources import (
+    advertised_resources,
+    candidate_pools,
+    cluster_vendor,
+    kubernetes_gpu_resource,
+    target_platform,
+    yarn_gpu_type,
+)
+from components.model import FlinkCluster, NodePool, Spec
+
+MIN_KUBERNETES_VERSION = (1, 13)
+MIN_OPERATOR_VERSION = (1, 15)
+FLINK_HOME = "/opt/flink"
+
+
+def _own(cluster: FlinkCluster, *keys: str) -> bool:
+    """True when the cluster itself (not flink.defaults) may have set the field."""
+    return keys not in cluster.from_defaults
+
+
+def _check_target(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
+    platform = target_platform(c)
+    if not spec.has_platform(platform):  # type: ignore[arg-type]
+        yield Problem(
+            c.field_path("target"),
+            f"target {c.target} runs on {platform}, but cluster.platforms is "
+            f"[{', '.join(spec.platforms)}]; add {platform} to cluster.platforms or change the target",
+        )
+    if c.target not in KUBERNETES_TARGETS:
+        if c.priority_class is not None and _own(c, "priorityClass"):
+            yield Problem(
+                c.field_path("priorityClass"),
+                f"PriorityClasses are Kubernetes objects and target {c.target} would ignore it; "
+                "remove priorityClass from this cluster",
+            )
+        if c.target == "standalone" and c.queue is not None and _own(c, "queue"):
+            yield Problem(
+                c.field_path("queue"),
+                "a standalone Flink cluster has no scheduler queue and would ignore it; remove queue",
+            )
+        if c.job is not None and c.job.upgrade_mode is not None:
+            yield Problem(
+                c.field_path("job", "upgradeMode"),
+                f"upgradeMode is a Flink Kubernetes Operator setting and target {c.target} would ignore it; "
+                "remove it",
+            )
+    if c.mode == "session" and c.job is not None:
+        yield Problem(
+            c.field_path("job"),
+            "a session cluster takes its jobs at submission time; remove job or set mode: application",
+        )
+    if (
+        c.target == "kubernetes-operator"
+        and c.mode == "application"
+        and (c.job is None or c.job.jar_uri is None)
+    ):
+        yield Problem(
+            c.field_path("job", "jarURI"),
+            "an application cluster on the Flink Kubernetes Operator needs job.jarURI (a FlinkDeployment "
+            "without a job is a session cluster); add job.jarURI or set mode: session",
+        )
+
+
+def _check_version(c: FlinkCluster) -> Iterator[Problem]:
+    problem = format_problem(c)
+    if problem is not None:
+        yield Problem(c.field_path("configFormat"), problem)
+    version = c.version_tuple
+    if c.target in KUBERNETES_TARGETS and version < MIN_KUBERNETES_VERSION:
+        yield Problem(
+            c.field_path("version"),
+            f"Flink {c.version} has no pod templates, which carry the Volcano PodGroup annotation and "
+            "schedulerName; use Flink 1.13 or newer on Kubernetes",
+        )
+    elif c.target == "kubernetes-operator" and version < MIN_OPERATOR_VERSION:
+        yield Problem(
+            c.field_path("version"),
+            f"the Flink Kubernetes Operator no longer supports Flink {c.version}; use Flink 1.15 or newer "
+            "(or target kubernetes)",
+        )
+
+
+def _check_resources(c: FlinkCluster) -> Iterator[Problem]:
+    for role, p in (("jobManager", c.job_manager), ("taskManager", c.task_manager)):
+        if not whole_mebibytes(p.memory):
+            yield Problem(
+                c.field_path(role, "memory"),
+                f"{p.memory} is not a whole number of MiB; Flink requests container memory in whole MiB, "
+                "so write it with Mi or Gi (e.g. 1600Mi, 4Gi)",
+            )
+        if p.cpu.value <= 0:
+            yield Problem(c.field_path(role, "cpu"), f"cpu must be positive, got {p.cpu}")
+        elif c.target == "yarn" and (p.cpu.value != p.cpu.value.to_integral_value()):
+            yield Problem(
+                c.field_path(role, "cpu"),
+                f"YARN allocates whole vcores; {p.cpu} is not an integer (write e.g. {max(1, int(p.cpu.value))})",
+            )
+
+
+def _pool_list(counts: dict[str, int], unit: str) -> str:
+    return ", ".join(f"{name}: {n} {unit}" for name, n in sorted(counts.items()))
+
+
+def _check_named_pool(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
+    gpu = c.task_manager.gpu
+    assert gpu is not None and gpu.pool is not None
+    pool = spec.pool(gpu.pool)
+    if pool is None:
+        return  # references.check reports the undefined pool
+    platform = target_platform(c)
+    if pool.platform != platform:
+        yield Problem(
+            c.field_path("taskManager", "gpu", "pool"),
+            f"pool {pool.name!r} belongs to platform {pool.platform}, but target {c.target} runs its "
+            f"TaskManagers on {platform} nodes; name a {platform} pool",
+        )
+    elif pool.gpu is None:
+        yield Problem(
+            c.field_path("taskManager", "gpu", "pool"),
+            f"pool {pool.name!r} has no GPUs; name a pool with a gpu section",
+        )
+    elif gpu.vendor is not None and gpu.vendor != pool.gpu.vendor:
+        yield Problem(
+            c.field_path("taskManager", "gpu", "vendor"),
+            f"pool {pool.name!r} has {pool.gpu.vendor} GPUs, not {gpu.vendor}; fix vendor or pool",
+        )
+    elif gpu.model is not None and pool.gpu.model is not None and gpu.model.lower() != pool.gpu.model.lower():
+        yield Problem(
+            c.field_path("taskManager", "gpu", "model"),
+            f"pool {pool.name!r} has {pool.gpu.model!r} GPUs, not {gpu.model!r}; fix model or pool",
+        )
+
+
+def _per_node(spec: Spec, c: FlinkCluster, pools: list[NodePool]) -> tuple[str, dict[str, int]]:
+    """The GPU resource the TaskManagers request and how many each candidate pool has per node."""
+    if c.target in KUBERNETES_TARGETS:
+        resource = kubernetes_gpu_resource(spec, c)
+        assert resource is not None
+        return resource, {p.name: advertised_resources(p).get(resource, 0) for p in pools}
+    name = (yarn_gpu_type(spec, c) if c.target == "yarn" else None) or "GPUs"
+    return name, {p.name: p.gpu.per_node if p.gpu else 0 for p in pools}
+
+
+def _check_gpu(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
+    gpu = c.task_manager.gpu
+    amount = gpu_amount(c)
+    if gpu is None or amount == 0:
+        return
+    if gpu.pool is not None:
+        named = list(_check_named_pool(spec, c))
+        yield from named
+        if named or spec.pool(gpu.pool) is None:
+            return
+    pools = candidate_pools(spec, c)
+    platform = target_platform(c)
+    if not pools:
+        wanted = " ".join(x for x in (gpu.vendor, repr(gpu.model) if gpu.model else None) if x) or "any"
+        yield Problem(
+            c.field_path("taskManager", "gpu"),
+            f"no {platform} node pool has {wanted} GPUs for this cluster's TaskManagers; add such a pool "
+            "or fix taskManager.gpu (pool, vendor, model)",
+        )
+        return
+    resource, counts = _per_node(spec, c, pools)
+    amount_path = c.field_path("taskManager", "gpu", "amount")
+    if not any(counts.values()):
+        offered = "; ".join(f"{p.name}: {', '.join(advertised_resources(p)) or 'nothing'}" for p in pools)
+        yield Problem(
+            c.field_path("taskManager", "gpu", "resource")
+            if gpu.resource
+            else c.field_path("taskManager", "gpu"),
+            f"no pool that can host the TaskManagers advertises {resource} ({offered}); set "
+            "taskManager.gpu.resource to one of the advertised resources",
+        )
+        return
+    best = max(counts.values())
+    if amount > best:
+        yield Problem(
+            amount_path,
+            f"{amount} {resource} per TaskManager exceeds the GPUs per node of every pool that can host it "
+            f"({_pool_list(counts, 'per node')}); a TaskManager runs on one node, so use at most {best}",
+        )
+    total = sum(counts[p.name] * p.nodes for p in pools)
+    need = c.task_manager.replicas * amount
+    if amount <= best and need > total:
+        yield Problem(
+            c.field_path("taskManager", "replicas"),
+            f"{c.task_manager.replicas} TaskManagers × {amount} need {need} {resource}, but the pools that "
+            f"can host them have {total} in total; lower replicas or amount, or add nodes",
+        )
+    if c.target in KUBERNETES_TARGETS:
+        yield from _check_kubernetes_gpu(spec, c, pools)
+    if c.target == "yarn" and spec.yarn is not None:
+        for rt in spec.yarn.resource_types:
+            if rt.name == resource and rt.maximum_allocation is not None and amount > rt.maximum_allocation:
+                yield Problem(
+                    amount_path,
+                    f"YARN refuses containers with more than {rt.maximum_allocation} {resource} "
+                    f"(yarn.resourceTypes maximumAllocation); raise it or lower the amount to "
+                    f"{rt.maximum_allocation}",
+                )
+
+
+def _check_kubernetes_gpu(spec: Spec, c: FlinkCluster, pools: list[NodePool]) -> Iterator[Problem]:
+    gpu = c.task_manager.gpu
+    assert gpu is not None
+    for pool in pools:
+        assert pool.gpu is not None
+        sharing = pool.gpu.sharing
+        if sharing.strategy == "none":
+            continue
+        if c.coordination:
+            yield Problem(
+                c.field_path("discovery", "coordination"),
+                f"pool {pool.name!r} shares each GPU between containers ({sharing.strategy}); coordination "
+                "mode would give every physical GPU to a single TaskManager; set discovery.coordination: false "
+                "for this cluster",
+            )
+        if sharing.fail_requests_greater_than_one and gpu.amount > 1:
+            yield Problem(
+                c.field_path("taskManager", "gpu", "amount"),
+                f"pool {pool.name!r} rejects requests for more than one shared GPU "
+                "(failRequestsGreaterThanOne); use amount 1",
+            )
+    if (
+        gpu.model is not None
+        and cluster_vendor(spec, c) == "nvidia"
+        and not spec.device_plugins.nvidia.gpu_feature_discovery
+    ):
+        yield Problem(
+            c.field_path("taskManager", "gpu", "model"),
+            "selecting a GPU model uses the node label nvidia.com/gpu.product, which GPU Feature Discovery "
+            "sets; enable devicePlugins.nvidia.gpuFeatureDiscovery or name the pool instead of the model",
+        )
+    if c.coordination:
+        directory = coordination_dir(c)
+        path: PathTuple = (
+            ("discovery", "coordinationFile")
+            if c.coordination_file == spec.discovery.coordination_file
+            else c.field_path("discovery", "coordinationFile")
+        )
+        hidden = [
+            d
+            for d in (FLINK_HOME, spec.discovery.install_dir)
+            if d == directory or d.startswith(directory.rstrip("/") + "/")
+        ]
+        if directory == "/" or hidden:
+            what = "the whole host file system" if directory == "/" else ", ".join(hidden)
+            yield Problem(
+                path,
+                f"the coordination file's directory {directory} is mounted from the host into every "
+                f"TaskManager and would hide {what}; put the file in its own directory such as "
+                "/var/lib/accelplane/gpu-coordination",
+            )
+        elif posixpath.normpath(c.coordination_file) != c.coordination_file:
+            yield Problem(
+                path,
+                f"write the coordination file path in normal form ({posixpath.normpath(c.coordination_file)})",
+            )
+
+
+def _check_queue(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
+    if c.target not in KUBERNETES_TARGETS:
+        return
+    if c.queue is None:
+        if spec.queues:
+            leaves = ", ".join(sorted(leaf_queue_names(spec)))
+            yield Problem(
+                c.field_path("queue"),
+                f"no queue set: PodGroup {podgroup_name(c)} would go to Volcano's 'default' queue, which this "
+                f"spec does not manage; set queue to a leaf queue ({leaves})",
+            )
+        return
+    q = spec.queue(c.queue)
+    if q is None or c.queue not in leaf_queue_names(spec):
+        return  # references.check reports undefined and non-leaf queues
+    need = min_resources(spec, c)
+    text = format_min_resources(need)
+    for name, value in need.items():
+        cap = q.capability.get(name)
+        if cap is not None and value > cap.value:
+            yield Problem(
+                c.field_path("queue"),
+                f"PodGroup {podgroup_name(c)} needs {name} {text[name]} (JobManager + "
+                f"{c.task_manager.replicas} TaskManagers) but queue {q.name!r} has capability {cap}; Volcano "
+                "would never admit it: raise the queue's capability or shrink the cluster",
+            )
+    gpu_resource = kubernetes_gpu_resource(spec, c)
+    if q.capability and gpu_resource is not None and q.capability.get(gpu_resource) is None:
+        yield Problem(
+            c.field_path("queue"),
+            f"queue {q.name!r} limits {', '.join(q.capability.names())} but not {gpu_resource}, which this "
+            f"cluster requests; add {gpu_resource} to its capability (a partial capability blocks jobs, "
+            "volcano#3426)",
+        )
+    pods = q.capability.get("pods")
+    if pods is not None and pod_count(c) > pods.value:
+        yield Problem(
+            c.field_path("queue"),
+            f"the cluster runs {pod_count(c)} pods (JobManager + {c.task_manager.replicas} TaskManagers) but "
+            f"queue {q.name!r} allows {pods}; raise its pods capability or lower replicas",
+        )
+
+
+def _check_config(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
+    managed = managed_keys(spec, c)
+    prefixes = managed_prefixes(c)
+    operator = c.target == "kubernetes-operator"
+    fmt = None if operator else config_format(c)
+    for key, value in c.config:
+        path = c.field_path("config", key)
+        if isinstance(value, str) and WRONG_COORDINATION_FLAG in value.split():
+            yield Problem(
+                path,
+                "'--enable-coordination' is not a flag of the GPU discovery script (Flink's docs show it by "
+                "mistake; the flag is --enable-coordination-mode); remove this key and set "
+                "discovery.coordination: true",
+            )
+            continue
+        if key in managed:
+            yield Problem(
+                path,
+                f"{key} is generated by accelplane from {managed[key]}; set {managed[key]} instead of "
+                f"config.{key}",
+            )
+            continue
+        if any(key.startswith(p) for p in prefixes) or (prefixes and key == "external-resources"):
+            yield Problem(
+                path,
+                f"{GPU_PREFIX}* and external-resources are generated from taskManager.gpu and discovery; "
+                f"remove config.{key}",
+            )
+            continue
+        problem = legacy_value_problem(value) if fmt == "flink-conf.yaml" else yaml_value_problem(value)
+        if problem is not None:
+            yield Problem(path, problem)
+
+
+def check(spec: Spec) -> Iterator[Problem]:
+    """Every Flink cluster problem."""
+    for c in spec.flink_clusters:
+        yield from _check_target(spec, c)
+        yield from _check_version(c)
+        yield from _check_resources(c)
+        yield from _check_gpu(spec, c)
+        yield from _check_queue(spec, c)
+        yield from _check_config(spec, c)
