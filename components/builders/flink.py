@@ -8,7 +8,8 @@ Per cluster, by target:
   (the path the config's ``kubernetes.pod-template-file.*`` keys name).
 * ``kubernetes-operator``: both pod templates (for review; the same dicts are embedded), the
   PodGroup and the ``FlinkDeployment``.
-* ``yarn`` and ``standalone``: the config file.
+* ``yarn`` and ``standalone``: the config file; for standalone GPU clusters whose pools list
+  their hosts also a ``workers`` file (TaskManagers spread round-robin over the hosts).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from components.builders.flink_config import (
     config_file_name,
     effective_config,
     render_config,
+    standalone_workers,
 )
 from components.builders.flink_operator import flink_deployment
 from components.builders.pod_templates import CLUSTER_LABEL, Role, pod_template
@@ -57,6 +59,12 @@ def build_cluster(spec: Spec, cluster: FlinkCluster) -> Bundle:
     if cluster.target != "kubernetes-operator":
         config_text = render_config(spec, cluster, effective_config(spec, cluster))
         bundle.files.append(FileArtifact(f"{base}/{config_file_name(cluster)}", config_text, family=FAMILY))
+    workers = [host for host, count, _ in standalone_workers(spec, cluster) for _ in range(count)]
+    if workers:
+        # bin/start-cluster.sh starts one TaskManager per line (a host may appear several times).
+        bundle.files.append(
+            FileArtifact(f"{base}/workers", "".join(f"{h}\n" for h in workers), family=FAMILY)
+        )
     if not kubernetes:
         return bundle
     templates = {
