@@ -172,9 +172,7 @@ def fake_gpu_bus_id(index: int) -> str:
     return f"00000000:{index + 1:02X}:00.0"
 
 
-def install_fake_nvidia_smi(
-    directory: Path, count: int, name: str = DEFAULT_GPU_NAME
-) -> Path:
+def install_fake_nvidia_smi(directory: Path, count: int, name: str = DEFAULT_GPU_NAME) -> Path:
     """Write an executable fake ``nvidia-smi`` into ``directory`` and return its path.
 
     ``count`` GPUs (indexes ``0..count-1``) are baked in; ``name`` is the default

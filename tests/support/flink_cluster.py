@@ -78,16 +78,26 @@ Standard YAML (``config.yaml``, snakeyaml-engine, YAML 1.2 core schema):
 
 Legacy (``flink-conf.yaml``, line parser):
 
-* One ``key: value`` per line, split at the first ``": "``; key and value are
-  trimmed (leading indentation is ignored -- there is NO nesting); lines
-  without ``": "`` are skipped with a warning.
+* One ``key: value`` per line, split at the first ``": "`` (``a: b: c`` ->
+  key ``a``, value ``b: c``); key and value are trimmed (leading indentation
+  is ignored -- there is NO nesting); lines without ``": "`` (``a:b``,
+  ``a:<TAB>b``) and lines with an empty value (``a: ``) are skipped.
 * Everything after the first ``#`` on a line is a comment, even inside quotes:
   ``a: x#y`` -> ``x``, ``a: "x#y"`` -> ``"x``.
 * Quotes are NOT removed: ``a: "q"`` -> ``"q"`` (with the quotes).
 * A duplicate key is allowed; the *last* line wins.
 * Lists are ``;``-separated strings: ``gpu;fpga`` -> ``[gpu, fpga]``;
   ``[gpu, fpga]`` is one item ``"[gpu, fpga]"``.
-* Values are never typed: ``yes`` -> ``yes``, ``{q: 1}`` -> ``{q: 1}``.
+* Values are never typed: ``yes`` -> ``yes``, ``0123`` -> ``0123``,
+  ``{q: 1}`` -> ``{q: 1}``.
+* ``config.yaml`` next to ``flink-conf.yaml`` is ignored entirely.
+
+Both formats: the TaskManager start script (``BashJavaUtils``) also re-passes
+``external-resources`` and ``external-resource.<name>.amount`` to the TM JVM
+as ``-D`` dynamic properties derived from the file (visible in the TM log as
+``dynamic_configs: ... -D external-resources="gpu" ...``), so what the TM uses
+is what Flink parsed from the file.  The harness adds
+``-D taskmanager.resource-id=tm-<n>`` the same way.
 
 Where GPU discovery outcomes appear
 -----------------------------------
@@ -126,11 +136,11 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Literal, Union
+from typing import Literal, Self
 
 import yaml
 
@@ -495,9 +505,7 @@ def probe_flink_config(
     )
 
 
-def load_with_flink(
-    conf_dir: Path, flink_home: Path, *, cache_dir: Path | None = None
-) -> dict[str, str]:
+def load_with_flink(conf_dir: Path, flink_home: Path, *, cache_dir: Path | None = None) -> dict[str, str]:
     """Flat ``key -> value`` map Flink reads from ``conf_dir`` (``toMap()``).
 
     See the module docstring for how YAML and legacy files are interpreted.
@@ -529,8 +537,8 @@ def load_file_with_flink(
 # --------------------------------------------------------------------------- #
 
 ConfFormat = Literal["yaml", "legacy"]
-ConfigScalar = Union[str, int, float, bool]
-ConfigValue = Union[ConfigScalar, Sequence[str]]
+ConfigScalar = str | int | float | bool
+ConfigValue = ConfigScalar | Sequence[str]
 
 _CONF_FILE_NAMES: dict[ConfFormat, str] = {"yaml": "config.yaml", "legacy": "flink-conf.yaml"}
 
@@ -598,7 +606,7 @@ def _yaml_value(value: ConfigValue) -> object:
 def render_flat_config(values: Mapping[str, ConfigValue], format_: ConfFormat) -> str:
     """Write flat Flink keys as ``config.yaml`` (``yaml``) or ``flink-conf.yaml`` text."""
     for key, value in values.items():
-        if value is None:  # type: ignore[comparison-overlap]
+        if value is None:
             raise HarnessError(f"{key}: None is not a Flink value (YAML null crashes Flink)")
     if format_ == "legacy":
         return "".join(f"{key}: {_legacy_value(value)}\n" for key, value in values.items())
@@ -626,8 +634,9 @@ def _top_level_spans(text: str, keys: Iterable[str]) -> list[tuple[int, int]]:
         if isinstance(key_node, yaml.ScalarNode) and key_node.value in wanted:
             start = text.rfind("\n", 0, key_node.start_mark.index) + 1
             end = value_node.end_mark.index
-            newline = text.find("\n", end)
-            end = len(text) if newline == -1 else newline + 1
+            if end == 0 or text[end - 1] != "\n":  # block scalars/mappings end at a line start
+                newline = text.find("\n", end)
+                end = len(text) if newline == -1 else newline + 1
             spans.append((start, end))
     return spans
 
@@ -649,8 +658,8 @@ def apply_overrides(text: str, format_: ConfFormat, overrides: Mapping[str, Conf
         return text
     if format_ == "legacy":
         body = text if not text or text.endswith("\n") else text + "\n"
-        return body + "# --- accelplane test harness overrides ---\n" + render_flat_config(
-            overrides, "legacy"
+        return (
+            body + "# --- accelplane test harness overrides ---\n" + render_flat_config(overrides, "legacy")
         )
     spans = _top_level_spans(text, overrides.keys())
     pieces = []
@@ -662,9 +671,7 @@ def apply_overrides(text: str, format_: ConfFormat, overrides: Mapping[str, Conf
     body = "".join(pieces)
     if body and not body.endswith("\n"):
         body += "\n"
-    return body + "# --- accelplane test harness overrides ---\n" + render_flat_config(
-        overrides, "yaml"
-    )
+    return body + "# --- accelplane test harness overrides ---\n" + render_flat_config(overrides, "yaml")
 
 
 def with_coordination_file(args: str, coordination_file: Path) -> str:
@@ -720,9 +727,13 @@ class DiscoveryOutcome:
 
     ``gpu_indexes`` is the set of ``GPUInfo`` indexes the driver produced
     (``None`` when no ``Discover GPU resources`` line was logged);
-    ``failure`` the first failure message (``None`` on success); ``lines``
-    every discovery-related log line (with the STDOUT/STDERR continuation
-    lines and the exception line of failures), in log order.
+    ``failures`` every failure message in log order, each followed by
+    `` (<exception line>)`` when a stack trace follows it (e.g.
+    ``Discovery script exit with 1.`` then ``Failed to retrieve information of
+    external resource gpu. (org.apache.flink.util.FlinkException: Discovery
+    script exit with non-zero return code: 1.)``); ``lines`` every
+    discovery-related log line (with the STDOUT/STDERR continuation lines and
+    the exception line of failures), in log order.
     """
 
     log_file: Path
@@ -730,12 +741,18 @@ class DiscoveryOutcome:
     resource_id: str | None
     enabled_resources: str | None
     gpu_indexes: frozenset[str] | None
-    failure: str | None
+    failures: tuple[str, ...]
     lines: tuple[str, ...]
 
     @property
+    def failure(self) -> str | None:
+        """The first failure message (``None`` when there was none)."""
+        return self.failures[0] if self.failures else None
+
+    @property
     def ok(self) -> bool:
-        return self.gpu_indexes is not None and self.failure is None
+        """GPUs were discovered and nothing failed."""
+        return self.gpu_indexes is not None and not self.failures
 
 
 def parse_discovery_log(text: str, log_file: Path, resource: str = "gpu") -> DiscoveryOutcome:
@@ -761,7 +778,7 @@ def parse_discovery_log(text: str, log_file: Path, resource: str = "gpu") -> Dis
     resource_id: str | None = None
     enabled: str | None = None
     indexes: frozenset[str] | None = None
-    failure: str | None = None
+    failures: list[str] = []
     lines: list[str] = []
     raw = text.splitlines()
     failure_markers = (
@@ -806,15 +823,14 @@ def parse_discovery_log(text: str, log_file: Path, resource: str = "gpu") -> Dis
             if exception:
                 kept.append(exception)
             lines.extend(kept)
-            if failure is None:
-                failure = msg if not exception else f"{msg} ({exception})"
+            failures.append(msg if not exception else f"{msg} ({exception})")
     return DiscoveryOutcome(
         log_file=log_file,
         taskmanager_number=number,
         resource_id=resource_id,
         enabled_resources=enabled,
         gpu_indexes=indexes,
-        failure=failure,
+        failures=tuple(failures),
         lines=tuple(lines),
     )
 
@@ -975,7 +991,7 @@ class FlinkStandalone:
     taskmanager_slots: int | None = None
     memory: str = "1024m"
     extra_overrides: Mapping[str, ConfigValue] | None = None
-    startup_timeout: float = 90.0
+    startup_timeout: float = 180.0
     java_cache_dir: Path | None = None
     verify_config: bool = True
 
@@ -1134,18 +1150,30 @@ class FlinkStandalone:
                 problems.append(f"{key}: wanted {want!r}, Flink reads {got!r}")
         allowed = {self._discovery_key("path"), self._discovery_key("args")} & set(overrides)
         for key in sorted(set(base_view) | set(self.effective_config)):
-            if key.startswith("external-resource") and key not in allowed:
-                if base_view.get(key) != self.effective_config.get(key):
-                    problems.append(
-                        f"{key} changed: {base_view.get(key)!r} -> {self.effective_config.get(key)!r}"
-                    )
+            if (
+                key.startswith("external-resource")
+                and key not in allowed
+                and base_view.get(key) != self.effective_config.get(key)
+            ):
+                problems.append(
+                    f"{key} changed: {base_view.get(key)!r} -> {self.effective_config.get(key)!r}"
+                )
         if problems:
             raise HarnessError("sandbox configuration check failed:\n  " + "\n  ".join(problems))
 
     def _build_env(self) -> dict[str, str]:
         env = dict(os.environ)
-        for var in ("FLINK_HOME", "FLINK_CONF_DIR", "FLINK_PLUGINS_DIR", "FLINK_LIB_DIR", "FLINK_OPT_DIR",
-                    "FLINK_BIN_DIR", "FLINK_ENV_JAVA_OPTS", "FLINK_PID_DIR", "FLINK_LOG_DIR"):
+        for var in (
+            "FLINK_HOME",
+            "FLINK_CONF_DIR",
+            "FLINK_PLUGINS_DIR",
+            "FLINK_LIB_DIR",
+            "FLINK_OPT_DIR",
+            "FLINK_BIN_DIR",
+            "FLINK_ENV_JAVA_OPTS",
+            "FLINK_PID_DIR",
+            "FLINK_LOG_DIR",
+        ):
             env.pop(var, None)
         env.update(
             {
@@ -1173,8 +1201,9 @@ class FlinkStandalone:
         )
         return proc.stdout + proc.stderr
 
-    def _start_daemon(self, kind: Literal["standalonesession", "taskexecutor"], script: str,
-                      *args: str) -> int:
+    def _start_daemon(
+        self, kind: Literal["standalonesession", "taskexecutor"], script: str, *args: str
+    ) -> int:
         before = _read_pids(self._pid_file(kind))
         output = self._script(script, "start", *args)
         after = _read_pids(self._pid_file(kind))
@@ -1276,7 +1305,7 @@ class FlinkStandalone:
                 )
             time.sleep(0.25)
 
-    def start(self, taskmanagers: int = 1) -> FlinkStandalone:
+    def start(self, taskmanagers: int = 1) -> Self:
         """JobManager plus ``taskmanagers`` TaskManagers, started one after another."""
         self.start_jobmanager()
         for _ in range(taskmanagers):
@@ -1376,9 +1405,13 @@ class FlinkStandalone:
             return
         errors = []
         if self._env:
-            for script in ("taskmanager.sh", "jobmanager.sh"):
+            # Sequential on purpose: flink-daemon.sh holds an flock on the pid dir
+            # for its whole run, so concurrent stop-all calls serialise anyway.
+            for script, kind in (("taskmanager.sh", "taskexecutor"), ("jobmanager.sh", "standalonesession")):
+                # flink-daemon.sh waits up to 10 s per daemon before it SIGKILLs.
+                budget = timeout + 12.0 * len(_read_pids(self._pid_file(kind)))
                 try:
-                    self._script(script, "stop-all", timeout=timeout)
+                    self._script(script, "stop-all", timeout=budget)
                 except HarnessError as exc:
                     errors.append(str(exc))
         deadline = time.monotonic() + timeout
@@ -1402,7 +1435,7 @@ class FlinkStandalone:
                 + ("\n" + "\n".join(errors) if errors else "")
             )
 
-    def __enter__(self) -> FlinkStandalone:
+    def __enter__(self) -> Self:
         self.prepare()
         return self
 
@@ -1414,9 +1447,15 @@ class FlinkStandalone:
     ) -> None:
         try:
             self.stop()
-        except HarnessError:
+        except HarnessError as stop_error:
             if exc is None:
                 raise
+            exc.add_note(f"while cleaning up after it: {stop_error}")
+
+
+#: Type of the ``flink_cluster_factory`` fixture (tests/flink_e2e/conftest.py):
+#: ``make(**FlinkStandalone kwargs) -> FlinkStandalone``, stopped at teardown.
+FlinkClusterFactory = Callable[..., FlinkStandalone]
 
 
 # --------------------------------------------------------------------------- #
@@ -1455,12 +1494,6 @@ class GpuScenarioResult:
         return [tm.gpus for tm in self.taskmanagers]
 
 
-@contextlib.contextmanager
-def _scenario_cluster(cluster: FlinkStandalone) -> Iterator[FlinkStandalone]:
-    with cluster:
-        yield cluster
-
-
 def run_gpu_scenario(
     conf_file: Path | Mapping[str, ConfigValue],
     discovery_script_path: Path | None = None,
@@ -1476,7 +1509,7 @@ def run_gpu_scenario(
     extra_env: Mapping[str, str] | None = None,
     run_probe: bool = True,
     java_cache_dir: Path | None = None,
-    startup_timeout: float = 90.0,
+    startup_timeout: float = 180.0,
 ) -> GpuScenarioResult:
     """Start JM + ``taskmanagers`` TMs on a host with ``gpu_count`` fake GPUs.
 
@@ -1523,7 +1556,7 @@ def run_gpu_scenario(
         java_cache_dir=java_cache_dir,
         startup_timeout=startup_timeout,
     )
-    with _scenario_cluster(cluster):
+    with cluster:
         cluster.start(taskmanagers)
         probe = cluster.run_gpu_probe() if run_probe else []
         outcomes = {o.taskmanager_number: o for o in cluster.discovery_results()}
