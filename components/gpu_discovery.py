@@ -143,7 +143,6 @@ too long or unwritable; 4 no inventory backend worked; 70 internal error.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import fcntl
 import os
@@ -216,9 +215,11 @@ class Log:
         self.verbose = verbose
 
     def _write(self, text: str) -> None:
-        with contextlib.suppress(OSError, ValueError):
+        try:
             sys.stderr.write(text + "\n")
             sys.stderr.flush()
+        except (OSError, ValueError):  # stderr closed: nowhere left to complain
+            return
 
     def error(self, msg: str) -> None:
         self._write(f"{PROG}: error: {msg}")
@@ -479,21 +480,67 @@ def which(name: str) -> str | None:
 
 
 def run_command(argv: list[str], timeout: float) -> tuple[int, str, str]:
-    """Run a command, return (rc, stdout, stderr); raises BackendUnavailable."""
-    import subprocess
+    """Run a command, return (rc, stdout, stderr); raises BackendUnavailable.
 
+    Uses ``os.posix_spawn`` + ``select`` rather than ``subprocess``: importing ``subprocess``
+    costs more than running nvidia-smi (start-up time matters; Flink kills us at 10 s)."""
     exe = which(argv[0])
     if exe is None:
         raise BackendUnavailable(f"{argv[0]} not found on PATH")
     if timeout <= 0:
         raise BackendUnavailable(f"no time left to run {argv[0]}")
+    if not hasattr(os, "posix_spawn"):  # Python 3.7
+        return _run_command_subprocess([exe, *argv[1:]], timeout)
+    import select
+
+    out_r, out_w = os.pipe()  # non-inheritable (PEP 446): only the dup2-ed copies reach the child
+    err_r, err_w = os.pipe()
     try:
-        proc = subprocess.Popen(
-            [exe, *argv[1:]], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, close_fds=True,
-        )
+        pid = os.posix_spawn(exe, [exe, *argv[1:]], dict(os.environ), file_actions=[
+            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_DUP2, out_w, 1),
+            (os.POSIX_SPAWN_DUP2, err_w, 2),
+        ])
     except OSError as e:
+        for fd in (out_r, out_w, err_r, err_w):
+            os.close(fd)
         raise BackendUnavailable(f"cannot run {exe}: {e}") from e
+    os.close(out_w)
+    os.close(err_w)
+    chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
+    open_fds = [out_r, err_r]
+    end = time.monotonic() + timeout
+    try:
+        while open_fds:
+            left = end - time.monotonic()
+            ready = select.select(open_fds, [], [], max(left, 0))[0] if left > 0 else []
+            if not ready:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+                raise BackendUnavailable(f"{argv[0]} did not answer within {timeout:.1f} s")
+            for fd in ready:
+                data = os.read(fd, 65536)
+                if data:
+                    chunks[fd].append(data)
+                else:
+                    open_fds.remove(fd)
+    finally:
+        os.close(out_r)
+        os.close(err_r)
+    status = os.waitpid(pid, 0)[1]
+    rc = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
+    return (rc, b"".join(chunks[out_r]).decode("utf-8", "replace"),
+            b"".join(chunks[err_r]).decode("utf-8", "replace"))
+
+
+def _run_command_subprocess(argv: list[str], timeout: float) -> tuple[int, str, str]:
+    import subprocess
+
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, close_fds=True)
+    except OSError as e:
+        raise BackendUnavailable(f"cannot run {argv[0]}: {e}") from e
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -522,15 +569,16 @@ def _na(value: str | None) -> str | None:
     return v
 
 
-class _StdoutToStderr:
-    """Send Python- and fd-level stdout (and Python warnings) to stderr / nowhere while
-    foreign code (pynvml, the NVML library) runs, so nothing can pollute the result line."""
+class _Muffled:
+    """While foreign code runs (pynvml import, the NVML C library), keep stdout clean: Python
+    and fd-level stdout go to stderr when verbose, and stdout, stderr and Python warnings go
+    nowhere otherwise (the deprecated ``pynvml`` wrapper package warns on import)."""
 
-    def __init__(self, quiet: bool) -> None:
-        self.quiet = quiet
-        self.saved_fd = -1
+    def __init__(self, verbose: bool) -> None:
+        self.verbose = verbose
+        self.saved: list[tuple[int, int]] = []
 
-    def __enter__(self) -> _StdoutToStderr:
+    def __enter__(self) -> _Muffled:
         import io
         import warnings
 
@@ -538,23 +586,40 @@ class _StdoutToStderr:
         self._warnings.__enter__()
         warnings.simplefilter("ignore")
         self.saved_stdout, self.saved_stderr = sys.stdout, sys.stderr
-        with contextlib.suppress(OSError, ValueError):
-            sys.stdout.flush()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                continue
         try:
-            self.saved_fd = os.dup(1)
-            os.dup2(2, 1)
-        except OSError:
-            self.saved_fd = -1
-        sink = io.StringIO() if self.quiet else sys.stderr
-        sys.stdout = sink
-        sys.stderr = sink
+            if self.verbose:
+                self._redirect(1, 2)
+            else:
+                null = os.open(os.devnull, os.O_WRONLY)
+                try:
+                    self._redirect(1, null)
+                    self._redirect(2, null)
+                finally:
+                    os.close(null)
+        except OSError:  # no usable fd 1/2: nothing to protect
+            self._restore()
+        sink = sys.stderr if self.verbose else io.StringIO()
+        sys.stdout = sys.stderr = sink
         return self
+
+    def _redirect(self, fd: int, target: int) -> None:
+        self.saved.append((fd, os.dup(fd)))
+        os.dup2(target, fd)
+
+    def _restore(self) -> None:
+        while self.saved:
+            fd, copy = self.saved.pop()
+            os.dup2(copy, fd)
+            os.close(copy)
 
     def __exit__(self, *exc: object) -> None:
         sys.stdout, sys.stderr = self.saved_stdout, self.saved_stderr
-        if self.saved_fd >= 0:
-            os.dup2(self.saved_fd, 1)
-            os.close(self.saved_fd)
+        self._restore()
         self._warnings.__exit__(None, None, None)
 
 
@@ -565,7 +630,7 @@ def _text(value: object) -> str:
 
 
 def inventory_nvml(log: Log) -> list[Gpu]:
-    with _StdoutToStderr(quiet=not log.verbose):
+    with _Muffled(log.verbose):
         try:
             import pynvml  # type: ignore[import-untyped, unused-ignore]
         except Exception as e:  # ImportError, or a broken install
@@ -599,8 +664,10 @@ def inventory_nvml(log: Log) -> list[Gpu]:
         except Exception as e:
             raise BackendUnavailable(f"NVML query failed: {e}") from e
         finally:
-            with contextlib.suppress(Exception):
+            try:
                 pynvml.nvmlShutdown()
+            except Exception as e:
+                log.info(f"nvmlShutdown failed: {e}")
 
 
 def parse_nvidia_smi(text: str, fields: tuple[str, ...], log: Log) -> list[Gpu]:
@@ -844,10 +911,10 @@ def eligible_gpus(gpus: list[Gpu], opts: Options, log: Log) -> list[Gpu]:
     if vendor == "nvidia":
         gpus = apply_visibility(gpus, "NVIDIA_VISIBLE_DEVICES", env.get("NVIDIA_VISIBLE_DEVICES"), log, True)
         cvd = env.get("CUDA_VISIBLE_DEVICES")
+        mixed = len({normalize_model(g.name) for g in gpus}) > 1
         gpus = apply_visibility(gpus, "CUDA_VISIBLE_DEVICES", cvd, log)
-        if (cvd and any(_is_digits(e.strip()) for e in cvd.split(","))
-                and env.get("CUDA_DEVICE_ORDER") != "PCI_BUS_ID"
-                and len({normalize_model(g.name) for g in gpus}) > 1):
+        if (cvd and mixed and env.get("CUDA_DEVICE_ORDER") != "PCI_BUS_ID"
+                and any(_is_digits(e.strip()) for e in cvd.split(","))):
             log.warning("CUDA_VISIBLE_DEVICES uses indexes on a node with mixed GPU models: they are read "
                      "as nvidia-smi indexes, which match CUDA ordinals only with CUDA_DEVICE_ORDER=PCI_BUS_ID")
     else:
