@@ -376,11 +376,15 @@ def yaml_key(key: str) -> str:
 
 
 def yaml_value(value: ConfigValue) -> str:
-    """A value for ``config.yaml`` in YAML 1.2 flow syntax: strings double-quoted, lists in flow style."""
+    """A value for ``config.yaml`` in YAML 1.2 flow syntax: integers and booleans plain, strings and
+    floats double-quoted (so Flink sees exactly the text we mean), lists in flow style."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return _number_text(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        # quoted: Flink would print a YAML float the Java way (1e+20 -> 1.0E20)
+        return json.dumps(_number_text(value))
     if isinstance(value, tuple):
         return "[" + ", ".join(json.dumps(v, ensure_ascii=False) for v in value) + "]"
     return json.dumps(value, ensure_ascii=False)

@@ -160,6 +160,8 @@ def test_yaml_values_survive_yaml_1_2_typing() -> None:
         assert yaml.safe_load(f"k: {rendered}")["k"] == text
     assert yaml_value(("gpu",)) == '["gpu"]'
     assert yaml_value(2) == "2"
+    assert yaml_value(0.5) == '"0.5"'
+    assert yaml_value(1e20) == '"1e+20"'
     assert yaml_value(True) == "true"
     assert yaml_key("taskmanager.numberOfTaskSlots") == "taskmanager.numberOfTaskSlots"
     assert yaml_key("true") == '"true"'
