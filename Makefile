@@ -10,7 +10,7 @@ FLINK_DIR     := $(VENV)/flink
 STACKS  := $(filter-out stacks/Pulumi.%,$(wildcard stacks/*.yaml))
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint typecheck flink hadoop fuzz bench clean help
+.PHONY: demo test lint typecheck flink hadoop fuzz bench clean help readme
 
 help:
 	@echo "make demo      - set up .venv and render every example stack into build/<stack>/"
@@ -18,6 +18,7 @@ help:
 	@echo "make lint      - ruff + mypy"
 	@echo "make fuzz      - long hypothesis run (>= 10,000 specs)"
 	@echo "make bench     - benchmarks (results: see README)"
+	@echo "make readme    - regenerate the README spec reference from the schema"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +50,9 @@ test: $(VENV)/.stamp-test flink
 lint: $(VENV)/.stamp-test
 	$(VENV)/bin/ruff check components tests bench
 	$(VENV)/bin/mypy
+
+readme: $(VENV)/.stamp-base
+	$(PY) -c "from components.schema_docs import update_readme; update_readme('README.md')"
 
 clean:
 	rm -rf build dist .pytest_cache .mypy_cache .ruff_cache

@@ -57,6 +57,11 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 def cmd_schema(args: argparse.Namespace) -> int:
     """Print the spec JSON Schema."""
+    if args.markdown:
+        from components.schema_docs import markdown_reference
+
+        print(markdown_reference(), end="")
+        return EXIT_OK
     from components.schema import load_schema
 
     print(json.dumps(load_schema(), indent=2, ensure_ascii=False))
@@ -83,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_render)
 
     p = sub.add_parser("schema", help="print the spec JSON Schema")
+    p.add_argument("--markdown", action="store_true", help="print the spec reference as a Markdown table")
     p.set_defaults(func=cmd_schema)
     return parser
 

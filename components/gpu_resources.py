@@ -7,16 +7,21 @@ the YARN builders (``yarn.io/gpu`` or per-model types).
 NVIDIA rules (k8s-device-plugin ``api/config/v1``):
 * MIG ``none``: ``nvidia.com/gpu``, ``perNode`` per node.
 * MIG ``single``: every slice is advertised as ``nvidia.com/gpu``: ``perNode × slices per GPU``.
-* MIG ``mixed``: one resource per profile, ``nvidia.com/mig-<profile>``: ``perNode × count``.
+* MIG ``mixed``: one resource per profile, ``nvidia.com/mig-<profile>``: ``perNode × count``; the
+  plugin turns a ``+`` of the profile into ``.`` (``1g.10gb+me`` → ``nvidia.com/mig-1g.10gb.me``,
+  ``internal/rm/rm.go`` ``AddDefaultResourcesToConfig``).
 * Sharing (time-slicing or MPS) with ``replicas`` R multiplies each count by R; with
   ``renameByDefault`` the names get a ``.shared`` suffix.
 AMD: ``amd.com/gpu``, ``perNode`` per node.
+
+GPU Feature Discovery's ``nvidia.com/gpu.product`` label of a pool's nodes (`gfd_product_label_for_pool`)
+follows the same pool settings: MIG ``single`` appends ``-MIG-<profile>``, unrenamed sharing ``-SHARED``.
 """
 
 from __future__ import annotations
 
 from components.model import VENDOR_RESOURCE, FlinkCluster, NodePool, Spec
-from components.names import yarn_gpu_type_for_model
+from components.names import gfd_product_label, normalize_gpu_model, yarn_gpu_type_for_model
 
 YARN_GPU = "yarn.io/gpu"
 TARGET_PLATFORM = {
@@ -27,8 +32,17 @@ TARGET_PLATFORM = {
 }
 
 
-def advertised_resources(pool: NodePool) -> dict[str, int]:
-    """Resource name → allocatable count per node that the pool's device plugin advertises."""
+SHARED_SUFFIX = ".shared"
+
+
+def mig_resource_name(profile: str) -> str:
+    """Resource the NVIDIA plugin advertises for a MIG profile under ``mixed``."""
+    return f"nvidia.com/mig-{profile}".replace("+", ".")
+
+
+def unshared_resources(pool: NodePool) -> dict[str, int]:
+    """Resource name → count per node before sharing is applied (the names time-slicing and MPS
+    replicate in the plugin config)."""
     gpu = pool.gpu
     if gpu is None:
         return {}
@@ -36,18 +50,64 @@ def advertised_resources(pool: NodePool) -> dict[str, int]:
         return {VENDOR_RESOURCE["amd"]: gpu.per_node}
     mig = gpu.mig
     if mig.strategy == "mixed":
-        counts = {f"nvidia.com/mig-{profile}": gpu.per_node * n for profile, n in mig.devices}
+        counts = {mig_resource_name(profile): gpu.per_node * n for profile, n in mig.devices}
     elif mig.strategy == "single":
         counts = {
             "nvidia.com/gpu": gpu.per_node * sum(n for _, n in mig.devices) if mig.devices else gpu.per_node
         }
     else:
         counts = {"nvidia.com/gpu": gpu.per_node}
-    sharing = gpu.sharing
-    if sharing.strategy != "none":
-        suffix = ".shared" if sharing.rename_by_default else ""
-        counts = {f"{name}{suffix}": n * sharing.replicas for name, n in counts.items()}
     return dict(sorted(counts.items()))
+
+
+def is_shared(pool: NodePool) -> bool:
+    """True when the pool's NVIDIA plugin replicates its GPUs (time-slicing or MPS)."""
+    return pool.gpu is not None and pool.gpu.vendor == "nvidia" and pool.gpu.sharing.strategy != "none"
+
+
+def advertised_resources(pool: NodePool) -> dict[str, int]:
+    """Resource name → allocatable count per node that the pool's device plugin advertises."""
+    counts = unshared_resources(pool)
+    if pool.gpu is None or not is_shared(pool):
+        return counts
+    sharing = pool.gpu.sharing
+    suffix = SHARED_SUFFIX if sharing.rename_by_default else ""
+    return dict(sorted((f"{name}{suffix}", n * sharing.replicas) for name, n in counts.items()))
+
+
+def max_request_per_container(pool: NodePool, resource: str) -> int | None:
+    """Largest amount of ``resource`` one container may request on this pool's nodes, where the
+    plugin limits it below the node's count, else None.
+
+    MPS always refuses a request for more than one replica; time-slicing only with
+    ``failRequestsGreaterThanOne`` (k8s-device-plugin internal/rm/rm.go ``ValidateRequest``).
+    """
+    if pool.gpu is None or not is_shared(pool) or resource not in advertised_resources(pool):
+        return None
+    sharing = pool.gpu.sharing
+    if sharing.strategy == "mps" or sharing.fail_requests_greater_than_one:
+        return 1
+    return None
+
+
+def gfd_product_label_for_pool(pool: NodePool) -> str | None:
+    """Value of ``nvidia.com/gpu.product`` that GPU Feature Discovery puts on the pool's nodes
+    (None without an NVIDIA model).
+
+    MIG ``single``: every slice is ``nvidia.com/gpu`` and GFD labels ``<model>-MIG-<profile>``;
+    MIG ``mixed``: ``nvidia.com/gpu.product`` describes the full GPU (no sharing suffix, the slices
+    get ``nvidia.com/mig-<profile>.product``); sharing without ``renameByDefault`` appends
+    ``-SHARED`` (k8s-device-plugin internal/lm/mig-strategy.go and resource.go).
+    """
+    gpu = pool.gpu
+    if gpu is None or gpu.vendor != "nvidia" or not gpu.model:
+        return None
+    shared = is_shared(pool) and not gpu.sharing.rename_by_default
+    if gpu.mig.strategy == "single" and len(gpu.mig.devices) == 1:
+        return gfd_product_label(gpu.model, mig_profile=gpu.mig.devices[0][0], shared=shared)
+    if gpu.mig.strategy == "mixed":
+        return gfd_product_label(gpu.model)
+    return gfd_product_label(gpu.model, shared=shared)
 
 
 def primary_resource(pool: NodePool) -> str | None:
@@ -78,7 +138,7 @@ def candidate_pools(spec: Spec, cluster: FlinkCluster) -> list[NodePool]:
             continue
         if gpu.vendor is not None and pool.gpu.vendor != gpu.vendor:
             continue
-        if gpu.model is not None and (pool.gpu.model or "").lower() != gpu.model.lower():
+        if gpu.model is not None and normalize_gpu_model(pool.gpu.model or "") != normalize_gpu_model(gpu.model):
             continue
         pools.append(pool)
     return pools

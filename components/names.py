@@ -41,14 +41,39 @@ def normalize_gpu_model(model: str) -> str:
     return re.sub(r"[\s-]+", "", model).lower()
 
 
-def gfd_product_label(model: str) -> str:
-    """Return the value GPU Feature Discovery puts in ``nvidia.com/gpu.product`` for a model name.
+_GFD_DROP_RE = re.compile(r"[^A-Za-z0-9_. -]")
+LABEL_VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 
-    GFD replaces spaces with ``-`` (``"Tesla T4"`` → ``"Tesla-T4"``); label values must also match
-    the Kubernetes label-value charset, so anything else outside ``[A-Za-z0-9_.-]`` becomes ``-``.
+
+def _gfd_sanitise(part: str) -> str:
+    """GFD's ``sanitise``: drop every character outside ``[A-Za-z0-9-_. ]``, then join the
+    whitespace-separated fields with ``-`` (``"NVIDIA  A100 (80GB)"`` → ``"NVIDIA-A100-80GB"``)."""
+    return "-".join(_GFD_DROP_RE.sub("", part).split())
+
+
+def gfd_product_label(model: str, *, mig_profile: str | None = None, shared: bool = False) -> str:
+    """Return the value GPU Feature Discovery writes to ``nvidia.com/gpu.product`` for a model.
+
+    Mirrors k8s-device-plugin ``internal/lm/resource.go`` (``getProductName``): every part (the
+    model, then ``MIG`` and the MIG profile for a MIG ``single`` node) is sanitised, the parts are
+    joined with ``-`` and ``-SHARED`` is appended when the resource is shared (time-slicing or MPS
+    with ``replicas > 1``) without being renamed. ``"Tesla T4"`` → ``"Tesla-T4"``,
+    ``("NVIDIA A100-SXM4-40GB", mig_profile="1g.5gb")`` → ``"NVIDIA-A100-SXM4-40GB-MIG-1g.5gb"``.
+    GFD does not truncate: a result that is not a valid label value (see `is_label_value`) never
+    reaches the node, so callers must check it.
     """
-    value = re.sub(r"[^A-Za-z0-9_.-]", "-", model.strip())
-    return value[:63].strip("-_.")
+    parts = [model] if mig_profile is None else [model, "MIG", mig_profile]
+    stripped = [s for s in (_gfd_sanitise(p) for p in parts if p) if s]
+    if not stripped:
+        return ""
+    if shared:
+        stripped.append("SHARED")
+    return "-".join(stripped)
+
+
+def is_label_value(value: str) -> bool:
+    """True when ``value`` is a valid Kubernetes label value (≤ 63 chars, alnum at both ends)."""
+    return len(value) <= 63 and bool(LABEL_VALUE_RE.match(value))
 
 
 def yarn_gpu_type_for_model(model: str) -> str:

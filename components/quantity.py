@@ -32,6 +32,10 @@ _DECIMAL = {
 }
 
 
+# Kubernetes stores quantities as int64 with at most nano precision; anything beyond 1e±30 is a typo.
+MAX_EXPONENT = 30
+
+
 class QuantityError(ValueError):
     """A string that is not a Kubernetes quantity."""
 
@@ -56,7 +60,12 @@ def parse_quantity(value: str | int | float) -> Decimal:
         return number * _BINARY[suffix]
     if suffix in _DECIMAL:
         return number * _DECIMAL[suffix]
-    return number * (Decimal(10) ** Decimal(suffix[1:]))
+    exponent = Decimal(suffix[1:])
+    if abs(exponent) > MAX_EXPONENT or exponent != exponent.to_integral_value():
+        raise QuantityError(
+            f"{value!r}: exponent must be an integer between -{MAX_EXPONENT} and {MAX_EXPONENT}"
+        )
+    return number.scaleb(int(exponent))
 
 
 @dataclass(frozen=True, order=True)

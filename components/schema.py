@@ -70,6 +70,11 @@ def validate_document(data: Any) -> list[Problem]:
     for error in _validator().iter_errors(data):
         if error.validator == "propertyNames":
             problems.extend(_propertynames_problems(error))
+        elif "propertyNames" in error.relative_schema_path:
+            # a map key failed its pattern: name the key in the path
+            custom = error.schema.get("errorMessage") if isinstance(error.schema, dict) else None
+            key = str(error.instance)
+            problems.append(Problem((*error.absolute_path, key), f"key {key!r} {custom or error.message}"))
         else:
             problems.append(Problem(tuple(error.absolute_path), _message(error)))
     return sorted(set(problems), key=lambda p: ([str(x) for x in p.path], p.message))

@@ -25,4 +25,8 @@ def files_for(spec_path: Path | str) -> dict[str, tuple[str, int]]:
 
 def objects_for(spec_path: Path | str) -> list[dict[str, Any]]:
     """Validated spec → every Kubernetes manifest, parsed back from the rendered YAML text."""
-    return [yaml.safe_load(text) for path, (text, _) in files_for(spec_path).items() if path.startswith("kubernetes/")]
+    return [
+        yaml.safe_load(text)
+        for path, (text, _) in files_for(spec_path).items()
+        if path.startswith("kubernetes/")
+    ]

@@ -48,8 +48,10 @@ def _strict(schema: Any) -> Any:
     ``properties`` (what the API server's structural pruning would silently drop, we reject)."""
     if isinstance(schema, dict):
         out = {k: _strict(v) for k, v in schema.items()}
-        if "properties" in schema and "additionalProperties" not in schema and not schema.get(
-            "x-kubernetes-preserve-unknown-fields"
+        if (
+            "properties" in schema
+            and "additionalProperties" not in schema
+            and not schema.get("x-kubernetes-preserve-unknown-fields")
         ):
             out["additionalProperties"] = False
         return out
@@ -82,3 +84,22 @@ def validate_k8s_object(obj: dict[str, Any]) -> None:
         validate_crd_object(obj)
     else:
         validate_core_object(obj)
+
+
+def validate_rendered_files(files: dict[str, tuple[str, int]]) -> None:
+    """Check every rendered file with the validator for its kind (used by fuzzing and examples).
+
+    Kubernetes objects go to their real validators; other kinds are dispatched by path and are
+    checked by the family test suites with their own real consumers (Flink, Hadoop, hadolint …);
+    here they must at least parse in their format.
+    """
+    import xml.etree.ElementTree as ET
+
+    for path, (text, _mode) in files.items():
+        if path.startswith("kubernetes/"):
+            validate_k8s_object(yaml.safe_load(text))
+        elif path.endswith(".xml"):
+            ET.fromstring(text)
+        elif path.endswith((".yaml", ".yml")) and not path.endswith("flink-conf.yaml"):
+            for _ in yaml.safe_load_all(text):
+                pass

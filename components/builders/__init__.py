@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from components.artifacts import Bundle
-from components.builders import flink, priority, volcano
+from components.builders import device_plugins, flink, priority, volcano
 from components.model import Spec
 
 Builder = Callable[[Spec], Bundle]
@@ -17,6 +17,7 @@ Builder = Callable[[Spec], Bundle]
 FAMILIES: tuple[tuple[str, Builder], ...] = (
     ("priority", priority.build),
     ("volcano", volcano.build),
+    ("device-plugins", device_plugins.build),
     ("flink", flink.build),
 )
 

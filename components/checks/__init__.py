@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from components.checks import flink, references, scheduling
+from components.checks import device_plugins, flink, references, scheduling
 from components.errors import Problem
 from components.model import Spec
 
@@ -17,6 +17,7 @@ Check = Callable[[Spec], Iterable[Problem]]
 CHECKS: tuple[Check, ...] = (
     scheduling.check,
     references.check,
+    device_plugins.check,
     flink.check,
 )
 

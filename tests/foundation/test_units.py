@@ -1,0 +1,91 @@
+"""Quantities and names: exact parsing, formatting and the shared naming rules."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from components.names import (
+    gfd_product_label,
+    is_dns1123_label,
+    is_valid_yarn_resource_name,
+    normalize_gpu_model,
+    yarn_gpu_type_for_model,
+)
+from components.quantity import QuantityError, format_quantity, parse_quantity
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("4", 4),
+        (4, 4),
+        ("500m", Decimal("0.5")),
+        ("1.5Gi", 1610612736),
+        ("1e3", 1000),
+        ("2k", 2000),
+        ("1Ki", 1024),
+        ("0.1", Decimal("0.1")),
+        (".5", Decimal("0.5")),
+    ],
+)
+def test_parse(text: str | int, value: Decimal | int) -> None:
+    assert parse_quantity(text) == value
+
+
+@pytest.mark.parametrize("text", ["10GB", "1.2.3", "", " 4", "4 ", "Gi", "--1", True, ".0E3000000", "1e1.5"])
+def test_parse_rejects(text: object) -> None:
+    with pytest.raises(QuantityError):
+        parse_quantity(text)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("value", "binary", "text"),
+    [
+        (Decimal(3 * 2**30), True, "3Gi"),
+        (Decimal(1536 * 2**20), True, "1536Mi"),
+        (Decimal("4.5"), False, "4500m"),
+        (Decimal(12), False, "12"),
+        (Decimal(0), True, "0"),
+    ],
+)
+def test_format(value: Decimal, binary: bool, text: str) -> None:
+    assert format_quantity(value, binary) == text
+    assert parse_quantity(text) == value
+
+
+def test_e2data_model_normalisation() -> None:
+    assert normalize_gpu_model("Tesla V100-SXM2-32GB") == "teslav100sxm232gb"
+    assert yarn_gpu_type_for_model("Tesla V100-SXM2-32GB") == "yarn.io/gpu-teslav100sxm232gb"
+    assert is_valid_yarn_resource_name(yarn_gpu_type_for_model("NVIDIA A100-SXM4-80GB"))
+
+
+def test_names() -> None:
+    assert (
+        is_dns1123_label("fraud-scoring") and not is_dns1123_label("Fraud") and not is_dns1123_label("a" * 64)
+    )
+    assert gfd_product_label("Tesla T4") == "Tesla-T4"
+    for ok in ("yarn.io/gpu", "yarn.io/gpu-teslav100sxm232gb", "gpu", "a.b-c/x_y"):
+        assert is_valid_yarn_resource_name(ok), ok
+    for bad in ("yarn.io/gpu model", "1gpu", "com/acme/gpu", "yarn.io/"):
+        assert not is_valid_yarn_resource_name(bad), bad
+
+
+def test_candidate_pools_match_models_by_e2data_normalisation(write_spec) -> None:  # type: ignore[no-untyped-def]
+    from components.gpu_resources import candidate_pools
+    from components.pipeline import load_validated
+
+    spec = write_spec(
+        """\
+        cluster: {name: d, platforms: [yarn]}
+        nodePools:
+          - {name: v100, platform: yarn, nodes: 1, gpu: {vendor: nvidia, model: Tesla V100-SXM2-32GB, perNode: 4}}
+          - {name: t4, platform: yarn, nodes: 1, gpu: {vendor: nvidia, model: Tesla T4, perNode: 2}}
+        flink:
+          clusters:
+            - {name: c, target: yarn, taskManager: {gpu: {amount: 1, model: tesla-v100-sxm2-32gb}}}
+        """
+    )
+    model = load_validated(spec).model
+    assert [p.name for p in candidate_pools(model, model.flink_clusters[0])] == ["v100"]
