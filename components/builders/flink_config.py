@@ -38,6 +38,7 @@ GPU_PREFIX = f"external-resource.{GPU_RESOURCE}."
 GPU_DRIVER_FACTORY = "org.apache.flink.externalresource.gpu.GPUDriverFactory"
 COORDINATION_FLAG = "--enable-coordination-mode"
 COORDINATION_FILE_FLAG = "--coordination-file"
+FILE_MODE_FLAG = "--file-mode"
 WRONG_COORDINATION_FLAG = "--enable-coordination"
 MIB = 2**20
 
@@ -163,15 +164,19 @@ def pod_template_path(name: str) -> str:
     return f"{POD_TEMPLATE_DIR}/{name}"
 
 
-def discovery_args(cluster: FlinkCluster) -> str | None:
-    """``external-resource.gpu.param.discovery-script.args``: the coordination flags, or None.
+def discovery_args(spec: Spec, cluster: FlinkCluster) -> str | None:
+    """``external-resource.gpu.param.discovery-script.args``: the coordination flags (coordination
+    file and the mode a new one gets, ``discovery.fileMode``), or None without coordination.
 
     Flink splits the args on whitespace with no quoting; the coordination file path is restricted
     by the schema to characters without whitespace.
     """
     if not cluster.coordination:
         return None
-    return f"{COORDINATION_FLAG} {COORDINATION_FILE_FLAG} {cluster.coordination_file}"
+    return (
+        f"{COORDINATION_FLAG} {COORDINATION_FILE_FLAG} {cluster.coordination_file} "
+        f"{FILE_MODE_FLAG} {spec.discovery.file_mode}"
+    )
 
 
 def gpu_amount(cluster: FlinkCluster) -> int:
@@ -192,7 +197,7 @@ def _gpu_keys(spec: Spec, cluster: FlinkCluster) -> list[GeneratedKey]:
             f"{GPU_PREFIX}param.discovery-script.path", spec.discovery.script_path, "discovery.installDir"
         ),
     ]
-    args = discovery_args(cluster)
+    args = discovery_args(spec, cluster)
     if args is not None:
         keys.append(GeneratedKey(f"{GPU_PREFIX}param.discovery-script.args", args, "discovery.coordination"))
     if is_kubernetes(cluster):

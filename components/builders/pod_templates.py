@@ -20,9 +20,10 @@ from typing import Any, Literal
 
 from components import discovery_artifacts
 from components.builders.flink_config import gpu_amount
-from components.gpu_resources import candidate_pools, cluster_vendor
-from components.model import FlinkCluster, NodePool, Spec, Taint
+from components.gpu_resources import candidate_pools, cluster_vendor, gfd_product_label_for_pool
+from components.model import FlinkCluster, NodePool, Spec
 from components.names import GPU_PRODUCT_LABEL, gfd_product_label
+from components.node_selection import merged_tolerations, pool_labels, pool_node_affinity
 
 Role = Literal["jobmanager", "taskmanager"]
 
@@ -52,45 +53,48 @@ def _labels(spec: Spec, cluster: FlinkCluster, role: Role) -> dict[str, str]:
     return labels
 
 
-def _toleration(t: Taint) -> dict[str, str]:
-    if t.value:
-        return {"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect}
-    return {"key": t.key, "operator": "Exists", "effect": t.effect}
+def _product_expression(values: list[str]) -> dict[str, Any]:
+    return {"key": GPU_PRODUCT_LABEL, "operator": "In", "values": values}
 
 
-def _model_expression(spec: Spec, cluster: FlinkCluster) -> dict[str, Any] | None:
-    """``nvidia.com/gpu.product In [<GFD label>]`` when the cluster asks for an NVIDIA GPU model."""
+def _product_label(spec: Spec, cluster: FlinkCluster, pool: NodePool) -> str | None:
+    """The ``nvidia.com/gpu.product`` value GFD writes on the pool's nodes when the cluster asks for
+    an NVIDIA GPU model (None otherwise)."""
     gpu = cluster.task_manager.gpu
     if gpu is None or gpu.model is None or cluster_vendor(spec, cluster) != "nvidia":
         return None
-    return {"key": GPU_PRODUCT_LABEL, "operator": "In", "values": [gfd_product_label(gpu.model)]}
-
-
-def _pool_expressions(pool: NodePool) -> list[dict[str, Any]]:
-    return [{"key": k, "operator": "In", "values": [v]} for k, v in pool.labels]
+    return gfd_product_label_for_pool(pool) or gfd_product_label(gpu.model)
 
 
 def placement(spec: Spec, cluster: FlinkCluster) -> dict[str, Any]:
     """``nodeSelector``/``affinity``/``tolerations`` for the cluster's GPU TaskManagers.
 
     One candidate pool with labels → its labels as nodeSelector; several → one required node
-    affinity term per pool (OR). When any candidate pool has no labels, pool selection is left to
-    the GPU resource request. An explicit NVIDIA GPU model adds ``nvidia.com/gpu.product`` (set by
-    GPU Feature Discovery) to every term. Tolerations: every taint of every candidate pool.
+    affinity term per pool (OR, `components.node_selection.pool_node_affinity`). When any candidate
+    pool has no labels, pool selection is left to the GPU resource request. An explicit NVIDIA GPU
+    model adds ``nvidia.com/gpu.product`` (the value GPU Feature Discovery writes on that pool's
+    nodes) to every term. Tolerations: every taint of every candidate pool.
     """
     if gpu_amount(cluster) == 0:
         return {}
-    pools = candidate_pools(spec, cluster)
+    pools = sorted(candidate_pools(spec, cluster), key=lambda p: p.name)
     out: dict[str, Any] = {}
-    model = _model_expression(spec, cluster)
+    products = [_product_label(spec, cluster, p) for p in pools]
     labelled = bool(pools) and all(p.labels for p in pools)
-    if labelled and len(pools) == 1:
-        out["nodeSelector"] = dict(pools[0].labels)
-        terms = [[model]] if model else []
-    elif labelled:
-        terms = [_pool_expressions(p) + ([model] if model else []) for p in pools]
+    terms: list[list[dict[str, Any]]] = []
+    if labelled and len(pools) > 1:
+        affinity = pool_node_affinity(pools)
+        selector_terms = affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+            "nodeSelectorTerms"
+        ]
+        for term, product in zip(selector_terms, products, strict=True):
+            terms.append([*term["matchExpressions"], *([_product_expression([product])] if product else [])])
     else:
-        terms = [[model]] if model else []
+        if labelled:
+            out["nodeSelector"] = pool_labels(pools[0])
+        values = sorted({v for v in products if v})
+        if values:
+            terms.append([_product_expression(values)])
     if terms:
         out["affinity"] = {
             "nodeAffinity": {
@@ -99,9 +103,9 @@ def placement(spec: Spec, cluster: FlinkCluster) -> dict[str, Any]:
                 }
             }
         }
-    taints = sorted({t for p in pools for t in p.taints}, key=lambda t: (t.key, t.value, t.effect))
-    if taints:
-        out["tolerations"] = [_toleration(t) for t in taints]
+    tolerations = merged_tolerations([], pools)
+    if tolerations:
+        out["tolerations"] = tolerations
     return out
 
 

@@ -5,8 +5,8 @@
 * GPUs: a pool that can host the TaskManagers, GPUs per TaskManager ≤ GPUs per node, enough GPUs
   in total, sharing vs. coordination mode, GPU model affinity needs GPU Feature Discovery, YARN
   maximum allocation;
-* Volcano: a queue is set when the spec manages queues, the PodGroup's ``minResources`` fits the
-  queue's capability (every dimension listed), the pods fit the queue's ``pods``;
+* Volcano: the PodGroup's ``minResources`` fits the queue's capability (which must list the GPU
+  resource), the pods fit the queue's ``pods``;
 * ``config``: keys accelplane generates (or their Flink aliases) are errors, values must be
   writable in the file format, the wrong flag ``--enable-coordination`` is called out.
 """
@@ -38,11 +38,13 @@ from components.gpu_resources import (
     advertised_resources,
     candidate_pools,
     cluster_vendor,
+    is_shared,
     kubernetes_gpu_resource,
     target_platform,
     yarn_gpu_type,
 )
 from components.model import FlinkCluster, NodePool, Spec
+from components.names import normalize_gpu_model
 
 MIN_KUBERNETES_VERSION = (1, 13)
 MIN_OPERATOR_VERSION = (1, 15)
@@ -144,23 +146,32 @@ def _check_named_pool(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
     if pool is None:
         return  # references.check reports the undefined pool
     platform = target_platform(c)
+    kubernetes = c.target in KUBERNETES_TARGETS
+    # On Kubernetes, device_plugins.check reports a pool of another platform or without GPUs
+    # (nothing advertises the resource there).
     if pool.platform != platform:
-        yield Problem(
-            c.field_path("taskManager", "gpu", "pool"),
-            f"pool {pool.name!r} belongs to platform {pool.platform}, but target {c.target} runs its "
-            f"TaskManagers on {platform} nodes; name a {platform} pool",
-        )
+        if not kubernetes:
+            yield Problem(
+                c.field_path("taskManager", "gpu", "pool"),
+                f"pool {pool.name!r} belongs to platform {pool.platform}, but target {c.target} runs its "
+                f"TaskManagers on {platform} hosts; name a {platform} pool",
+            )
     elif pool.gpu is None:
-        yield Problem(
-            c.field_path("taskManager", "gpu", "pool"),
-            f"pool {pool.name!r} has no GPUs; name a pool with a gpu section",
-        )
+        if not kubernetes:
+            yield Problem(
+                c.field_path("taskManager", "gpu", "pool"),
+                f"pool {pool.name!r} has no GPUs; name a pool with a gpu section",
+            )
     elif gpu.vendor is not None and gpu.vendor != pool.gpu.vendor:
         yield Problem(
             c.field_path("taskManager", "gpu", "vendor"),
             f"pool {pool.name!r} has {pool.gpu.vendor} GPUs, not {gpu.vendor}; fix vendor or pool",
         )
-    elif gpu.model is not None and pool.gpu.model is not None and gpu.model.lower() != pool.gpu.model.lower():
+    elif (
+        gpu.model is not None
+        and pool.gpu.model is not None
+        and normalize_gpu_model(gpu.model) != normalize_gpu_model(pool.gpu.model)
+    ):
         yield Problem(
             c.field_path("taskManager", "gpu", "model"),
             f"pool {pool.name!r} has {pool.gpu.model!r} GPUs, not {gpu.model!r}; fix model or pool",
@@ -168,13 +179,13 @@ def _check_named_pool(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
 
 
 def _per_node(spec: Spec, c: FlinkCluster, pools: list[NodePool]) -> tuple[str, dict[str, int]]:
-    """The GPU resource the TaskManagers request and how many each candidate pool has per node."""
+    """The GPU resource the TaskManagers request and how many each pool providing it has per node."""
     if c.target in KUBERNETES_TARGETS:
         resource = kubernetes_gpu_resource(spec, c)
         assert resource is not None
-        return resource, {p.name: advertised_resources(p).get(resource, 0) for p in pools}
+        return resource, {p.name: n for p in pools if (n := advertised_resources(p).get(resource, 0))}
     name = (yarn_gpu_type(spec, c) if c.target == "yarn" else None) or "GPUs"
-    return name, {p.name: p.gpu.per_node if p.gpu else 0 for p in pools}
+    return name, {p.name: p.gpu.per_node for p in pools if p.gpu is not None}
 
 
 def _check_gpu(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
@@ -182,43 +193,40 @@ def _check_gpu(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
     amount = gpu_amount(c)
     if gpu is None or amount == 0:
         return
+    kubernetes = c.target in KUBERNETES_TARGETS
     if gpu.pool is not None:
         named = list(_check_named_pool(spec, c))
         yield from named
-        if named or spec.pool(gpu.pool) is None:
+        pool = spec.pool(gpu.pool)
+        if named or pool is None or pool.gpu is None or pool.platform != target_platform(c):
             return
     pools = candidate_pools(spec, c)
-    platform = target_platform(c)
-    if not pools:
+    resource, counts = _per_node(spec, c, pools)
+    amount_path = c.field_path("taskManager", "gpu", "amount")
+    best = max(counts.values(), default=0)
+    if kubernetes:
+        # device_plugins.check reports a missing pool, a resource no pool advertises, more GPUs than
+        # one node offers and per-container limits of shared GPUs.
+        if amount > best:
+            return
+    elif not pools:
         wanted = " ".join(x for x in (gpu.vendor, repr(gpu.model) if gpu.model else None) if x) or "any"
         yield Problem(
             c.field_path("taskManager", "gpu"),
-            f"no {platform} node pool has {wanted} GPUs for this cluster's TaskManagers; add such a pool "
-            "or fix taskManager.gpu (pool, vendor, model)",
+            f"no {target_platform(c)} node pool has {wanted} GPUs for this cluster's TaskManagers; add such "
+            "a pool or fix taskManager.gpu (pool, vendor, model)",
         )
         return
-    resource, counts = _per_node(spec, c, pools)
-    amount_path = c.field_path("taskManager", "gpu", "amount")
-    if not any(counts.values()):
-        offered = "; ".join(f"{p.name}: {', '.join(advertised_resources(p)) or 'nothing'}" for p in pools)
-        yield Problem(
-            c.field_path("taskManager", "gpu", "resource")
-            if gpu.resource
-            else c.field_path("taskManager", "gpu"),
-            f"no pool that can host the TaskManagers advertises {resource} ({offered}); set "
-            "taskManager.gpu.resource to one of the advertised resources",
-        )
-        return
-    best = max(counts.values())
-    if amount > best:
+    elif amount > best:
         yield Problem(
             amount_path,
-            f"{amount} {resource} per TaskManager exceeds the GPUs per node of every pool that can host it "
-            f"({_pool_list(counts, 'per node')}); a TaskManager runs on one node, so use at most {best}",
+            f"{amount} GPUs per TaskManager exceed the GPUs per node of every pool that can host it "
+            f"({_pool_list(counts, 'per node')}); a TaskManager runs on one host, so use at most {best}",
         )
-    total = sum(counts[p.name] * p.nodes for p in pools)
+        return
+    total = sum(counts.get(p.name, 0) * p.nodes for p in pools)
     need = c.task_manager.replicas * amount
-    if amount <= best and need > total:
+    if need > total:
         yield Problem(
             c.field_path("taskManager", "replicas"),
             f"{c.task_manager.replicas} TaskManagers × {amount} need {need} {resource}, but the pools that "
@@ -232,7 +240,7 @@ def _check_gpu(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
                 f"needing {count * amount} GPUs where it has {per_node}; lower replicas or add hosts",
             )
             break
-    if c.target in KUBERNETES_TARGETS:
+    if kubernetes:
         yield from _check_kubernetes_gpu(spec, c, pools)
     if c.target == "yarn" and spec.yarn is not None:
         for rt in spec.yarn.resource_types:
@@ -248,24 +256,16 @@ def _check_gpu(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
 def _check_kubernetes_gpu(spec: Spec, c: FlinkCluster, pools: list[NodePool]) -> Iterator[Problem]:
     gpu = c.task_manager.gpu
     assert gpu is not None
-    for pool in pools:
+    shared = [p for p in pools if is_shared(p)]
+    if shared and c.coordination:
+        pool = shared[0]
         assert pool.gpu is not None
-        sharing = pool.gpu.sharing
-        if sharing.strategy == "none":
-            continue
-        if c.coordination:
-            yield Problem(
-                c.field_path("discovery", "coordination"),
-                f"pool {pool.name!r} shares each GPU between containers ({sharing.strategy}); coordination "
-                "mode would give every physical GPU to a single TaskManager; set discovery.coordination: false "
-                "for this cluster",
-            )
-        if sharing.fail_requests_greater_than_one and gpu.amount > 1:
-            yield Problem(
-                c.field_path("taskManager", "gpu", "amount"),
-                f"pool {pool.name!r} rejects requests for more than one shared GPU "
-                "(failRequestsGreaterThanOne); use amount 1",
-            )
+        yield Problem(
+            c.field_path("discovery", "coordination"),
+            f"pool {pool.name!r} shares each GPU between containers ({pool.gpu.sharing.strategy}); coordination "
+            "mode would give every physical GPU to a single TaskManager; set discovery.coordination: false "
+            "for this cluster",
+        )
     if (
         gpu.model is not None
         and cluster_vendor(spec, c) == "nvidia"
@@ -307,14 +307,7 @@ def _check_queue(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
     if c.target not in KUBERNETES_TARGETS:
         return
     if c.queue is None:
-        if spec.queues:
-            leaves = ", ".join(sorted(leaf_queue_names(spec)))
-            yield Problem(
-                c.field_path("queue"),
-                f"no queue set: PodGroup {podgroup_name(c)} would go to Volcano's 'default' queue, which this "
-                f"spec does not manage; set queue to a leaf queue ({leaves})",
-            )
-        return
+        return  # the PodGroup goes to Volcano's default queue
     q = spec.queue(c.queue)
     if q is None or c.queue not in leaf_queue_names(spec):
         return  # references.check reports undefined and non-leaf queues

@@ -52,14 +52,29 @@ def test_valid_baseline(
 def test_gpu_request_above_any_node(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """On Kubernetes the device-plugin checks own this message; the Flink checks add no duplicate."""
     data = _k8s(taskManager={**TM, "replicas": 1, "gpu": {"amount": 12, "pool": "a100"}})
     _expect(
         tmp_path,
         data,
         monkeypatch,
         capsys,
-        "spec.yaml: flink.clusters[0].taskManager.gpu.amount: 12 nvidia.com/gpu per TaskManager exceeds the GPUs "
-        "per node of every pool that can host it (a100: 8 per node); a TaskManager runs on one node, so use at most 8",
+        "spec.yaml: flink.clusters[0].taskManager.gpu.amount: 12 nvidia.com/gpu per TaskManager exceed what one "
+        "node offers (pool 'a100': 8); a TaskManager never spans nodes",
+    )
+
+
+def test_gpu_request_above_any_host(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = variant(STANDALONE, taskManager={"replicas": 1, "gpu": {"amount": 6, "pool": "hosts"}})
+    _expect(
+        tmp_path,
+        data,
+        monkeypatch,
+        capsys,
+        "spec.yaml: flink.clusters[0].taskManager.gpu.amount: 6 GPUs per TaskManager exceed the GPUs per node of "
+        "every pool that can host it (hosts: 4 per node); a TaskManager runs on one host, so use at most 4",
     )
 
 
@@ -136,19 +151,6 @@ def test_undefined_queue(
         monkeypatch,
         capsys,
         "spec.yaml: flink.clusters[0].queue: queue 'nightly' is not defined (defined: streaming)",
-    )
-
-
-def test_missing_queue(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    _expect(
-        tmp_path,
-        _k8s(queue=None),
-        monkeypatch,
-        capsys,
-        "spec.yaml: flink.clusters[0].queue: no queue set: PodGroup podgroup-job1 would go to Volcano's 'default' "
-        "queue, which this spec does not manage; set queue to a leaf queue (streaming)",
     )
 
 
@@ -305,15 +307,16 @@ def test_target_platform_missing(
 def test_pool_of_other_platform(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    data = _k8s()
+    data = variant(STANDALONE)
     data["nodePools"][0]["platform"] = "yarn"
+    data["cluster"]["platforms"] = ["standalone", "yarn"]
     _expect(
         tmp_path,
         data,
         monkeypatch,
         capsys,
-        "spec.yaml: flink.clusters[0].taskManager.gpu.pool: pool 'a100' belongs to platform yarn, but target "
-        "kubernetes runs its TaskManagers on kubernetes nodes; name a kubernetes pool",
+        "spec.yaml: flink.clusters[0].taskManager.gpu.pool: pool 'hosts' belongs to platform yarn, but target "
+        "standalone runs its TaskManagers on standalone hosts; name a standalone pool",
     )
 
 
@@ -365,30 +368,30 @@ def test_model_needs_gpu_feature_discovery(
 def test_no_pool_with_that_model(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    data = _k8s(taskManager={**TM, "gpu": {"amount": 1, "model": "NVIDIA H100 80GB HBM3"}})
+    data = variant(
+        STANDALONE, taskManager={"replicas": 1, "gpu": {"amount": 1, "model": "NVIDIA H100 80GB HBM3"}}
+    )
     _expect(
         tmp_path,
         data,
         monkeypatch,
         capsys,
-        "spec.yaml: flink.clusters[0].taskManager.gpu: no kubernetes node pool has 'NVIDIA H100 80GB HBM3' GPUs for "
-        "this cluster's TaskManagers; add such a pool or fix taskManager.gpu (pool, vendor, model)",
+        "spec.yaml: flink.clusters[0].taskManager.gpu: no standalone node pool has 'NVIDIA H100 80GB HBM3' GPUs "
+        "for this cluster's TaskManagers; add such a pool or fix taskManager.gpu (pool, vendor, model)",
     )
 
 
-def test_mig_pool_needs_resource(
+def test_named_pool_of_other_vendor(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    data = _k8s(taskManager={**TM, "gpu": {"amount": 1, "pool": "a100"}})
-    data["nodePools"][0]["gpu"]["mig"] = {"strategy": "mixed", "devices": {"1g.10gb": 7, "3g.40gb": 2}}
+    data = _k8s(taskManager={**TM, "gpu": {"amount": 1, "pool": "a100", "vendor": "amd"}})
     _expect(
         tmp_path,
         data,
         monkeypatch,
         capsys,
-        "spec.yaml: flink.clusters[0].taskManager.gpu: no pool that can host the TaskManagers advertises "
-        "nvidia.com/gpu (a100: nvidia.com/mig-1g.10gb, nvidia.com/mig-3g.40gb); set taskManager.gpu.resource to "
-        "one of the advertised resources",
+        "spec.yaml: flink.clusters[0].taskManager.gpu.vendor: pool 'a100' has nvidia GPUs, not amd; fix vendor or "
+        "pool",
     )
 
 

@@ -2,10 +2,9 @@
 
 * pod templates: ``kubernetes-validate --strict`` as ``v1/Pod`` (what Flink merges them into);
 * PodGroups: the upstream Volcano CRD schema (../shared/reference/volcano), strict;
-* FlinkDeployments: a focused schema of every field we emit, transcribed from the
-  flink-kubernetes-operator ``flinkdeployments.flink.apache.org`` CRD (v1beta1), plus the
-  embedded pod templates through kubernetes-validate and the operator's own rules on
-  ``flinkConfiguration`` (string map, no ``kubernetes.namespace``/``kubernetes.cluster-id``);
+* FlinkDeployments: tests/flink/operator_schema.py (focused schema of the fields we emit,
+  transcribed from the operator's CRD, plus the embedded pod templates through
+  kubernetes-validate);
 * the cross-checks users get wrong: every pod carries the group annotation of an existing
   PodGroup in its namespace and ``schedulerName: volcano``, minResources covers all pods.
 """
@@ -18,7 +17,6 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
 import yaml
 
@@ -27,109 +25,12 @@ from components.discovery_artifacts import CONFIGMAP_KEY, configmap_name
 from components.quantity import parse_quantity
 from components.render import bundle_files
 from tests.conftest import EXAMPLE_SPECS
+from tests.flink.operator_schema import validate_flink_deployment
 from tests.flink.specs import KUBERNETES, model, variant, write
 from tests.support_render import files_for
 from tests.validators import validate_core_object, validate_crd_object
 
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
-
-_STRING_MAP = {"type": "object", "additionalProperties": {"type": "string"}}
-_POD_TEMPLATE = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["apiVersion", "kind", "metadata", "spec"],
-    "properties": {
-        "apiVersion": {"const": "v1"},
-        "kind": {"const": "Pod"},
-        "metadata": {
-            "type": "object",
-            "additionalProperties": False,
-            "properties": {"name": {"type": "string"}, "labels": _STRING_MAP, "annotations": _STRING_MAP},
-        },
-        "spec": {"type": "object"},
-    },
-}
-_RESOURCE = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["cpu", "memory"],
-    "properties": {"cpu": {"type": "number"}, "memory": {"type": "string", "pattern": "^[0-9]+m$"}},
-}
-# Fields of FlinkDeploymentSpec (operator CRD v1beta1) that accelplane emits, with their CRD types.
-FLINK_DEPLOYMENT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["apiVersion", "kind", "metadata", "spec"],
-    "properties": {
-        "apiVersion": {"const": "flink.apache.org/v1beta1"},
-        "kind": {"const": "FlinkDeployment"},
-        "metadata": {
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["name", "namespace"],
-            "properties": {
-                # the operator's DefaultValidator: [a-z]([-a-z\d]{0,43}[a-z\d])?
-                "name": {"type": "string", "pattern": "^[a-z]([-a-z0-9]{0,43}[a-z0-9])?$"},
-                "namespace": {"type": "string"},
-                "labels": _STRING_MAP,
-            },
-        },
-        "spec": {
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["image", "flinkVersion", "flinkConfiguration", "jobManager", "taskManager"],
-            "properties": {
-                "image": {"type": "string"},
-                "flinkVersion": {
-                    "enum": ["v1_15", "v1_16", "v1_17", "v1_18", "v1_19", "v1_20", "v2_0", "v2_1", "v2_2"]
-                },
-                "serviceAccount": {"type": "string"},
-                "mode": {"enum": ["native", "standalone"]},
-                "flinkConfiguration": {
-                    **_STRING_MAP,
-                    "not": {
-                        "anyOf": [
-                            {"required": ["kubernetes.namespace"]},
-                            {"required": ["kubernetes.cluster-id"]},
-                            {"required": ["high-availability.cluster-id"]},
-                        ]
-                    },
-                },
-                "jobManager": {
-                    "type": "object",
-                    "additionalProperties": False,
-                    "properties": {
-                        "replicas": {"type": "integer", "minimum": 1},
-                        "resource": _RESOURCE,
-                        "podTemplate": _POD_TEMPLATE,
-                    },
-                },
-                "taskManager": {
-                    "type": "object",
-                    "additionalProperties": False,
-                    "properties": {
-                        "replicas": {"type": "integer", "minimum": 1},
-                        "resource": _RESOURCE,
-                        "podTemplate": _POD_TEMPLATE,
-                    },
-                },
-                "job": {
-                    "type": "object",
-                    "additionalProperties": False,
-                    "required": ["jarURI"],
-                    "properties": {
-                        "jarURI": {"type": "string"},
-                        "entryClass": {"type": "string"},
-                        "args": {"type": "array", "items": {"type": "string"}},
-                        "parallelism": {"type": "integer"},
-                        "state": {"enum": ["running", "suspended"]},
-                        "upgradeMode": {"enum": ["last-state", "savepoint", "stateless"]},
-                    },
-                },
-            },
-        },
-    },
-}
 
 
 def _rendered(spec_path: Path) -> tuple[dict[str, tuple[str, int]], list[dict[str, Any]]]:
@@ -202,12 +103,7 @@ def test_flink_deployments_focused_schema(
     for obj in objects:
         if obj["kind"] != "FlinkDeployment":
             continue
-        errors = list(jsonschema.Draft202012Validator(FLINK_DEPLOYMENT_SCHEMA).iter_errors(obj))
-        assert not errors, "\n".join(f"{list(e.absolute_path)}: {e.message}" for e in errors)
-        for role in ("jobManager", "taskManager"):
-            template = obj["spec"][role]["podTemplate"]
-            validate_core_object(template)
-            assert template["spec"]["containers"][0]["name"] == "flink-main-container"
+        validate_flink_deployment(obj)
 
 
 def _pods_of(
@@ -367,7 +263,8 @@ def test_mig_resource_in_config_and_podgroup(tmp_path: Path) -> None:
         },
     )
     data["nodePools"][0]["gpu"]["mig"] = {"strategy": "mixed", "devices": {"3g.40gb": 2}}
-    data["queues"][0]["capability"]["nvidia.com/mig-3g.40gb"] = 16
+    capability = data["queues"][0]["capability"]
+    capability["nvidia.com/mig-3g.40gb"] = capability.pop("nvidia.com/gpu")
     spec = model(tmp_path, data)
     bundle = build_all(spec)
     (group,) = [o.manifest for o in bundle.objects if o.kind == "PodGroup"]
@@ -421,7 +318,7 @@ def test_operator_deployment(tmp_path: Path) -> None:
         "external-resource.gpu.driver-factory.class": "org.apache.flink.externalresource.gpu.GPUDriverFactory",
         "external-resource.gpu.kubernetes.config-key": "nvidia.com/gpu",
         "external-resource.gpu.param.discovery-script.args": (
-            "--enable-coordination-mode --coordination-file /var/lib/accelplane/gpu-coordination"
+            "--enable-coordination-mode --coordination-file /var/lib/accelplane/gpu-coordination --file-mode 0660"
         ),
         "external-resource.gpu.param.discovery-script.path": (
             "/opt/flink/plugins/external-resource-gpu/accelplane-gpu-discovery"
