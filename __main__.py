@@ -1,4 +1,4 @@
-"""Pulumi program entry point (`pulumi up` runs this file; see README "Deploying with Pulumi")."""
+"""Pulumi program entry point (`pulumi up` runs this file; see docs/pulumi.md)."""
 
 from components.program import main
 

@@ -1,6 +1,8 @@
-"""The `accelplane` command line: validate, render, schema (and later diff, report).
+"""The `accelplane` command line: validate, render, schema, diff, report.
 
 Exit codes: 0 ok, 1 invalid spec (every error printed as ``file: path: message``), 2 usage error.
+Exception: `diff` follows ``git diff --exit-code``: 0 equal, 1 different, 2 error (an invalid spec
+on either side is an error there, so it exits 2 after printing the same ``file: path: message``).
 User mistakes never produce a traceback.
 """
 
@@ -8,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -15,6 +18,7 @@ from components import __version__
 from components.errors import SpecErrors, UsageError
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+EXIT_DIFFERENT = 1
 
 
 def _print_errors(exc: SpecErrors) -> None:
@@ -68,6 +72,54 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def use_color(choice: str) -> bool:
+    """``--color``: always, never, or auto (a TTY on stdout and ``NO_COLOR`` unset or empty)."""
+    if choice == "always":
+        return True
+    if choice == "never":
+        return False
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    """Compare two sides (spec, rendered directory or REV:path); exit 0 equal, 1 different, 2 error."""
+    from components.diff import compare
+    from components.diff.formats import render
+    from components.diff.kinds import DiffInputError
+    from components.diff.trees import load_side
+
+    try:
+        result = compare(load_side(args.old), load_side(args.new))
+    except SpecErrors as exc:
+        _print_errors(exc)
+        return EXIT_USAGE
+    except DiffInputError as exc:
+        print(f"accelplane: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        print(f"accelplane: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    color = args.format == "text" and use_color(args.color)
+    sys.stdout.write(render(result, args.format, color=color))
+    return EXIT_OK if result.equal else EXIT_DIFFERENT
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Print the GPU capacity report of a spec; optionally write the SVG chart."""
+    from components.pipeline import load_validated
+    from components.report import build_report, render_report, render_svg
+
+    report = build_report(load_validated(args.spec).model)
+    sys.stdout.write(render_report(report, args.format))
+    if args.svg:
+        try:
+            with open(args.svg, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(render_svg(report))
+        except OSError as exc:
+            raise UsageError(f"{args.svg}: cannot write SVG: {exc.strerror or exc}") from None
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for docs and tests)."""
     parser = argparse.ArgumentParser(
@@ -90,6 +142,31 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("schema", help="print the spec JSON Schema")
     p.add_argument("--markdown", action="store_true", help="print the spec reference as a Markdown table")
     p.set_defaults(func=cmd_schema)
+
+    p = sub.add_parser(
+        "diff",
+        help="compare two specs / rendered directories / REV:path (exit 0 equal, 1 different, 2 error)",
+        description="Compare every rendered artifact of OLD and NEW. Each side is a spec file, a "
+        "rendered directory, or REV:path (a spec at a git revision, rendered with its bases from that "
+        "revision). Exit codes like `git diff --exit-code`: 0 equal, 1 different, 2 error (including "
+        "an invalid spec on either side).",
+    )
+    p.add_argument("old", metavar="OLD")
+    p.add_argument("new", metavar="NEW")
+    p.add_argument("--format", "-f", choices=("text", "markdown", "json"), default="text")
+    p.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="ANSI colour in text output (auto: only on a terminal and when NO_COLOR is unset)",
+    )
+    p.set_defaults(func=cmd_diff)
+
+    p = sub.add_parser("report", help="GPU capacity per queue and Flink cluster (tables, optional SVG)")
+    p.add_argument("spec", metavar="SPEC")
+    p.add_argument("--format", "-f", choices=("text", "markdown", "json"), default="text")
+    p.add_argument("--svg", metavar="FILE", help="also write a bar chart of GPU shares per queue")
+    p.set_defaults(func=cmd_report)
     return parser
 
 
