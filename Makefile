@@ -38,13 +38,20 @@ $(FLINK_DIR)/.stamp-$(FLINK_VERSION): | $(PY)
 
 flink: $(FLINK_DIR)/.stamp-$(FLINK_VERSION)
 
+# Hadoop 3.5 jars (pyspark) for the real ResourceUtils checks; its own pip step (DESIGN §2).
+$(VENV)/.stamp-hadoop: pyproject.toml | $(PY)
+	$(PIP) install -e '.[hadoop]'
+	touch $@
+
+hadoop: $(VENV)/.stamp-hadoop
+
 demo: $(VENV)/.stamp-base
 	@set -e; for spec in $(STACKS); do \
 	  stack=$$(basename $$spec .yaml); \
 	  $(VENV)/bin/accelplane render $$spec --out build/$$stack; \
 	done
 
-test: $(VENV)/.stamp-test flink
+test: $(VENV)/.stamp-test flink hadoop
 	ACCELPLANE_FLINK_HOME=$(CURDIR)/$(FLINK_DIR)/pyflink $(PY) -m pytest $(PYTEST_ARGS)
 
 lint: $(VENV)/.stamp-test

@@ -16,7 +16,9 @@ RESOURCE_NAME_RE = re.compile(
 )
 # Hadoop ResourceUtils rule: optional namespace of dot-separated alnum/dash groups + "/", then a
 # letter followed by [A-Za-z0-9_.-]*.
-YARN_RESOURCE_NAME_RE = re.compile(r"^(?:(?:[A-Za-z0-9-]+\.)*[A-Za-z0-9-]+/)?[A-Za-z][A-Za-z0-9_.-]*$")
+YARN_RESOURCE_NAME_RE = re.compile(
+    r"^(?:(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?/)?[A-Za-z][A-Za-z0-9_.-]*$"
+)
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "accelplane"}
 CLUSTER_LABEL = "accelplane.io/cluster"

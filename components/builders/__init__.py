@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from components.artifacts import Bundle
-from components.builders import device_plugins, flink, priority, volcano
+from components.builders import device_plugins, discovery_configmap, flink, node_image, priority, volcano, yarn
 from components.model import Spec
 
 Builder = Callable[[Spec], Bundle]
@@ -18,6 +18,9 @@ FAMILIES: tuple[tuple[str, Builder], ...] = (
     ("priority", priority.build),
     ("volcano", volcano.build),
     ("device-plugins", device_plugins.build),
+    ("discovery", discovery_configmap.build),
+    ("node-image", node_image.build),
+    ("yarn", yarn.build),
     ("flink", flink.build),
 )
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from components.checks import device_plugins, flink, references, scheduling
+from components.checks import device_plugins, discovery_paths, flink, references, scheduling, yarn
 from components.errors import Problem
 from components.model import Spec
 
@@ -18,6 +18,8 @@ CHECKS: tuple[Check, ...] = (
     scheduling.check,
     references.check,
     device_plugins.check,
+    discovery_paths.check,
+    yarn.check,
     flink.check,
 )
 

@@ -78,7 +78,7 @@ def _check_queue_resources(spec: Spec) -> Iterator[Problem]:
             yield Problem((*q.path, "deserved", name), f"deserved {d} exceeds capability {c}")
         for name, g, c in _ordered(q.guarantee, q.capability):
             yield Problem((*q.path, "guarantee", name), f"guarantee {g} exceeds capability {c}")
-        if any(is_gpu_resource(n) for n in q.capability.names()):
+        if spec.has_platform("kubernetes") and any(is_gpu_resource(n) for n in q.capability.names()):
             missing = [r for r in REQUIRED_WITH_GPU if q.capability.get(r) is None]
             if missing:
                 yield Problem(

@@ -68,7 +68,7 @@ def test_names() -> None:
     assert gfd_product_label("Tesla T4") == "Tesla-T4"
     for ok in ("yarn.io/gpu", "yarn.io/gpu-teslav100sxm232gb", "gpu", "a.b-c/x_y"):
         assert is_valid_yarn_resource_name(ok), ok
-    for bad in ("yarn.io/gpu model", "1gpu", "com/acme/gpu", "yarn.io/"):
+    for bad in ("yarn.io/gpu model", "1gpu", "com/acme/gpu", "yarn.io/", "-acme.com/gpu", "acme-.com/gpu"):
         assert not is_valid_yarn_resource_name(bad), bad
 
 

@@ -1,0 +1,127 @@
+"""node-image/: the Docker build context, checked by hadolint (no finding at any level)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from components.discovery_artifacts import script_text
+from tests.conftest import STACKS_DIR
+from tests.node_image.support import FULL_SPEC, SPEC_CASES, artifact, tool
+from tests.support_render import files_for
+
+
+def hadolint(dockerfile: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """hadolint with failure threshold ``style``: any finding (error, warning, info, style) fails."""
+    path = tmp_path / "Dockerfile"
+    path.write_text(dockerfile)
+    return subprocess.run(
+        [tool("hadolint"), "--no-color", "--failure-threshold", "style", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+
+
+def instructions(dockerfile: str) -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) with continuation lines joined and comments dropped."""
+    logical, out = "", []
+    for line in dockerfile.splitlines():
+        if not logical and (not line.strip() or line.lstrip().startswith("#")):
+            continue
+        if line.endswith("\\"):
+            logical += line[:-1] + " "
+            continue
+        logical += line
+        keyword, _, args = logical.strip().partition(" ")
+        out.append((keyword, " ".join(args.split())))
+        logical = ""
+    return out
+
+
+@pytest.mark.parametrize("name", SPEC_CASES)
+def test_hadolint_clean(name, write_spec, tmp_path):
+    text = artifact(name, write_spec, "node-image/Dockerfile")
+    if text is not None:
+        result = hadolint(text, tmp_path)
+        assert result.returncode == 0 and result.stdout == "", result.stdout + result.stderr
+
+
+def test_hadolint_would_catch_unpinned_apt_without_the_documented_ignore(tmp_path):
+    """The validator really runs: without the justified inline ignore, DL3008 is reported."""
+    text = files_for(STACKS_DIR / "prod-eu.yaml")["node-image/Dockerfile"][0]
+    assert text.count("# hadolint ignore=DL3008\n") == 1
+    result = hadolint(text.replace("# hadolint ignore=DL3008\n", ""), tmp_path)
+    assert result.returncode == 1
+    assert "DL3008" in result.stdout
+
+
+def test_build_context_contents(write_spec):
+    files = files_for(write_spec(FULL_SPEC))
+    context = {k: v for k, v in files.items() if k.startswith("node-image/")}
+    assert sorted(context) == ["node-image/Dockerfile", "node-image/accelplane-gpu-discovery"]
+    script, mode = context["node-image/accelplane-gpu-discovery"]
+    assert script == script_text()
+    assert script.startswith("#!/usr/bin/env python3\n")
+    assert mode == 0o755
+
+    dockerfile = context["node-image/Dockerfile"][0]
+    ins = instructions(dockerfile)
+    assert ins[0] == ("FROM", "flink:1.19.2-scala_2.12-java17")
+    # Least privilege: root only for the install, the Flink user (numeric, for runAsNonRoot) last.
+    users = [args for kw, args in ins if kw == "USER"]
+    assert users == ["0", "${ACCELPLANE_FLINK_UID}"]
+    assert ("ARG", "ACCELPLANE_FLINK_UID=9999") in ins
+    # The script comes from the build context, root-owned, executable, at exactly script_path.
+    copies = [args for kw, args in ins if kw == "COPY"]
+    assert copies == [
+        "--chown=0:0 --chmod=0755 accelplane-gpu-discovery /usr/local/libexec/accelplane/accelplane-gpu-discovery"
+    ]
+    assert not [kw for kw, _ in ins if kw == "ADD"]
+    labels = dict(re.findall(r'(\S+)="([^"]*)"', next(args for kw, args in ins if kw == "LABEL")))
+    assert labels == {
+        "io.accelplane.cluster": "mixed",
+        "io.accelplane.discovery-script.path": "/usr/local/libexec/accelplane/accelplane-gpu-discovery",
+        "io.accelplane.discovery-script.sha256": hashlib.sha256(script.encode()).hexdigest(),
+        "org.opencontainers.image.base.name": "flink:1.19.2-scala_2.12-java17",
+    }
+    (run,) = [args for kw, args in ins if kw == "RUN"]
+    assert "nvidia-ml-py==12.570.86" in run
+    assert "--no-cache-dir" in run
+    assert "python3 -m venv /opt/accelplane/venv" in run
+    # Coordination directories of the Kubernetes clusters (default + k8s-b's override), owned by
+    # the Flink user, mode 2770; YARN/standalone-only directories are not the image's business.
+    assert run.endswith("install -d -o flinkgpu -g gpu-users -m 2770 /run/accelplane-k8s /var/lib/accelplane")
+    assert "id -u flinkgpu" in run
+    envs = [args for kw, args in ins if kw == "ENV"]
+    assert envs == ['PATH="/opt/accelplane/venv/bin:${PATH}" CUDA_DEVICE_ORDER=PCI_BUS_ID']
+    # The Flink configuration is rendered per cluster, never baked into the image.
+    assert "external-resource" not in "".join(a for _, a in ins)
+    assert not [a for _, a in ins if "/conf" in a or "FLINK_PROPERTIES" in a]
+
+
+def test_no_build_context_without_node_image(write_spec):
+    spec = FULL_SPEC.replace(
+        'nodeImage: {baseImage: "flink:1.19.2-scala_2.12-java17", nvidiaMlPyVersion: "12.570.86"}\n', ""
+    )
+    files = files_for(write_spec(spec))
+    assert not [k for k in files if k.startswith("node-image/")]
+    assert "node/provision.sh" in files
+
+
+def test_defaults_from_example_stack():
+    text = files_for(STACKS_DIR / "prod-eu.yaml")["node-image/Dockerfile"][0]
+    ins = instructions(text)
+    assert ins[0] == ("FROM", "flink:1.20.1-java17")
+    (run,) = [a for kw, a in ins if kw == "RUN"]
+    assert "nvidia-ml-py==12.575.51" in run
+    assert run.endswith("install -d -o flink -g flink -m 2770 /var/lib/accelplane")
+    assert [a for kw, a in ins if kw == "COPY"] == [
+        "--chown=0:0 --chmod=0755 accelplane-gpu-discovery "
+        "/opt/flink/plugins/external-resource-gpu/accelplane-gpu-discovery"
+    ]

@@ -1,0 +1,431 @@
+"""node/provision.sh and the tmpfiles.d rule: shellcheck, idempotence in a fake root, ownership,
+systemd-tmpfiles' own reading of the rule, and the installed discovery script in that root."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from components.builders import node_image
+from components.discovery_artifacts import script_text
+from components.pipeline import load_validated
+from components.render import bundle_files
+from tests.node_image.support import (
+    FAKES_DIR,
+    FULL_SPEC,
+    SPEC_CASES,
+    artifact,
+    make_fake_root,
+    run_provisioner,
+    sha256_file,
+    snapshot,
+    tool,
+    write_rendered,
+)
+from tests.support_render import files_for
+
+SCRIPT = "usr/local/libexec/accelplane/accelplane-gpu-discovery"
+TMPFILES = "etc/tmpfiles.d/accelplane-gpu.conf"
+NODE_DIRS = ["var/lib/accelplane", "var/lib/accelplane/yarn"]
+
+
+@pytest.fixture
+def rendered(write_spec, tmp_path) -> Path:
+    """The FULL_SPEC render written to disk."""
+    return write_rendered(files_for(write_spec(FULL_SPEC)), tmp_path / "out")
+
+
+@pytest.fixture
+def fake_root() -> Iterator[Path]:
+    """An empty directory every user may traverse (the discovery script runs as another uid when we are root)."""
+    root = Path(tempfile.mkdtemp(prefix="accelplane-root-"))
+    root.chmod(0o755)
+    yield root
+    shutil.rmtree(root)
+
+
+def changes(stderr: str) -> list[str]:
+    return [line.removeprefix("accelplane: changed: ") for line in stderr.splitlines() if "changed:" in line]
+
+
+@pytest.mark.parametrize("name", SPEC_CASES)
+def test_shellcheck_clean(name, write_spec, tmp_path):
+    text = artifact(name, write_spec, "node/provision.sh")
+    if text is None:
+        return
+    script = tmp_path / "provision.sh"
+    script.write_text(text)
+    result = subprocess.run(
+        [tool("shellcheck"), "-S", "style", "--shell=bash", str(script)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_shellcheck_is_not_blind(tmp_path):
+    """Control: the same shellcheck invocation reports an unquoted expansion."""
+    bad = tmp_path / "bad.sh"
+    bad.write_text("#!/usr/bin/env bash\nrm -rf $1\n")
+    result = subprocess.run(
+        [tool("shellcheck"), "-S", "style", str(bad)], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 1 and "SC2086" in result.stdout
+
+
+def test_provision_twice_second_run_changes_nothing(rendered, fake_root):
+    uid, gid = make_fake_root(fake_root, "flinkgpu", "gpu-users")
+    first = run_provisioner(rendered / "node/provision.sh", "--root", str(fake_root))
+    assert first.returncode == 0, first.stderr
+    assert changes(first.stderr) == [
+        "created directory /usr/local/libexec/accelplane",
+        f"installed /{SCRIPT}",
+        "created directory /etc/tmpfiles.d",
+        f"installed /{TMPFILES}",
+        "created directory /var/lib/accelplane",
+        *([f"owner of /var/lib/accelplane set to {uid}:{gid}"] if os.geteuid() == 0 else []),
+        "mode of /var/lib/accelplane set to 2770",
+        "created directory /var/lib/accelplane/yarn",
+        *([f"owner of /var/lib/accelplane/yarn set to {uid}:{gid}"] if os.geteuid() == 0 else []),
+        "mode of /var/lib/accelplane/yarn set to 2770",
+    ]
+
+    script = fake_root / SCRIPT
+    assert script.read_text() == script_text()
+    assert stat.S_IMODE(script.stat().st_mode) == 0o755
+    tmpfiles = fake_root / TMPFILES
+    assert tmpfiles.read_text() == (rendered / "node/tmpfiles.d/accelplane-gpu.conf").read_text()
+    assert stat.S_IMODE(tmpfiles.stat().st_mode) == 0o644
+    for f in (script, tmpfiles):  # root-owned on a real host; never the Flink user's
+        assert (f.stat().st_uid, f.stat().st_gid) == (os.geteuid(), os.getegid())
+    for d in NODE_DIRS:
+        st = (fake_root / d).lstat()
+        assert stat.S_ISDIR(st.st_mode)
+        assert stat.S_IMODE(st.st_mode) == 0o2770  # Flink user + group, nobody else, setgid
+        assert (st.st_uid, st.st_gid) == (uid, gid)
+    # The unused coordination directory (coordination: false) and the Kubernetes one are not created,
+    # and no coordination FILE is ever created: the first TaskManager creates it as itself.
+    assert not (fake_root / "var/lib/unused").exists()
+    assert not (fake_root / "run").exists()
+    assert not [p for p in fake_root.rglob("*coordination*")]
+
+    before = snapshot(fake_root)
+    second = run_provisioner(rendered / "node/provision.sh", "--root", str(fake_root))
+    assert second.returncode == 0, second.stderr
+    assert changes(second.stderr) == []
+    assert second.stderr.strip().endswith(f"done: 0 change(s) below {fake_root.resolve()}")
+    assert snapshot(fake_root) == before
+
+
+def test_root_from_environment(rendered, fake_root):
+    make_fake_root(fake_root, "flinkgpu", "gpu-users")
+    result = run_provisioner(rendered / "node/provision.sh", env={"ACCELPLANE_ROOT": str(fake_root)})
+    assert result.returncode == 0, result.stderr
+    assert (fake_root / SCRIPT).read_text() == script_text()
+
+
+def test_repairs_drift(rendered, fake_root):
+    make_fake_root(fake_root, "flinkgpu", "gpu-users")
+    assert run_provisioner(rendered / "node/provision.sh", "--root", str(fake_root)).returncode == 0
+    (fake_root / SCRIPT).write_text("#!/bin/sh\necho 0,1\n")
+    (fake_root / TMPFILES).chmod(0o666)
+    (fake_root / NODE_DIRS[0]).chmod(0o777)
+    result = run_provisioner(rendered / "node/provision.sh", "--root", str(fake_root))
+    assert result.returncode == 0, result.stderr
+    assert changes(result.stderr) == [
+        f"installed /{SCRIPT}",
+        f"mode of /{TMPFILES} set to 644",
+        "mode of /var/lib/accelplane set to 2770",
+    ]
+    assert (fake_root / SCRIPT).read_text() == script_text()
+    assert stat.S_IMODE((fake_root / NODE_DIRS[0]).stat().st_mode) == 0o2770
+    again = run_provisioner(rendered / "node/provision.sh", "--root", str(fake_root))
+    assert changes(again.stderr) == []
+
+
+def test_owner_left_alone_until_accounts_exist(rendered, fake_root):
+    """With --root, users are never created; without them in ROOT/etc/passwd the owner is left
+    as is (noted), and a later run sets it."""
+    make_fake_root(fake_root, None, None)
+    result = run_provisioner(rendered / "node/provision.sh", "--root", str(fake_root))
+    assert result.returncode == 0, result.stderr
+    assert "note: flinkgpu or gpu-users is not in" in result.stderr
+    assert not [c for c in changes(result.stderr) if c.startswith("owner")]
+    st = (fake_root / NODE_DIRS[0]).stat()
+    assert (st.st_uid, st.st_gid) == (os.geteuid(), os.getegid())
+    assert stat.S_IMODE(st.st_mode) == 0o2770
+
+    uid, gid = make_fake_root(fake_root, "flinkgpu", "gpu-users")
+    result = run_provisioner(rendered / "node/provision.sh", "--root", str(fake_root))
+    assert result.returncode == 0, result.stderr
+    if (uid, gid) != (os.geteuid(), os.getegid()):
+        assert f"owner of /var/lib/accelplane set to {uid}:{gid}" in changes(result.stderr)
+    for d in NODE_DIRS:
+        st = (fake_root / d).stat()
+        assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (uid, gid, 0o2770)
+
+
+def test_refuses_symlinked_coordination_directory(rendered, fake_root):
+    make_fake_root(fake_root, "flinkgpu", "gpu-users")
+    elsewhere = fake_root / "elsewhere"
+    elsewhere.mkdir(mode=0o755)
+    (fake_root / "var/lib").mkdir(parents=True)
+    (fake_root / "var/lib/accelplane").symlink_to(elsewhere)
+    result = run_provisioner(rendered / "node/provision.sh", "--root", str(fake_root))
+    assert result.returncode == 1
+    assert "error: /var/lib/accelplane is a symbolic link" in result.stderr
+    assert stat.S_IMODE(elsewhere.stat().st_mode) == 0o755
+
+
+def test_warns_about_unusable_coordination_file_and_leaves_it(rendered, fake_root):
+    make_fake_root(fake_root, "flinkgpu", "gpu-users")
+    (fake_root / "var/lib/accelplane").mkdir(parents=True)
+    link = fake_root / "var/lib/accelplane/gpu-coordination"
+    link.symlink_to("/etc/passwd")
+    result = run_provisioner(rendered / "node/provision.sh", "--root", str(fake_root))
+    assert result.returncode == 0, result.stderr
+    assert "warning: /var/lib/accelplane/gpu-coordination is a symbolic link" in result.stderr
+    assert link.is_symlink()
+
+
+def test_usage_errors(rendered, tmp_path):
+    script = rendered / "node/provision.sh"
+    bad = run_provisioner(script, "--bogus")
+    assert bad.returncode == 2 and "unknown argument: --bogus" in bad.stderr
+    missing = run_provisioner(script, "--root", str(tmp_path / "nope"))
+    assert missing.returncode == 2 and "not a directory" in missing.stderr
+    assert run_provisioner(script, "--root").returncode == 2
+    helped = run_provisioner(script, "--help")
+    assert helped.returncode == 0 and helped.stdout.startswith("usage: provision.sh [--root DIR]")
+
+
+def _stub(bin_dir: Path, name: str, body: str) -> None:
+    path = bin_dir / name
+    path.write_text(f"#!/bin/sh\n{body}\n")
+    path.chmod(0o755)
+
+
+def test_real_mode_refuses_non_root(rendered, tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    _stub(bin_dir, "id", "echo 1000")
+    result = run_provisioner(rendered / "node/provision.sh", env={"PATH": f"{bin_dir}:{os.environ['PATH']}"})
+    assert result.returncode == 1
+    assert "error: run as root, or pass --root DIR" in result.stderr
+
+
+def test_real_mode_creates_missing_group_and_user(rendered, tmp_path):
+    """Real mode (no --root) with stubbed account tools; mkdir/mktemp are stubbed to fail, so the
+    test stops right after the accounts and never touches the host's file system."""
+    bin_dir, log = tmp_path / "bin", tmp_path / "calls.log"
+    bin_dir.mkdir()
+    _stub(bin_dir, "id", "echo 0")
+    _stub(bin_dir, "getent", f'echo "getent $*" >>{log}; exit 2')
+    for name in ("groupadd", "useradd"):
+        _stub(bin_dir, name, f'echo "{name} $*" >>{log}')
+    for name in ("mkdir", "mktemp"):
+        _stub(bin_dir, name, f'echo "{name} $*" >>{log}; exit 1')
+    result = run_provisioner(rendered / "node/provision.sh", env={"PATH": f"{bin_dir}:{os.environ['PATH']}"})
+    assert result.returncode == 1
+    assert changes(result.stderr) == ["created system group gpu-users", "created system user flinkgpu"]
+    calls = log.read_text().splitlines()
+    assert calls[:4] == [
+        "getent group gpu-users",
+        "groupadd --system gpu-users",
+        "getent passwd flinkgpu",
+        "useradd --system --gid gpu-users --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin flinkgpu",
+    ]
+    assert calls[4:] == ["mktemp -d"]
+
+
+def test_tmpfiles_rule_read_by_systemd_tmpfiles(rendered, fake_root):
+    """systemd-tmpfiles itself: --create makes exactly the provisioner's directories; a stale
+    coordination file survives --create/--remove (a running host) and goes with --boot."""
+    tmpfiles_bin = tool("systemd-tmpfiles")
+    uid, gid = make_fake_root(fake_root, "flinkgpu", "gpu-users")
+    conf = fake_root / TMPFILES
+    conf.parent.mkdir(parents=True)
+    shutil.copy(rendered / "node/tmpfiles.d/accelplane-gpu.conf", conf)
+
+    def tmpfiles(*flags: str) -> None:
+        subprocess.run(
+            [tmpfiles_bin, *flags, f"--root={fake_root}", str(conf)], check=True, capture_output=True
+        )
+
+    tmpfiles("--create")
+    for d in NODE_DIRS:
+        st = (fake_root / d).stat()
+        assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (uid, gid, 0o2770)
+
+    # The provisioner agrees with systemd-tmpfiles: nothing left for it to change on the directories.
+    result = run_provisioner(rendered / "node/provision.sh", "--root", str(fake_root))
+    assert not [c for c in changes(result.stderr) if "var/lib/accelplane" in c]
+
+    stale = fake_root / "var/lib/accelplane/gpu-coordination"
+    stale.write_text("# accelplane-gpu-coordination v1\n# end\n")
+    link = fake_root / "var/lib/accelplane/yarn/t4-coordination"
+    link.symlink_to("/etc/passwd")
+    tmpfiles("--create", "--remove")
+    assert stale.exists() and link.is_symlink()
+    tmpfiles("--create", "--remove", "--boot")
+    assert not stale.exists() and not link.is_symlink()
+    assert Path("/etc/passwd").exists()
+    for d in NODE_DIRS:
+        st = (fake_root / d).stat()
+        assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (uid, gid, 0o2770)
+
+
+def test_installed_script_creates_its_own_file_as_the_taskmanager_user(rendered, fake_root):
+    """End to end in the fake root: the TaskManager user creates and shares the coordination
+    file (mode 0660, the directory's group); at boot the rule removes it. As root, also: a file
+    left behind by root is refused by the Flink user's script until the boot rule removes it."""
+    uid, gid = make_fake_root(fake_root, "flinkgpu", "gpu-users")
+    assert run_provisioner(rendered / "node/provision.sh", "--root", str(fake_root)).returncode == 0
+    bin_dir = fake_root / "fakebin"
+    bin_dir.mkdir(mode=0o755)
+    shutil.copy(FAKES_DIR / "nvidia-smi", bin_dir / "nvidia-smi")
+    (bin_dir / "nvidia-smi").chmod(0o755)
+    coordination = fake_root / "var/lib/accelplane/gpu-coordination"
+    env = {
+        "PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin",
+        "ACCELPLANE_GPU_DISCOVERY_BACKEND": "nvidia-smi",
+        "FAKE_GPU_COUNT": "4",
+    }
+    as_tm_user = {"user": uid, "group": gid, "extra_groups": []} if os.geteuid() == 0 else {}
+    owners = [subprocess.Popen(["sleep", "60"]) for _ in range(2)]
+    try:
+
+        def discover(owner: int, as_user: bool = True) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [
+                    str(fake_root / SCRIPT),
+                    "2",
+                    "--enable-coordination-mode",
+                    "--coordination-file",
+                    str(coordination),
+                    "--file-mode",
+                    "0660",
+                    "--owner-pid",
+                    str(owner),
+                ],
+                capture_output=True,
+                text=True,
+                env=env,
+                check=False,
+                timeout=30,
+                **(as_tm_user if as_user else {}),  # type: ignore[call-overload]
+            )
+
+        first = discover(owners[0].pid)
+        assert (first.returncode, first.stdout) == (0, "0,1\n"), first.stderr
+        second = discover(owners[1].pid)
+        assert (second.returncode, second.stdout) == (0, "2,3\n"), second.stderr
+        st = coordination.lstat()
+        assert stat.S_ISREG(st.st_mode)
+        assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (uid, gid, 0o660)
+
+        conf = fake_root / TMPFILES
+        tmpfiles_bin = tool("systemd-tmpfiles")
+        boot = [tmpfiles_bin, "--create", "--remove", "--boot", f"--root={fake_root}", str(conf)]
+        if os.geteuid() == 0:
+            # Someone ran the script as root: the file it created (root, the directory's group,
+            # 0660) is refused by the Flink user's TaskManagers ...
+            coordination.unlink()
+            assert discover(owners[0].pid, as_user=False).returncode == 0
+            assert (coordination.stat().st_uid, coordination.stat().st_gid) == (0, gid)
+            refused = discover(owners[1].pid)
+            assert refused.returncode == 3, refused.stderr
+            assert "refusing coordination file" in refused.stderr and "owned by uid 0" in refused.stderr
+        subprocess.run(boot, check=True, capture_output=True)
+        assert not coordination.exists()
+        # ... and after the boot rule removed it, the TaskManager user starts afresh.
+        again = discover(owners[0].pid)
+        assert (again.returncode, again.stdout) == (0, "0,1\n"), again.stderr
+        assert coordination.stat().st_uid == uid
+    finally:
+        for p in owners:
+            p.send_signal(signal.SIGTERM)
+            p.wait()
+
+
+def _model(write_spec):
+    return load_validated(write_spec(FULL_SPEC)).model
+
+
+def test_heredoc_delimiter_never_collides(write_spec, tmp_path, fake_root, monkeypatch):
+    text = '#!/usr/bin/env python3\nX = """\nACCELPLANE_SCRIPT_EOF\n"""\n'
+    monkeypatch.setattr(node_image, "script_text", lambda: text)
+    files = bundle_files(node_image.build(_model(write_spec)))
+    provision = files["node/provision.sh"][0]
+    assert "<<'ACCELPLANE_SCRIPT_EOF_1'" in provision
+    out = write_rendered(files, tmp_path / "out")
+    make_fake_root(fake_root, "flinkgpu", "gpu-users")
+    result = run_provisioner(out / "node/provision.sh", "--root", str(fake_root))
+    assert result.returncode == 0, result.stderr
+    assert (fake_root / SCRIPT).read_text() == text
+    assert sha256_file(fake_root / SCRIPT) == node_image.sha256(text)
+
+
+def test_script_must_have_python3_shebang(write_spec, monkeypatch):
+    monkeypatch.setattr(node_image, "script_text", lambda: "import sys\n")
+    with pytest.raises(RuntimeError, match="must start with '#!/usr/bin/env python3'"):
+        node_image.build(_model(write_spec))
+
+
+def test_corrupted_embedded_copy_is_refused(rendered, fake_root):
+    make_fake_root(fake_root, "flinkgpu", "gpu-users")
+    before = snapshot(fake_root)
+    script = rendered / "node/provision.sh"
+    script.write_text(script.read_text().replace("def main(", "def main_(", 1))
+    result = run_provisioner(script, "--root", str(fake_root))
+    assert result.returncode == 1
+    assert "does not match its sha256" in result.stderr
+    assert snapshot(fake_root) == before
+
+
+def test_unprivileged_run_into_own_tree(rendered, fake_root):
+    """--root needs no privilege: a plain user provisions a tree it owns (when we are root the
+    run happens as uid 4321), idempotently, with the same directory modes."""
+    uid, gid = make_fake_root(fake_root, "flinkgpu", "gpu-users")
+    script = fake_root / "provision.sh"
+    shutil.copy(rendered / "node/provision.sh", script)
+    script.chmod(0o755)
+    run_as: dict[str, object] = {}
+    if os.geteuid() == 0:
+        for p in [fake_root, *fake_root.rglob("*")]:
+            os.chown(p, uid, gid)
+        run_as = {"user": uid, "group": gid, "extra_groups": []}
+
+    def provision() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["bash", str(script), "--root", str(fake_root)],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+            env={"PATH": os.environ["PATH"]},
+            **run_as,  # type: ignore[call-overload]
+        )
+
+    first = provision()
+    assert first.returncode == 0, first.stderr
+    assert not [c for c in changes(first.stderr) if c.startswith("owner")]
+    assert (fake_root / SCRIPT).read_text() == script_text()
+    assert (fake_root / SCRIPT).stat().st_uid == uid
+    for d in NODE_DIRS:
+        st = (fake_root / d).stat()
+        assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (uid, gid, 0o2770)
+    before = snapshot(fake_root)
+    second = provision()
+    assert second.returncode == 0 and changes(second.stderr) == [], second.stderr
+    assert snapshot(fake_root) == before

@@ -1,0 +1,21 @@
+"""Fixtures for the YARN tests: the compiled Hadoop harness (marker ``hadoop``)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.yarn.hadoop import JARS_ENV, Probe, compile_probe
+
+
+@pytest.fixture(scope="session")
+def hadoop_probe(tmp_path_factory: pytest.TempPathFactory) -> Probe:
+    """The Hadoop harness. Without pyspark or a JDK it fails in CI (``$CI`` set) or when
+    ``$ACCELPLANE_PYSPARK_JARS`` names jars that are not there, and skips otherwise."""
+    probe, reason = compile_probe(tmp_path_factory.mktemp("yarn-probe"))
+    if probe is None:
+        if os.environ.get("CI") or os.environ.get(JARS_ENV):
+            pytest.fail(f"the hadoop extra is required here: {reason}")
+        pytest.skip(f"Hadoop jars not available: {reason}")
+    return probe

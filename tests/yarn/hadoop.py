@@ -1,0 +1,84 @@
+"""Run Hadoop's own YARN classes (from PyPI pyspark's jars) on rendered files.
+
+`hadoop_classpath` is the one place that finds the jars: ``$ACCELPLANE_PYSPARK_JARS`` (a
+``pyspark/jars`` directory) or else the installed ``pyspark`` package (extra ``hadoop``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+JARS_ENV = "ACCELPLANE_PYSPARK_JARS"
+JAR_PATTERNS = ("hadoop-client-api-*.jar", "hadoop-client-runtime-*.jar", "slf4j-api-*.jar")
+HARNESS = Path(__file__).parent / "java" / "YarnConfProbe.java"
+MIN_HADOOP = (3, 5)  # cgroups v2 keys and built-in yarn.io/gpu as asserted by the tests
+
+
+def hadoop_classpath() -> tuple[list[Path] | None, str]:
+    """The Hadoop client jars (api, runtime, slf4j-api) and where they came from, or None and why."""
+    env = os.environ.get(JARS_ENV)
+    if env:
+        jars_dir = Path(env)
+        origin = f"${JARS_ENV}={env}"
+    else:
+        spec = importlib.util.find_spec("pyspark")
+        if spec is None or spec.origin is None:
+            return None, f"pyspark is not installed (pip install '.[hadoop]') and ${JARS_ENV} is not set"
+        jars_dir = Path(spec.origin).parent / "jars"
+        origin = f"pyspark at {jars_dir.parent}"
+    jars = []
+    for pattern in JAR_PATTERNS:
+        found = sorted(jars_dir.glob(pattern))
+        if not found:
+            return None, f"{origin}: no {pattern} in {jars_dir}"
+        jars.append(found[-1])
+    version = re.search(r"hadoop-client-api-(\d+)\.(\d+)", jars[0].name)
+    if version is None or (int(version[1]), int(version[2])) < MIN_HADOOP:
+        return None, f"{origin}: {jars[0].name} is older than Hadoop {'.'.join(map(str, MIN_HADOOP))}"
+    return jars, f"{origin} ({jars[0].name})"
+
+
+@dataclass(frozen=True)
+class Probe:
+    """The compiled harness and how to run it."""
+
+    classes: Path
+    jars: list[Path]
+    java: str
+
+    def run(self, *args: str, conf_dir: Path | None = None) -> list[list[str]]:
+        """Run the harness with ``args``; ``conf_dir`` goes first on the classpath (like
+        ``$HADOOP_CONF_DIR``). Returns the tab-separated records it printed."""
+        classpath = [*([str(conf_dir)] if conf_dir else []), str(self.classes), *map(str, self.jars)]
+        proc = subprocess.run(
+            [self.java, "-cp", os.pathsep.join(classpath), "YarnConfProbe", *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stderr
+        return [line.split("\t") for line in proc.stdout.splitlines()]
+
+
+def compile_probe(out_dir: Path) -> tuple[Probe | None, str]:
+    """Compile the harness against the Hadoop jars; None and the reason when something is missing."""
+    jars, origin = hadoop_classpath()
+    if jars is None:
+        return None, origin
+    javac, java = shutil.which("javac"), shutil.which("java")
+    if javac is None or java is None:
+        return None, "a JDK (java and javac on PATH) is required"
+    subprocess.run(
+        [javac, "-d", str(out_dir), "-cp", os.pathsep.join(map(str, jars)), str(HARNESS)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    return Probe(out_dir, jars, java), origin

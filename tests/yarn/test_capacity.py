@@ -1,0 +1,183 @@
+"""capacity-scheduler.xml: the queue tree of the shared queue model, capacities that add up."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from components.builders.yarn_queues import (
+    RESOURCE_CALCULATOR,
+    distribute,
+    format_percent,
+    plan_queues,
+    queue_mode,
+    queue_paths,
+)
+from tests.yarn.support import BASE, model_of, parse_configuration, yarn_files
+
+WriteSpec = Callable[..., Path]
+CS = "yarn.scheduler.capacity."
+POOLS = """\
+nodePools:
+  - {name: g, platform: yarn, nodes: 4, cpu: 32, memory: 128Gi, gpu: {vendor: nvidia, perNode: 4}}
+"""
+
+
+def _spec(queues: str, pools: str = POOLS) -> str:
+    return f"cluster: {{name: q, platforms: [yarn]}}\n{pools}queues:\n{queues}"
+
+
+def _props(write_spec: WriteSpec, text: str) -> dict[str, str]:
+    return dict(parse_configuration(yarn_files(write_spec(text))["capacity-scheduler.xml"]))
+
+
+@given(st.integers(0, 10**6), st.lists(st.integers(1, 65535), min_size=1, max_size=12))
+def test_distribute_adds_up_exactly_and_is_fair(total: int, weights: list[int]) -> None:
+    named = [(f"q{i:02d}", w) for i, w in enumerate(weights)]
+    parts = distribute(total, named)
+    assert sum(parts.values()) == total
+    for name, w in named:
+        exact = Fraction(total * w, sum(weights))
+        assert exact - 1 < parts[name] <= exact + 1
+    assert distribute(total, list(reversed(named))) == parts  # input order never matters
+
+
+def test_equal_weights_split_100_deterministically() -> None:
+    assert distribute(10_000, [("c", 1), ("a", 1), ("b", 1)]) == {"a": 3334, "b": 3333, "c": 3333}
+    assert [format_percent(h) for h in (3334, 3333, 7500, 3350, 10_000, 0)] == [
+        "33.34",
+        "33.33",
+        "75",
+        "33.5",
+        "100",
+        "0",
+    ]
+
+
+def test_weights_1_1_1_give_capacities_that_sum_to_exactly_100(write_spec: WriteSpec) -> None:
+    props = _props(write_spec, _spec("  - {name: a}\n  - {name: b}\n  - {name: c}\n"))
+    assert props[f"{CS}resource-calculator"] == RESOURCE_CALCULATOR
+    assert props[f"{CS}root.queues"] == "a,b,c"
+    caps = [props[f"{CS}root.{q}.capacity"] for q in "abc"]
+    assert caps == ["33.34", "33.33", "33.33"]
+    assert sum(Decimal(c) for c in caps) == 100
+    assert all(props[f"{CS}root.{q}.maximum-capacity"] == "100" for q in "abc")
+
+
+def test_every_parent_sums_to_100_in_a_deep_tree(write_spec: WriteSpec) -> None:
+    queues = "".join(
+        f"  - {{name: {n}, weight: {w}{', parent: ' + p if p else ''}}}\n"
+        for n, w, p in [
+            ("eng", 7, None),
+            ("ops", 3, None),
+            ("sci", 5, None),
+            ("ml", 1, "eng"),
+            ("etl", 1, "eng"),
+            ("web", 1, "eng"),
+            ("gpu", 2, "ml"),
+            ("cpu", 9, "ml"),
+            ("x", 13, "ml"),
+        ]
+    )
+    props = _props(write_spec, _spec(queues))
+    parents = {k.removesuffix(".queues"): v.split(",") for k, v in props.items() if k.endswith(".queues")}
+    assert parents == {
+        f"{CS}root": ["eng", "ops", "sci"],
+        f"{CS}root.eng": ["etl", "ml", "web"],
+        f"{CS}root.eng.ml": ["cpu", "gpu", "x"],
+    }
+    for parent, children in parents.items():
+        assert sum(Decimal(props[f"{parent}.{c}.capacity"]) for c in children) == 100, parent
+        for c in children:
+            assert re.fullmatch(r"\d+(\.\d\d?)?", props[f"{parent}.{c}.capacity"])
+    assert props[f"{CS}root.eng.capacity"] == "46.67"  # 7 of 15
+    assert queue_paths(model_of(write_spec(_spec(queues), "again.yaml")))["gpu"] == "root.eng.ml.gpu"
+
+
+def test_no_queues_means_one_default_queue(write_spec: WriteSpec) -> None:
+    props = _props(write_spec, "cluster: {name: q, platforms: [yarn]}\n")
+    assert props == {
+        f"{CS}resource-calculator": RESOURCE_CALCULATOR,
+        f"{CS}root.queues": "default",
+        f"{CS}root.default.capacity": "100",
+        f"{CS}root.default.maximum-capacity": "100",
+    }
+
+
+def test_priority_and_reclaimable_map_to_scheduler_settings(write_spec: WriteSpec) -> None:
+    props = _props(write_spec, _spec("  - {name: a, priority: 10, reclaimable: false}\n  - {name: b}\n"))
+    assert props[f"{CS}root.ordering-policy"] == "priority-utilization"
+    assert props[f"{CS}root.a.priority"] == "10"
+    assert props[f"{CS}root.a.disable_preemption"] == "true"
+    assert f"{CS}root.b.priority" not in props and f"{CS}root.b.disable_preemption" not in props
+
+
+def test_mode_is_percentage_unless_a_queue_limits_what_yarn_schedules(write_spec: WriteSpec) -> None:
+    assert (
+        queue_mode(model_of(write_spec(_spec("  - {name: a, capability: {pods: 10}}\n"), "p.yaml")))
+        == "percentage"
+    )
+    gpu_limit = "  - {name: a, deserved: {nvidia.com/gpu: 2}}\n  - {name: b}\n"
+    assert queue_mode(model_of(write_spec(_spec(gpu_limit), "g.yaml"))) == "absolute"
+    # no YARN node pools: nothing to size absolute amounts from, weights only
+    assert queue_mode(model_of(write_spec(_spec(gpu_limit, pools=""), "n.yaml"))) == "percentage"
+
+
+VECTOR = re.compile(r"^\[(memory=\d+),(vcores=\d+)((?:,[\w./-]+=\d+)*)\]$")
+
+
+def _vector(text: str) -> dict[str, int]:
+    assert VECTOR.match(text), text
+    return {k: int(v) for k, v in (kv.split("=") for kv in text[1:-1].split(","))}
+
+
+def test_absolute_mode_vectors_are_consistent(write_spec: WriteSpec) -> None:
+    queues = (
+        "  - {name: stream, weight: 3, capability: {cpu: 100, memory: 400Gi, pods: 9, nvidia.com/gpu: 12},"
+        " deserved: {nvidia.com/gpu: 8}}\n"
+        "  - {name: batch, weight: 1}\n"
+        "  - {name: nightly, parent: batch, weight: 1}\n"
+        "  - {name: adhoc, parent: batch, weight: 2, deserved: {cpu: 4}}\n"
+    )
+    spec = model_of(write_spec(_spec(queues)))
+    plan = plan_queues(spec)
+    assert plan.mode == "absolute" and plan.problems == []
+    props = {p.name: p.value for p in plan.properties}
+    root = {"memory": 4 * 128 * 1024, "vcores": 128, "yarn.io/gpu": 16}
+    mins = {q: _vector(props[f"{CS}{p}.capacity"]) for q, p in queue_paths(spec).items()}
+    maxes = {q: _vector(props[f"{CS}{p}.maximum-capacity"]) for q, p in queue_paths(spec).items()}
+    assert maxes["stream"] == {"memory": 400 * 1024, "vcores": 100, "yarn.io/gpu": 12}
+    assert mins["stream"]["yarn.io/gpu"] == 8  # deserved
+    assert mins["batch"]["yarn.io/gpu"] == 8  # what is left, by weight
+    assert mins["stream"]["vcores"] == 96 and mins["batch"]["vcores"] == 32  # 3:1 of 128
+    assert mins["adhoc"]["vcores"] == 4 and mins["nightly"]["vcores"] == 28
+    assert maxes["batch"] == root
+    for q in mins:
+        assert mins[q]["memory"] >= 1
+        assert all(mins[q][d] <= maxes[q][d] for d in mins[q]), q
+    for parent, children in (("root", ("stream", "batch")), ("batch", ("nightly", "adhoc"))):
+        pmin = root if parent == "root" else mins[parent]
+        for d in root:
+            assert sum(mins[c][d] for c in children) <= pmin[d], (parent, d)
+
+
+def test_example_yarn_stack_uses_absolute_gpu_capacities() -> None:
+    from tests.conftest import STACKS_DIR
+
+    spec = model_of(STACKS_DIR / "yarn-analytics.yaml")
+    plan = plan_queues(spec)
+    assert plan.mode == "absolute"
+    props = {p.name: p.value for p in plan.properties}
+    assert _vector(props[f"{CS}root.analytics.capacity"])["yarn.io/gpu"] == 32
+
+
+def test_base_spec_queue_capacities(write_spec: WriteSpec) -> None:
+    props = _props(write_spec, BASE)
+    assert props[f"{CS}root.stream.capacity"] == "66.67"
+    assert props[f"{CS}root.batch.capacity"] == "33.33"

@@ -1,0 +1,301 @@
+"""Bad YARN specs: `accelplane validate` exits 1 and names file, path and what would be right."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from components.checks.yarn import check
+from components.cli import main
+from components.errors import Problem
+from tests.yarn.support import BASE, model_of
+
+WriteSpec = Callable[..., Path]
+RT = "  resourceTypes:\n    - {name: yarn.io/gpu, minimumAllocation: 0, maximumAllocation: 4}\n    - {name: yarn.io/gpu-teslav100sxm232gb, maximumAllocation: 4}\n"
+V100_REQUEST = "gpu: {amount: 2, model: Tesla V100-SXM2-32GB}"
+NAME_RULE = (
+    "Hadoop accepts an optional namespace of dot-separated letter/digit/dash groups and '/', then a letter "
+    "followed by letters, digits, '_', '.' or '-'"
+)
+
+
+def _rt(extra: str) -> str:
+    return BASE.replace(RT, RT + extra)
+
+
+# (id, spec text, expected stderr lines without the "spec.yaml: " prefix)
+CASES: list[tuple[str, str, list[str]]] = [
+    (
+        "units-on-builtin",
+        BASE.replace(
+            "{name: yarn.io/gpu, minimumAllocation: 0,",
+            "{name: yarn.io/gpu, units: '', minimumAllocation: 0,",
+        ),
+        [
+            "yarn.resourceTypes[0].units: yarn.io/gpu is built into Hadoop as a countable resource without units "
+            "and ResourceUtils refuses any units for it; remove units"
+        ],
+    ),
+    (
+        "units-on-custom-type",
+        BASE.replace(
+            "{name: yarn.io/gpu-teslav100sxm232gb,", "{name: yarn.io/gpu-teslav100sxm232gb, units: k,"
+        ),
+        [
+            "yarn.resourceTypes[1].units: GPU types count whole devices; with units 'k' Hadoop would convert the "
+            "NodeManager amounts into 'k' (4 GPUs → 0k); remove units"
+        ],
+    ),
+    (
+        "reserved-name",
+        _rt("    - {name: memory-mb, maximumAllocation: 8}\n"),
+        [
+            "yarn.resourceTypes[2].name: 'memory-mb' is one of Hadoop's mandatory resources (memory-mb, vcores) "
+            "and cannot be declared in resource-types.xml; only list GPU types such as yarn.io/gpu"
+        ],
+    ),
+    (
+        "illegal-name",
+        _rt("    - {name: com/acme/gpu}\n"),
+        [f"yarn.resourceTypes[2].name: 'com/acme/gpu' is not a valid YARN resource type name ({NAME_RULE})"],
+    ),
+    (
+        "unused-type",
+        _rt("    - {name: yarn.io/gpu-teslav100, maximumAllocation: 4}\n"),
+        [
+            "yarn.resourceTypes[2].name: resource type yarn.io/gpu-teslav100 is not provided by any YARN node pool "
+            "nor requested by any Flink cluster on YARN (types in use: yarn.io/gpu, yarn.io/gpu-amdinstinctmi300x, "
+            "yarn.io/gpu-teslat4, yarn.io/gpu-teslav100sxm232gb); fix the name or remove the entry"
+        ],
+    ),
+    (
+        "minimum-allocation",
+        BASE.replace("minimumAllocation: 0", "minimumAllocation: 1"),
+        [
+            "yarn.resourceTypes[0].minimumAllocation: the ResourceManager raises every container request to the "
+            "minimum allocation, so every container (ApplicationMasters and JobManagers too) would hold 1 "
+            "yarn.io/gpu; use 0"
+        ],
+    ),
+    (
+        "amount-above-maximum-allocation",
+        BASE.replace(
+            "{name: yarn.io/gpu-teslav100sxm232gb, maximumAllocation: 4}",
+            "{name: yarn.io/gpu-teslav100sxm232gb, maximumAllocation: 1}",
+        ),
+        [
+            "flink.clusters[0].taskManager.gpu.amount: 2 GPUs per TaskManager exceed the maximum-allocation 1 of "
+            "yarn.io/gpu-teslav100sxm232gb (yarn.resourceTypes); the ResourceManager would reject the container — "
+            "raise maximumAllocation to at least 2 or lower the amount"
+        ],
+    ),
+    (
+        "generic-maximum-allocation-binds-per-model-requests",
+        BASE.replace(
+            "minimumAllocation: 0, maximumAllocation: 4}", "minimumAllocation: 0, maximumAllocation: 1}"
+        ),
+        [
+            "flink.clusters[0].taskManager.gpu.amount: 2 GPUs per TaskManager exceed the maximum-allocation 1 of "
+            "yarn.io/gpu (yarn.resourceTypes); the ResourceManager would reject the container — raise "
+            "maximumAllocation to at least 2 or lower the amount"
+        ],
+    ),
+    (
+        "amount-above-gpus-per-node",
+        BASE.replace("maximumAllocation: 4", "maximumAllocation: 8").replace(
+            V100_REQUEST, V100_REQUEST.replace("amount: 2", "amount: 6")
+        ),
+        [
+            "flink.clusters[0].taskManager.gpu.amount: 6 GPUs per TaskManager do not fit on any NodeManager offering "
+            "yarn.io/gpu-teslav100sxm232gb (per node: v100: 4); a container cannot span nodes — use at most 4"
+        ],
+    ),
+    (
+        "model-without-pool",
+        BASE.replace(V100_REQUEST, "gpu: {amount: 1, model: Tesla A100}"),
+        [
+            "flink.clusters[0].taskManager.gpu.amount: Flink cluster 'scoring' requests yarn.io/gpu-teslaa100 on "
+            "YARN but no YARN node pool provides it (YARN pools with GPUs: mi (yarn.io/gpu, "
+            "yarn.io/gpu-amdinstinctmi300x), t4 (yarn.io/gpu, yarn.io/gpu-teslat4), v100 (yarn.io/gpu, "
+            "yarn.io/gpu-teslav100sxm232gb))"
+        ],
+    ),
+    (
+        "mig-on-yarn",
+        BASE.replace(
+            "model: Tesla V100-SXM2-32GB, perNode: 4}",
+            "model: Tesla V100-SXM2-32GB, perNode: 4, mig: {strategy: single, devices: {1g.10gb: 7}}}",
+        ),
+        [
+            "nodePools[0].gpu.mig.strategy: YARN's GPU plugin hands out whole GPUs (yarn.io/gpu); MIG is "
+            "Kubernetes-only — use mig strategy none for a platform: yarn pool"
+        ],
+    ),
+    (
+        "sharing-on-yarn",
+        BASE.replace(
+            "model: Tesla V100-SXM2-32GB, perNode: 4}",
+            "model: Tesla V100-SXM2-32GB, perNode: 4, sharing: {strategy: timeSlicing, replicas: 2}}",
+        ),
+        [
+            "nodePools[0].gpu.sharing.strategy: YARN has no GPU sharing (time-slicing/MPS is a Kubernetes "
+            "device-plugin feature) — use sharing strategy none for a platform: yarn pool"
+        ],
+    ),
+    (
+        "allowed-devices-on-amd",
+        BASE.replace(
+            "model: AMD Instinct MI300X, perNode: 8}",
+            "model: AMD Instinct MI300X, perNode: 8, allowedDevices: ['0:0']}",
+        ),
+        [
+            "nodePools[2].gpu.allowedDevices: allowedDevices configures YARN's GPU plugin, which discovers NVIDIA "
+            "GPUs only; remove it from this amd pool"
+        ],
+    ),
+    (
+        "allowed-devices-wrong",
+        BASE.replace('["0:0", "2:3", "1:1"]', '["0:0", "0:1", "4:4", "5:5", "6:6"]'),
+        [
+            "nodePools[1].gpu.allowedDevices: 5 allowed devices but perNode is 4; list at most 4",
+            "nodePools[1].gpu.allowedDevices: each GPU index and each minor number may appear only once in "
+            "allowedDevices",
+            "nodePools[1].gpu.allowedDevices: GPU index 4, 5, 6 does not exist on a node with perNode 4 "
+            "(nvidia-smi indexes are 0..3)",
+        ],
+    ),
+    (
+        "model-makes-illegal-type",
+        BASE.replace("model: Tesla T4,", "model: NVIDIA A100 (80GB),"),
+        [
+            "nodePools[1].gpu.model: GPU model 'NVIDIA A100 (80GB)' gives the per-model YARN resource type "
+            f"'yarn.io/gpu-nvidiaa100(80gb)', which Hadoop rejects ({NAME_RULE}); write the model without such "
+            "characters or set yarn.perModelTypes: false"
+        ],
+    ),
+    (
+        "docker-runc-with-nvidia",
+        BASE.replace("runtime: nvidia", "runtime: runc"),
+        [
+            "yarn.docker.runtime: YARN's nvidia-docker-v2 GPU plugin starts GPU containers with --runtime=nvidia, "
+            "and pools t4, v100 have NVIDIA GPUs; set yarn.docker.runtime: nvidia"
+        ],
+    ),
+    (
+        "yarn-pool-without-yarn-platform",
+        BASE[: BASE.index("flink:")].replace("platforms: [yarn]", "platforms: [kubernetes]"),
+        [
+            f"nodePools[{i}].platform: node pool {name!r} is on platform yarn but cluster.platforms does not list "
+            "yarn; add yarn to cluster.platforms or move the pool to another platform"
+            for i, name in ((0, "v100"), (1, "t4"), (2, "mi"), (3, "cpu"))
+        ],
+    ),
+    (
+        "flink-on-yarn-without-yarn-platform",
+        "cluster: {name: k, platforms: [kubernetes]}\nflink:\n  clusters:\n    - {name: j, target: yarn}\n",
+        [
+            "flink.clusters[0].target: Flink cluster 'j' targets yarn but cluster.platforms does not list yarn; add "
+            "yarn to cluster.platforms or choose another target"
+        ],
+    ),
+    (
+        "absolute-queues-need-pool-sizes",
+        BASE.replace("    cpu: 48\n    memory: 192Gi\n", "").replace(
+            "{name: batch, weight: 1}", "{name: batch, weight: 1, deserved: {cpu: 4}}"
+        ),
+        [
+            "nodePools[3]: YARN node pool 'cpu' must set cpu and memory: queues limit cpu/memory/GPUs, so "
+            "capacity-scheduler.xml uses absolute resources computed from the pools' totals"
+        ],
+    ),
+    (
+        "deserved-beyond-the-cluster",
+        BASE.replace(
+            "{name: stream, weight: 2}", "{name: stream, weight: 2, deserved: {nvidia.com/gpu: 100}}"
+        ),
+        [
+            "queues[0].deserved: the deserved yarn.io/gpu of the queues under root add up to 100, more than the "
+            "YARN node pools provide (25); lower deserved to fit"
+        ],
+    ),
+    (
+        "queue-names-undeclared-yarn-type",
+        BASE.replace("{name: batch, weight: 1}", "{name: batch, weight: 1, deserved: {yarn.io/gpu-h100: 1}}"),
+        [
+            "queues[1].deserved.yarn.io/gpu-h100: yarn.io/gpu-h100 is not a YARN resource type of this cluster "
+            "(declared: yarn.io/gpu, yarn.io/gpu-amdinstinctmi300x, yarn.io/gpu-teslat4, "
+            "yarn.io/gpu-teslav100sxm232gb)"
+        ],
+    ),
+    (
+        "queue-without-memory",
+        BASE.replace("{name: batch, weight: 1}", "{name: batch, weight: 1, capability: {memory: 0}}"),
+        [
+            "queues[1]: queue 'batch' would get 0 MiB of memory as its YARN capacity; Hadoop ignores an absolute "
+            "capacity without memory — give it a larger weight, deserved memory or capability memory (or more "
+            "memory to the YARN node pools)"
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_bad_spec(
+    text: str,
+    expected: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert text != BASE
+    (tmp_path / "spec.yaml").write_text(text)
+    monkeypatch.chdir(tmp_path)
+    assert main(["validate", "spec.yaml"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[:-1] == sorted(f"spec.yaml: {line}" for line in expected)
+    assert err[-1] == f"accelplane: {len(expected)} error{'s' if len(expected) > 1 else ''}"
+    out = tmp_path / "out"
+    assert main(["render", "spec.yaml", "--out", str(out)]) == 1
+    assert not out.exists()
+
+
+def test_base_spec_is_valid(write_spec: WriteSpec) -> None:
+    assert main(["validate", "-q", str(write_spec(BASE))]) == 0
+
+
+def test_amount_check_at_model_level_uses_yarn_gpu_type(write_spec: WriteSpec) -> None:
+    """The TaskManager amount is checked against the type `yarn_gpu_type` returns, nothing else."""
+    from components.model import Spec
+
+    spec: Spec = model_of(write_spec(BASE))
+    assert list(check(spec)) == []
+    import dataclasses
+
+    from components.builders.yarn_types import type_bounds
+
+    v100 = type_bounds(spec)["yarn.io/gpu-teslav100sxm232gb"]
+    tight = dataclasses.replace(v100, maximum_allocation=1)
+    yarn = dataclasses.replace(
+        spec.yarn,  # type: ignore[arg-type]
+        resource_types=tuple(tight if r.name == v100.name else r for r in spec.yarn.resource_types),  # type: ignore[union-attr]
+    )
+    problems = list(check(dataclasses.replace(spec, yarn=yarn)))
+    assert problems == [
+        Problem(
+            ("flink", "clusters", 0, "taskManager", "gpu", "amount"),
+            "2 GPUs per TaskManager exceed the maximum-allocation 1 of yarn.io/gpu-teslav100sxm232gb "
+            "(yarn.resourceTypes); the ResourceManager would reject the container — raise maximumAllocation "
+            "to at least 2 or lower the amount",
+        )
+    ]
+    # per-model types off: the same cluster asks for yarn.io/gpu, bounded by its own maximum (4)
+    generic = dataclasses.replace(spec, yarn=dataclasses.replace(yarn, per_model_types=False))
+    assert list(check(generic)) == [
+        Problem(
+            ("yarn", "resourceTypes", 1, "name"),
+            "resource type yarn.io/gpu-teslav100sxm232gb is not provided by any YARN node pool nor requested by "
+            "any Flink cluster on YARN (types in use: yarn.io/gpu); fix the name or remove the entry",
+        )
+    ]

@@ -1,0 +1,253 @@
+"""Every rendered YARN file is well-formed, in Hadoop's format, and says exactly what the spec means."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from components.builders.yarn import (
+    container_executor_sections,
+    node_resources_properties,
+    resource_types_properties,
+    yarn_site_properties,
+)
+from components.builders.yarn_queues import plan_queues
+from components.builders.yarn_types import (
+    ConfProperty,
+    container_gpu_request,
+    needed_types,
+    yarn_gpu_clusters,
+    yarn_pools,
+)
+from components.gpu_resources import yarn_gpu_type
+from components.templating import render_template
+from tests.conftest import EXAMPLE_SPECS
+from tests.support_render import files_for
+from tests.yarn.support import BASE, model_of, parse_configuration, parse_container_executor, yarn_files
+
+WriteSpec = Callable[..., Path]
+NO_PER_MODEL = BASE.replace("perModelTypes: true", "perModelTypes: false").replace(
+    "    - {name: yarn.io/gpu-teslav100sxm232gb, maximumAllocation: 4}\n", ""
+)
+V1_NO_DOCKER = BASE.replace("cgroups: v2", "cgroups: v1").replace(
+    "docker: {enabled: true, runtime: nvidia, allowedDevices: [/dev/infiniband/uverbs0]}",
+    "docker: {enabled: false}",
+)
+NO_GPUS = """\
+cluster: {name: plain, platforms: [yarn]}
+nodePools:
+  - {name: workers, platform: yarn, nodes: 3, cpu: 16, memory: 64Gi}
+"""
+VARIANTS = {"base": BASE, "no-per-model": NO_PER_MODEL, "v1-no-docker": V1_NO_DOCKER, "no-gpus": NO_GPUS}
+
+
+def _variant_paths(write_spec: WriteSpec) -> list[Path]:
+    return [*EXAMPLE_SPECS, *(write_spec(text, f"{n}.yaml") for n, text in VARIANTS.items())]
+
+
+def _pairs(props: list[ConfProperty]) -> list[tuple[str, str]]:
+    return [(p.name, p.value) for p in props]
+
+
+def test_every_file_parses_back_to_exactly_the_intended_properties(write_spec: WriteSpec) -> None:
+    checked = 0
+    for path in _variant_paths(write_spec):
+        spec = model_of(path)
+        files = yarn_files(path)
+        if not spec.has_platform("yarn"):
+            assert files == {}, path
+            continue
+        expected: dict[str, list[tuple[str, str]]] = {
+            "resource-types.xml": _pairs(resource_types_properties(spec)),
+            "capacity-scheduler.xml": _pairs(plan_queues(spec).properties),
+        }
+        for pool in yarn_pools(spec):
+            expected[f"node-resources/{pool.name}.xml"] = _pairs(node_resources_properties(spec, pool))
+            expected[f"yarn-site/{pool.name}.xml"] = _pairs(yarn_site_properties(spec, pool))
+        cfgs = {f"container-executor/{p.name}.cfg": p for p in yarn_pools(spec)}
+        assert set(files) == set(expected) | set(cfgs)
+        for name, props in expected.items():
+            assert files[name].startswith('<?xml version="1.0" encoding="UTF-8"?>\n')
+            assert parse_configuration(files[name]) == props, name
+            checked += 1
+        for name, pool in cfgs.items():
+            want = {s: dict(e) for s, e in container_executor_sections(spec, pool)}
+            assert parse_container_executor(files[name]) == want, name
+            checked += 1
+    assert checked >= 20
+
+
+NASTY = ["a<b>&c", "quote\"'s", "]]>", "  spaced  ", "tab\there", "ünïcødé ✓", "${not.expanded}", "", "a--b"]
+
+
+def test_values_and_descriptions_round_trip_through_the_template() -> None:
+    props = [ConfProperty(f"k{i}", v, v) for i, v in enumerate(NASTY)]
+    text = render_template("yarn/configuration.xml.j2", purpose="test", properties=props)
+    assert parse_configuration(text) == [(p.name, p.value) for p in props]
+    import xml.etree.ElementTree as ET
+
+    descriptions = [p.findtext("description") for p in ET.fromstring(text)]
+    assert descriptions == [v or None for v in NASTY]
+
+
+def test_layout_of_the_base_spec(write_spec: WriteSpec) -> None:
+    files = yarn_files(write_spec(BASE))
+    assert sorted(files) == [
+        "capacity-scheduler.xml",
+        "container-executor/cpu.cfg",
+        "container-executor/mi.cfg",
+        "container-executor/t4.cfg",
+        "container-executor/v100.cfg",
+        "node-resources/cpu.xml",
+        "node-resources/mi.xml",
+        "node-resources/t4.xml",
+        "node-resources/v100.xml",
+        "resource-types.xml",
+        "yarn-site/cpu.xml",
+        "yarn-site/mi.xml",
+        "yarn-site/t4.xml",
+        "yarn-site/v100.xml",
+    ]
+
+
+def test_clusters_without_the_yarn_platform_render_no_yarn_directory(write_spec: WriteSpec) -> None:
+    k8s = """\
+cluster: {name: k, platforms: [kubernetes]}
+nodePools:
+  - {name: a100, nodes: 2, labels: {accelplane.io/pool: a100}, gpu: {vendor: nvidia, perNode: 8}}
+yarn: {perModelTypes: true, docker: {enabled: true}}
+"""
+    files = files_for(write_spec(k8s))
+    assert files and not [p for p in files if p.startswith("yarn/")]
+
+
+def test_resource_types(write_spec: WriteSpec) -> None:
+    props = parse_configuration(yarn_files(write_spec(BASE))["resource-types.xml"])
+    assert props == [
+        (
+            "yarn.resource-types",
+            "yarn.io/gpu,yarn.io/gpu-amdinstinctmi300x,yarn.io/gpu-teslat4,yarn.io/gpu-teslav100sxm232gb",
+        ),
+        ("yarn.resource-types.yarn.io/gpu.minimum-allocation", "0"),
+        ("yarn.resource-types.yarn.io/gpu.maximum-allocation", "4"),
+        ("yarn.resource-types.yarn.io/gpu-teslav100sxm232gb.maximum-allocation", "4"),
+    ]
+    assert not [n for n, _ in props if n.endswith(".units")]
+    no_model = parse_configuration(yarn_files(write_spec(NO_PER_MODEL, "n.yaml"))["resource-types.xml"])
+    assert no_model[0] == ("yarn.resource-types", "yarn.io/gpu")
+    assert parse_configuration(yarn_files(write_spec(NO_GPUS, "g.yaml"))["resource-types.xml"]) == [
+        ("yarn.resource-types", "")
+    ]
+
+
+def test_node_resources_declare_generic_and_per_model_amounts(write_spec: WriteSpec) -> None:
+    files = yarn_files(write_spec(BASE))
+    p = "yarn.nodemanager.resource-type."
+
+    def amounts(pool: str) -> dict[str, str]:
+        return {n.removeprefix(p): v for n, v in parse_configuration(files[f"node-resources/{pool}.xml"])}
+
+    assert amounts("v100") == {
+        "yarn.io/gpu": "4",
+        "yarn.io/gpu-amdinstinctmi300x": "0",
+        "yarn.io/gpu-teslat4": "0",
+        "yarn.io/gpu-teslav100sxm232gb": "4",
+    }
+    # an explicit allowed-device list is what the GPU plugin reports: 3 of 4 GPUs
+    assert amounts("t4")["yarn.io/gpu"] == "3" and amounts("t4")["yarn.io/gpu-teslat4"] == "3"
+    assert amounts("mi")["yarn.io/gpu"] == "8" and amounts("mi")["yarn.io/gpu-amdinstinctmi300x"] == "8"
+    assert set(amounts("cpu").values()) == {"0"}
+    assert parse_configuration(yarn_files(write_spec(NO_GPUS, "g.yaml"))["node-resources/workers.xml"]) == []
+
+
+def test_yarn_site_per_pool(write_spec: WriteSpec) -> None:
+    files = yarn_files(write_spec(BASE))
+    site = {
+        pool: dict(parse_configuration(files[f"yarn-site/{pool}.xml"]))
+        for pool in ("v100", "t4", "mi", "cpu")
+    }
+    nm = "yarn.nodemanager."
+    for pool in site.values():
+        assert (
+            pool[f"{nm}container-executor.class"]
+            == "org.apache.hadoop.yarn.server.nodemanager.LinuxContainerExecutor"
+        )
+        assert (
+            pool[f"{nm}linux-container-executor.resources-handler.class"]
+            == "org.apache.hadoop.yarn.server.nodemanager.util.CgroupsLCEResourcesHandler"
+        )
+        assert pool[f"{nm}linux-container-executor.cgroups.mount-path"] == "/sys/fs/cgroup"
+        assert pool[f"{nm}linux-container-executor.cgroups.hierarchy"] == "yarn"
+        assert pool[f"{nm}linux-container-executor.cgroups.v2.enabled"] == "true"
+        assert pool[f"{nm}runtime.linux.allowed-runtimes"] == "default,docker"
+    assert site["v100"][f"{nm}resource-plugins"] == "yarn.io/gpu"
+    assert site["v100"][f"{nm}resource-plugins.gpu.allowed-gpu-devices"] == "auto"
+    assert site["t4"][f"{nm}resource-plugins.gpu.allowed-gpu-devices"] == "0:0,1:1,2:3"
+    assert site["t4"][f"{nm}resource-plugins.gpu.path-to-discovery-executables"] == "/usr/bin/nvidia-smi"
+    assert site["t4"][f"{nm}resource-plugins.gpu.docker-plugin"] == "nvidia-docker-v2"
+    for plain in ("mi", "cpu"):  # AMD and CPU-only NodeManagers: no NVIDIA GPU plugin
+        assert not [k for k in site[plain] if k.startswith(f"{nm}resource-plugins")]
+    v1 = dict(parse_configuration(yarn_files(write_spec(V1_NO_DOCKER, "v1.yaml"))["yarn-site/v100.xml"]))
+    assert v1[f"{nm}linux-container-executor.cgroups.v2.enabled"] == "false"
+    assert f"{nm}runtime.linux.allowed-runtimes" not in v1
+    assert f"{nm}resource-plugins.gpu.docker-plugin" not in v1
+
+
+def test_container_executor_sections(write_spec: WriteSpec) -> None:
+    files = yarn_files(write_spec(BASE))
+    ce = {
+        pool: parse_container_executor(files[f"container-executor/{pool}.cfg"])
+        for pool in ("t4", "mi", "cpu")
+    }
+    assert ce["t4"] == {
+        "gpu": {"module.enabled": "true"},
+        "cgroups": {"root": "/sys/fs/cgroup", "yarn-hierarchy": "yarn"},
+        "docker": {
+            "module.enabled": "true",
+            "docker.allowed.devices": "/dev/nvidiactl,/dev/nvidia-uvm,/dev/nvidia-uvm-tools,"
+            "/dev/nvidia0,/dev/nvidia1,/dev/nvidia3,/dev/infiniband/uverbs0",
+            "docker.allowed.runtimes": "nvidia",
+        },
+    }
+    assert ce["mi"] == {
+        "cgroups": {"root": "/sys/fs/cgroup", "yarn-hierarchy": "yarn"},
+        "docker": {"module.enabled": "true", "docker.allowed.devices": "/dev/infiniband/uverbs0"},
+    }
+    assert "gpu" not in ce["cpu"]
+    v1 = parse_container_executor(
+        yarn_files(write_spec(V1_NO_DOCKER, "v1.yaml"))["container-executor/v100.cfg"]
+    )
+    assert set(v1) == {"gpu", "cgroups"}
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_every_type_a_yarn_flink_cluster_requests_is_declared(variant: str, write_spec: WriteSpec) -> None:
+    paths = [*EXAMPLE_SPECS, write_spec(VARIANTS[variant], f"{variant}.yaml")]
+    for path in paths:
+        spec = model_of(path)
+        for c in yarn_gpu_clusters(spec):
+            declared = needed_types(spec)
+            assert yarn_gpu_type(spec, c) in declared
+            assert set(container_gpu_request(spec, c)) <= set(declared)
+
+
+def test_per_model_flink_cluster_also_requests_generic_gpus_for_isolation(write_spec: WriteSpec) -> None:
+    spec = model_of(write_spec(BASE))
+    (c,) = yarn_gpu_clusters(spec)
+    assert yarn_gpu_type(spec, c) == "yarn.io/gpu-teslav100sxm232gb"
+    assert container_gpu_request(spec, c) == {"yarn.io/gpu": 2, "yarn.io/gpu-teslav100sxm232gb": 2}
+    amd = model_of(
+        write_spec(BASE.replace("model: Tesla V100-SXM2-32GB}}", "model: AMD Instinct MI300X}}"), "a.yaml")
+    )
+    (c,) = yarn_gpu_clusters(amd)
+    # AMD NodeManagers run no GPU plugin, so the per-model type alone is the whole request
+    assert container_gpu_request(amd, c) == {"yarn.io/gpu-amdinstinctmi300x": 2}
+
+
+def test_generic_gpu_bounds_from_a_base_are_harmless_without_gpus(write_spec: WriteSpec) -> None:
+    text = NO_GPUS + "yarn:\n  resourceTypes: [{name: yarn.io/gpu, maximumAllocation: 4}]\n"
+    assert parse_configuration(yarn_files(write_spec(text))["resource-types.xml"]) == [
+        ("yarn.resource-types", "")
+    ]
