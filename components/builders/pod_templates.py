@@ -113,24 +113,22 @@ def _gpu_container_and_volumes(
     spec: Spec, cluster: FlinkCluster
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Main-container additions and volumes a GPU TaskManager needs."""
-    script = spec.discovery.script_path
     mounts: list[dict[str, Any]] = [
         {
             "name": DISCOVERY_VOLUME,
-            "mountPath": script,
+            "mountPath": spec.discovery.script_path,
             "subPath": discovery_artifacts.CONFIGMAP_KEY,
             "readOnly": True,
         }
     ]
+    item = discovery_artifacts.CONFIGMAP_KEY
     volumes: list[dict[str, Any]] = [
         {
             "name": DISCOVERY_VOLUME,
             "configMap": {
                 "name": discovery_artifacts.configmap_name(),
                 "defaultMode": SCRIPT_MODE,
-                "items": [
-                    {"key": discovery_artifacts.CONFIGMAP_KEY, "path": discovery_artifacts.CONFIGMAP_KEY}
-                ],
+                "items": [{"key": item, "path": item, "mode": SCRIPT_MODE}],
             },
         }
     ]

@@ -2,9 +2,10 @@
 
 * target vs. ``cluster.platforms``; Flink version vs. config file format and target;
 * memory Flink can request exactly (whole MiB), YARN vcores as integers;
-* GPUs: a pool that can host the TaskManagers, GPUs per TaskManager ≤ GPUs per node, enough GPUs
-  in total, sharing vs. coordination mode, GPU model affinity needs GPU Feature Discovery, YARN
-  maximum allocation;
+* GPUs: a pool that can host the standalone TaskManagers with enough GPUs per host (on Kubernetes
+  and YARN `device_plugins.check` and `yarn.check` own these), enough GPUs in total, a named
+  pool's vendor/model, sharing vs. coordination mode, GPU model affinity needs GPU Feature
+  Discovery;
 * Volcano: the PodGroup's ``minResources`` fits the queue's capability (which must list the GPU
   resource), the pods fit the queue's ``pods``;
 * ``config``: keys accelplane generates (or their Flink aliases) are errors, values must be
@@ -32,6 +33,7 @@ from components.builders.flink_config import (
 )
 from components.builders.pod_templates import coordination_dir, podgroup_name
 from components.builders.podgroups import format_min_resources, min_resources, pod_count
+from components.checks.discovery_paths import prepared_coordination_files
 from components.checks.scheduling import leaf_queue_names
 from components.errors import PathTuple, Problem
 from components.gpu_resources import (
@@ -58,7 +60,7 @@ def _own(cluster: FlinkCluster, *keys: str) -> bool:
 
 def _check_target(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
     platform = target_platform(c)
-    if not spec.has_platform(platform):  # type: ignore[arg-type]
+    if c.target != "yarn" and not spec.has_platform(platform):  # type: ignore[arg-type]  # yarn: yarn.check
         yield Problem(
             c.field_path("target"),
             f"target {c.target} runs on {platform}, but cluster.platforms is "
@@ -204,9 +206,10 @@ def _check_gpu(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
     resource, counts = _per_node(spec, c, pools)
     amount_path = c.field_path("taskManager", "gpu", "amount")
     best = max(counts.values(), default=0)
-    if kubernetes:
-        # device_plugins.check reports a missing pool, a resource no pool advertises, more GPUs than
-        # one node offers and per-container limits of shared GPUs.
+    if kubernetes or c.target == "yarn":
+        # device_plugins.check (Kubernetes) and yarn.check (YARN) report a missing pool, a resource
+        # no pool provides, more GPUs than one node offers, per-container limits of shared GPUs and
+        # YARN's maximum-allocation.
         if amount > best:
             return
     elif not pools:
@@ -242,15 +245,6 @@ def _check_gpu(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
             break
     if kubernetes:
         yield from _check_kubernetes_gpu(spec, c, pools)
-    if c.target == "yarn" and spec.yarn is not None:
-        for rt in spec.yarn.resource_types:
-            if rt.name == resource and rt.maximum_allocation is not None and amount > rt.maximum_allocation:
-                yield Problem(
-                    amount_path,
-                    f"YARN refuses containers with more than {rt.maximum_allocation} {resource} "
-                    f"(yarn.resourceTypes maximumAllocation); raise it or lower the amount to "
-                    f"{rt.maximum_allocation}",
-                )
 
 
 def _check_kubernetes_gpu(spec: Spec, c: FlinkCluster, pools: list[NodePool]) -> Iterator[Problem]:
@@ -276,7 +270,8 @@ def _check_kubernetes_gpu(spec: Spec, c: FlinkCluster, pools: list[NodePool]) ->
             "selecting a GPU model uses the node label nvidia.com/gpu.product, which GPU Feature Discovery "
             "sets; enable devicePlugins.nvidia.gpuFeatureDiscovery or name the pool instead of the model",
         )
-    if c.coordination:
+    prepared = {f.path for f in prepared_coordination_files(spec)}
+    if c.coordination and c.coordination_file not in prepared:  # else discovery_paths.check covers it
         directory = coordination_dir(c)
         path: PathTuple = (
             ("discovery", "coordinationFile")

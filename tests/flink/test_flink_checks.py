@@ -421,8 +421,10 @@ def test_yarn_maximum_allocation(
         data,
         monkeypatch,
         capsys,
-        "spec.yaml: flink.clusters[0].taskManager.gpu.amount: YARN refuses containers with more than 1 yarn.io/gpu "
-        "(yarn.resourceTypes maximumAllocation); raise it or lower the amount to 1",
+        # owned by yarn.check; the Flink checks add no second message
+        "spec.yaml: flink.clusters[0].taskManager.gpu.amount: 2 GPUs per TaskManager exceed the "
+        "maximum-allocation 1 of yarn.io/gpu (yarn.resourceTypes); the ResourceManager would reject the "
+        "container — raise maximumAllocation to at least 2 or lower the amount",
     )
 
 
