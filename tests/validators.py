@@ -82,6 +82,10 @@ def validate_k8s_object(obj: dict[str, Any]) -> None:
     group = obj["apiVersion"].split("/")[0] if "/" in obj["apiVersion"] else ""
     if (group, obj["kind"]) in CRD_FILES:
         validate_crd_object(obj)
+    elif (group, obj["kind"]) == ("flink.apache.org", "FlinkDeployment"):
+        from tests.flink.operator_schema import validate_flink_deployment  # CRD not in ../shared/reference
+
+        validate_flink_deployment(obj)
     else:
         validate_core_object(obj)
 

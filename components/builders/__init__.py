@@ -9,7 +9,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from components.artifacts import Bundle
-from components.builders import device_plugins, discovery_configmap, node_image, priority, volcano, yarn
+from components.builders import (
+    device_plugins,
+    discovery_configmap,
+    flink,
+    node_image,
+    priority,
+    volcano,
+    yarn,
+)
 from components.model import Spec
 
 Builder = Callable[[Spec], Bundle]
@@ -21,6 +29,7 @@ FAMILIES: tuple[tuple[str, Builder], ...] = (
     ("discovery", discovery_configmap.build),
     ("node-image", node_image.build),
     ("yarn", yarn.build),
+    ("flink", flink.build),
 )
 
 

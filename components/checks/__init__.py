@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from components.checks import device_plugins, discovery_paths, references, scheduling, yarn
+from components.checks import device_plugins, discovery_paths, flink, references, scheduling, yarn
 from components.errors import Problem
 from components.model import Spec
 
@@ -20,6 +20,7 @@ CHECKS: tuple[Check, ...] = (
     device_plugins.check,
     discovery_paths.check,
     yarn.check,
+    flink.check,
 )
 
 

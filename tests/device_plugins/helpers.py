@@ -67,7 +67,13 @@ def spec_doc(
 
 def tm_cluster(name: str, gpu: dict[str, Any], target: str = "kubernetes") -> dict[str, Any]:
     """A Flink cluster whose TaskManagers request ``gpu``."""
-    return {"name": name, "target": target, "taskManager": {"replicas": 1, "gpu": gpu}}
+    # coordination off: flink.check refuses coordination mode on shared (time-sliced/MPS) GPUs
+    return {
+        "name": name,
+        "target": target,
+        "taskManager": {"replicas": 1, "gpu": gpu},
+        "discovery": {"coordination": False},
+    }
 
 
 def write(tmp_path: Path, doc: dict[str, Any], name: str = "spec.yaml") -> Path:

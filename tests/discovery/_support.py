@@ -128,7 +128,7 @@ def flink_records(path: Path) -> list[tuple[int, int]]:
 def alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # ESRCH: it exited while we read
         return False
     return state not in (b"Z", b"X")
 
@@ -138,6 +138,7 @@ class Processes:
 
     def __init__(self) -> None:
         self.procs: list[subprocess.Popen[bytes]] = []
+        self.pool_pids: list[int] = []
 
     def sleeper(self) -> subprocess.Popen[bytes]:
         """A live process to name with ``--owner-pid``."""
@@ -156,12 +157,37 @@ class Processes:
         self.procs.append(p)
         return p
 
+    def sleepers(self, n: int) -> list[int]:
+        """``n`` live processes started by ONE shell (cheap), as pids; kill them with kill_pid()."""
+        script = 'i=0; while [ "$i" -lt "$0" ]; do sleep 1000 >/dev/null & echo $!; i=$((i+1)); done; exec >&-; wait'
+        p = subprocess.Popen(["sh", "-c", script, str(n)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE)
+        self.procs.append(p)
+        assert p.stdout is not None
+        pids = [int(line) for line in p.stdout]
+        assert len(pids) == n
+        self.pool_pids.extend(pids)
+        return pids
+
+    def kill_pid(self, pid: int) -> None:
+        """SIGKILL a pooled sleeper and wait until its shell has reaped it."""
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + 10
+        while alive(pid):
+            assert time.monotonic() < deadline, f"{pid} did not die"
+            time.sleep(0.001)
+
     def kill(self, p: subprocess.Popen[bytes]) -> None:
         if p.poll() is None:
             p.send_signal(signal.SIGKILL)
         p.wait()
 
     def kill_all(self) -> None:
+        for pid in self.pool_pids:
+            self.kill_pid(pid)
+        self.pool_pids.clear()
         for p in self.procs:
             self.kill(p)
         self.procs.clear()

@@ -1,0 +1,138 @@
+"""Rendered Flink configurations in real Apache Flink (1.20.x): loader and TaskManagers.
+
+1. Every config file rendered from the example stacks is loaded with Flink's own
+   ``GlobalConfiguration.loadConfiguration`` (tests/support/java/ConfigProbe.java); the effective
+   keys must be exactly what the builder meant, in the parser the file name selects (standard
+   YAML for ``config.yaml``, the legacy line parser for ``flink-conf.yaml``).
+2. A rendered standalone config (legacy ``flink-conf.yaml``) and a rendered YARN config
+   (``config.yaml``; YARN-only keys are inert in a standalone cluster) each start a real JobManager
+   and three TaskManagers with a fake ``nvidia-smi`` reporting 4 GPUs and the accelplane discovery
+   script (components/gpu_discovery.py) in coordination mode with amount 2: the first two
+   TaskManagers get disjoint GPU pairs, the third reports the discovery failure, and a Java job
+   (compiled with javac against pyflink/lib) reads ``getExternalResourceInfos("gpu")`` in every
+   slot. The harness changes only sandbox keys, the script path and the coordination file path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from components.builders import build_all
+from components.builders.flink_config import (
+    config_format,
+    effective_config,
+    legacy_value,
+)
+from components.pipeline import load_validated
+from components.render import bundle_files
+from tests.conftest import EXAMPLE_SPECS
+from tests.support.flink_cluster import load_file_with_flink, require_flink_home, run_gpu_scenario
+from tests.validators import REPO_ROOT
+
+pytestmark = pytest.mark.flink
+
+DISCOVERY_SCRIPT = REPO_ROOT / "components" / "gpu_discovery.py"
+LIST_KEYS = ("external-resources",)
+
+
+def _flink_text(value: object) -> str:
+    """How Flink's Configuration.toMap() shows a scalar we wrote (bools lowercase, numbers as written)."""
+    return legacy_value(value)  # type: ignore[arg-type]
+
+
+def _rendered_configs() -> list[tuple[str, str]]:
+    out = []
+    for spec_path in EXAMPLE_SPECS:
+        model = load_validated(spec_path).model
+        for cluster in model.flink_clusters:
+            if cluster.target != "kubernetes-operator":
+                out.append((spec_path.name, cluster.name))
+    return out
+
+
+@pytest.fixture(scope="module")
+def flink_home() -> Path:
+    return require_flink_home()
+
+
+@pytest.fixture(scope="module")
+def java_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("java-jobs")
+
+
+@pytest.mark.parametrize(("stack", "cluster_name"), _rendered_configs(), ids=lambda v: str(v))
+def test_flink_loads_rendered_config(
+    stack: str, cluster_name: str, flink_home: Path, java_cache: Path, tmp_path: Path
+) -> None:
+    spec_path = REPO_ROOT / "stacks" / stack
+    model = load_validated(spec_path).model
+    cluster = next(c for c in model.flink_clusters if c.name == cluster_name)
+    fmt = config_format(cluster)
+    files = bundle_files(build_all(model))
+    conf = tmp_path / fmt
+    conf.write_text(files[f"flink/{cluster.name}/{fmt}"][0], encoding="utf-8")
+
+    probed = load_file_with_flink(conf, flink_home, LIST_KEYS, cache_dir=java_cache)
+
+    assert probed.standard_yaml == (fmt == "config.yaml")
+    expected = effective_config(model, cluster)
+    assert set(probed.values) == set(expected), "Flink read other keys than we wrote"
+    for key, value in expected.items():
+        if isinstance(value, tuple):
+            assert probed.lists[key] == list(value), key
+        else:
+            assert probed.values[key] == _flink_text(value), key
+
+
+@pytest.mark.parametrize(
+    ("stack", "cluster_name", "file_name"),
+    [
+        ("edge-standalone.yaml", "edge-inference", "flink-conf.yaml"),
+        ("yarn-analytics.yaml", "sessions-v100", "config.yaml"),
+    ],
+)
+def test_rendered_config_runs_gpu_taskmanagers(
+    stack: str, cluster_name: str, file_name: str, flink_home: Path, java_cache: Path, tmp_path: Path
+) -> None:
+    model = load_validated(REPO_ROOT / "stacks" / stack).model
+    cluster = next(c for c in model.flink_clusters if c.name == cluster_name)
+    assert cluster.coordination and cluster.task_manager.gpu is not None
+    assert cluster.task_manager.gpu.amount == 2
+    rendered = bundle_files(build_all(model))[f"flink/{cluster_name}/{file_name}"][0]
+    conf = tmp_path / "rendered" / file_name
+    conf.parent.mkdir()
+    conf.write_text(rendered, encoding="utf-8")
+
+    result = run_gpu_scenario(
+        conf,
+        discovery_script_path=DISCOVERY_SCRIPT,
+        gpu_count=4,
+        taskmanagers=3,
+        work_dir=tmp_path / "cluster",
+        flink_home=flink_home,
+        java_cache_dir=java_cache,
+        # The fake nvidia-smi, never NVML of a real GPU the test machine might have.
+        extra_env={"ACCELPLANE_GPU_DISCOVERY_BACKEND": "nvidia-smi"},
+    )
+
+    first, second, third = result.taskmanagers
+    assert first.gpus == {"0", "1"}
+    assert second.gpus == {"2", "3"}
+    assert third.gpus is None
+    assert third.discovery.failure is not None and "exit with 1" in third.discovery.failure
+    assert any("cannot allocate 2 GPU(s)" in line for line in third.discovery.lines)
+    # What operators see through getRuntimeContext().getExternalResourceInfos("gpu"):
+    assert first.probe_indexes == {"0", "1"}
+    assert second.probe_indexes == {"2", "3"}
+    assert third.probe_indexes == frozenset()
+    # The configured coordination flags reached our script (records in its own file format).
+    assert result.coordination_text.startswith("# accelplane-gpu-coordination v1\n")
+    records = [line.split() for line in result.coordination_text.splitlines() if not line.startswith("#")]
+    assert sorted((r[1], int(r[2])) for r in records) == [
+        ("0", first.pid),
+        ("1", first.pid),
+        ("2", second.pid),
+        ("3", second.pid),
+    ]

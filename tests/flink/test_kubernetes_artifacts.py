@@ -1,0 +1,334 @@
+"""Pod templates, PodGroups, FlinkDeployments and the submit ConfigMap, checked by real validators.
+
+* pod templates: ``kubernetes-validate --strict`` as ``v1/Pod`` (what Flink merges them into);
+* PodGroups: the upstream Volcano CRD schema (../shared/reference/volcano), strict;
+* FlinkDeployments: tests/flink/operator_schema.py (focused schema of the fields we emit,
+  transcribed from the operator's CRD, plus the embedded pod templates through
+  kubernetes-validate);
+* the cross-checks users get wrong: every pod carries the group annotation of an existing
+  PodGroup in its namespace and ``schedulerName: volcano``, minResources covers all pods.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components.builders import build_all
+from components.discovery_artifacts import CONFIGMAP_KEY, configmap_name
+from components.quantity import parse_quantity
+from components.render import bundle_files
+from tests.conftest import EXAMPLE_SPECS
+from tests.flink.operator_schema import validate_flink_deployment
+from tests.flink.specs import KUBERNETES, model, variant, write
+from tests.support_render import files_for
+from tests.validators import validate_core_object, validate_crd_object
+
+GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
+
+
+def _rendered(spec_path: Path) -> tuple[dict[str, tuple[str, int]], list[dict[str, Any]]]:
+    files = files_for(spec_path)
+    objects = [yaml.safe_load(text) for path, (text, _) in files.items() if path.startswith("kubernetes/")]
+    return files, objects
+
+
+def _pod_templates(files: dict[str, tuple[str, int]]) -> dict[str, dict[str, Any]]:
+    return {
+        path: yaml.safe_load(text) for path, (text, _) in files.items() if path.endswith("-pod-template.yaml")
+    }
+
+
+@pytest.fixture(scope="module", params=EXAMPLE_SPECS, ids=[p.stem for p in EXAMPLE_SPECS])
+def example(request: pytest.FixtureRequest) -> tuple[dict[str, tuple[str, int]], list[dict[str, Any]]]:
+    return _rendered(request.param)
+
+
+def test_examples_cover_every_target_and_format() -> None:
+    seen_targets, seen_files = set(), set()
+    for spec in EXAMPLE_SPECS:
+        files, objects = _rendered(spec)
+        seen_files |= {Path(p).name for p in files if p.startswith("flink/")}
+        seen_targets |= {o["kind"] for o in objects if o["kind"] in ("FlinkDeployment", "PodGroup")}
+        seen_targets |= {"yarn" for p, (t, _) in files.items() if "yarn.application.name" in t}
+        seen_targets |= {"standalone" for p in files if p.endswith("/workers")}
+    assert {"config.yaml", "flink-conf.yaml", "workers"} <= seen_files
+    assert {"FlinkDeployment", "PodGroup", "yarn", "standalone"} <= seen_targets
+
+
+def test_pod_templates_validate_strict(
+    example: tuple[dict[str, tuple[str, int]], list[dict[str, Any]]],
+) -> None:
+    files, _ = example
+    for template in _pod_templates(files).values():
+        validate_core_object(template)
+
+
+def test_pod_templates_pass_kubernetes_validate_cli(tmp_path: Path) -> None:
+    """The same through the `kubernetes-validate --strict` command line, as users run it."""
+    paths = []
+    for spec in EXAMPLE_SPECS:
+        for path, (text, _) in files_for(spec).items():
+            if path.endswith("-pod-template.yaml"):
+                target = tmp_path / path.replace("/", "_")
+                target.write_text(text, encoding="utf-8")
+                paths.append(str(target))
+    assert paths
+    cli = Path(sys.executable).with_name("kubernetes-validate")
+    proc = subprocess.run(
+        [str(cli), "--strict", "-k", "1.33.0", *paths], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_podgroups_validate_against_volcano_crd(
+    example: tuple[dict[str, tuple[str, int]], list[dict[str, Any]]],
+) -> None:
+    _, objects = example
+    for obj in objects:
+        if obj["kind"] == "PodGroup":
+            validate_crd_object(obj)
+
+
+def test_flink_deployments_focused_schema(
+    example: tuple[dict[str, tuple[str, int]], list[dict[str, Any]]],
+) -> None:
+    _, objects = example
+    for obj in objects:
+        if obj["kind"] != "FlinkDeployment":
+            continue
+        validate_flink_deployment(obj)
+
+
+def _pods_of(
+    files: dict[str, tuple[str, int]], objects: list[dict[str, Any]]
+) -> list[tuple[str, dict[str, Any]]]:
+    """(namespace, pod template) of every Flink pod the rendered output would create."""
+    pods: list[tuple[str, dict[str, Any]]] = []
+    for path, template in _pod_templates(files).items():
+        cluster = path.split("/")[1]
+        namespace = next(
+            o["metadata"]["namespace"]
+            for o in objects
+            if o["kind"] == "PodGroup" and o["metadata"]["labels"]["accelplane.io/flink-cluster"] == cluster
+        )
+        pods.append((namespace, template))
+    for obj in objects:
+        if obj["kind"] == "FlinkDeployment":
+            for role in ("jobManager", "taskManager"):
+                pods.append((obj["metadata"]["namespace"], obj["spec"][role]["podTemplate"]))
+    return pods
+
+
+def test_every_pod_joins_an_existing_podgroup(
+    example: tuple[dict[str, tuple[str, int]], list[dict[str, Any]]],
+) -> None:
+    files, objects = example
+    groups = {(o["metadata"]["namespace"], o["metadata"]["name"]) for o in objects if o["kind"] == "PodGroup"}
+    for namespace, pod in _pods_of(files, objects):
+        assert (namespace, pod["metadata"]["annotations"][GROUP_ANNOTATION]) in groups
+        assert pod["spec"]["schedulerName"] == "volcano"
+        assert pod["spec"]["containers"][0]["name"] == "flink-main-container"
+
+
+def test_min_resources_cover_jobmanager_and_all_taskmanagers(tmp_path: Path) -> None:
+    spec_path = write(tmp_path, variant(KUBERNETES))
+    _, objects = _rendered(spec_path)
+    (group,) = [o for o in objects if o["kind"] == "PodGroup"]
+    assert group["metadata"] == {
+        "name": "podgroup-job1",
+        "namespace": "flink",
+        "labels": {
+            "accelplane.io/cluster": "test",
+            "accelplane.io/flink-cluster": "job1",
+            "app.kubernetes.io/managed-by": "accelplane",
+        },
+    }
+    assert group["spec"] == {
+        "minMember": 1,
+        "minResources": {"cpu": "9", "memory": "18Gi", "nvidia.com/gpu": "4"},
+        "queue": "streaming",
+        "priorityClassName": "flink-critical",
+    }
+
+
+def test_min_resources_exact_for_fractional_cpu(tmp_path: Path) -> None:
+    tm = {"replicas": 3, "slots": 1, "cpu": "1500m", "memory": "1600Mi", "gpu": {"amount": 1, "pool": "a100"}}
+    spec = model(
+        tmp_path, variant(KUBERNETES, jobManager={"cpu": "250m", "memory": "1728Mi"}, taskManager=tm)
+    )
+    (group,) = [o.manifest for o in build_all(spec).objects if o.kind == "PodGroup"]
+    res = group["spec"]["minResources"]
+    assert parse_quantity(res["cpu"]) == Decimal("4.75")
+    assert parse_quantity(res["memory"]) == (1728 + 3 * 1600) * 2**20
+    assert res["nvidia.com/gpu"] == "3"
+
+
+def test_taskmanager_template_gpu_wiring(tmp_path: Path) -> None:
+    spec = model(tmp_path, variant(KUBERNETES))
+    files = bundle_files(build_all(spec))
+    tm = yaml.safe_load(files["flink/job1/taskmanager-pod-template.yaml"][0])
+    jm = yaml.safe_load(files["flink/job1/jobmanager-pod-template.yaml"][0])
+    assert tm["metadata"]["annotations"] == {GROUP_ANNOTATION: "podgroup-job1"}
+    assert jm["metadata"]["annotations"] == {GROUP_ANNOTATION: "podgroup-job1"}
+    assert tm["spec"]["priorityClassName"] == jm["spec"]["priorityClassName"] == "flink-critical"
+    assert tm["spec"]["nodeSelector"] == {"accelplane.io/pool": "a100"}
+    assert tm["spec"]["tolerations"] == [
+        {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}
+    ]
+    assert (
+        "nodeSelector" not in jm["spec"] and "tolerations" not in jm["spec"] and "volumes" not in jm["spec"]
+    )
+    (container,) = tm["spec"]["containers"]
+    assert container["volumeMounts"] == [
+        {
+            "name": "accelplane-gpu-discovery",
+            "mountPath": "/opt/flink/plugins/external-resource-gpu/accelplane-gpu-discovery",
+            "subPath": CONFIGMAP_KEY,
+            "readOnly": True,
+        },
+        {"name": "accelplane-gpu-coordination", "mountPath": "/var/lib/accelplane"},
+    ]
+    assert {"name": "CUDA_DEVICE_ORDER", "value": "PCI_BUS_ID"} in container["env"]
+    volumes = {v["name"]: v for v in tm["spec"]["volumes"]}
+    assert volumes["accelplane-gpu-discovery"]["configMap"]["name"] == configmap_name()
+    assert volumes["accelplane-gpu-discovery"]["configMap"]["defaultMode"] == 0o555
+    assert volumes["accelplane-gpu-coordination"]["hostPath"] == {
+        "path": "/var/lib/accelplane",
+        "type": "Directory",
+    }
+    assert "resources" not in container  # Flink sets requests/limits (incl. GPUs) itself
+
+
+def test_no_coordination_no_hostpath(tmp_path: Path) -> None:
+    spec = model(tmp_path, variant(KUBERNETES, discovery={"coordination": False}))
+    tm = yaml.safe_load(bundle_files(build_all(spec))["flink/job1/taskmanager-pod-template.yaml"][0])
+    assert [v["name"] for v in tm["spec"]["volumes"]] == ["accelplane-gpu-discovery"]
+    validate_core_object(tm)
+
+
+def test_model_selection_and_several_pools(tmp_path: Path) -> None:
+    data = variant(
+        KUBERNETES,
+        taskManager={
+            "replicas": 2,
+            "slots": 1,
+            "cpu": 4,
+            "memory": "8Gi",
+            "gpu": {"amount": 1, "model": "NVIDIA A100-SXM4-80GB"},
+        },
+    )
+    second = {**data["nodePools"][0], "name": "a100-spot", "labels": {"accelplane.io/pool": "a100-spot"}}
+    second["taints"] = [{"key": "spot", "effect": "NoSchedule"}]
+    data["nodePools"].append(second)
+    tm = yaml.safe_load(
+        bundle_files(build_all(model(tmp_path, data)))["flink/job1/taskmanager-pod-template.yaml"][0]
+    )
+    product = {"key": "nvidia.com/gpu.product", "operator": "In", "values": ["NVIDIA-A100-SXM4-80GB"]}
+    assert "nodeSelector" not in tm["spec"]
+    terms = tm["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ]
+    assert terms == [
+        {"matchExpressions": [{"key": "accelplane.io/pool", "operator": "In", "values": ["a100"]}, product]},
+        {
+            "matchExpressions": [
+                {"key": "accelplane.io/pool", "operator": "In", "values": ["a100-spot"]},
+                product,
+            ]
+        },
+    ]
+    assert tm["spec"]["tolerations"] == [
+        {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"},
+        {"key": "spot", "operator": "Exists", "effect": "NoSchedule"},
+    ]
+    validate_core_object(tm)
+
+
+def test_mig_resource_in_config_and_podgroup(tmp_path: Path) -> None:
+    data = variant(
+        KUBERNETES,
+        taskManager={
+            "replicas": 2,
+            "slots": 1,
+            "cpu": 4,
+            "memory": "8Gi",
+            "gpu": {"amount": 2, "pool": "a100"},
+        },
+    )
+    data["nodePools"][0]["gpu"]["mig"] = {"strategy": "mixed", "devices": {"3g.40gb": 2}}
+    capability = data["queues"][0]["capability"]
+    capability["nvidia.com/mig-3g.40gb"] = capability.pop("nvidia.com/gpu")
+    spec = model(tmp_path, data)
+    bundle = build_all(spec)
+    (group,) = [o.manifest for o in bundle.objects if o.kind == "PodGroup"]
+    assert group["spec"]["minResources"]["nvidia.com/mig-3g.40gb"] == "4"
+    config = yaml.safe_load(bundle_files(bundle)["flink/job1/config.yaml"][0])
+    assert config["external-resource.gpu.kubernetes.config-key"] == "nvidia.com/mig-3g.40gb"
+
+
+def test_native_submit_configmap(tmp_path: Path) -> None:
+    files, objects = _rendered(write(tmp_path, variant(KUBERNETES)))
+    (cm,) = [
+        o for o in objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "accelplane-flink-job1"
+    ]
+    validate_core_object(cm)
+    assert cm["data"] == {
+        "config.yaml": files["flink/job1/config.yaml"][0],
+        "jobmanager-pod-template.yaml": files["flink/job1/jobmanager-pod-template.yaml"][0],
+        "taskmanager-pod-template.yaml": files["flink/job1/taskmanager-pod-template.yaml"][0],
+    }
+    config = yaml.safe_load(cm["data"]["config.yaml"])
+    for key, name in (
+        ("jobmanager", "jobmanager-pod-template.yaml"),
+        ("taskmanager", "taskmanager-pod-template.yaml"),
+    ):
+        assert config[f"kubernetes.pod-template-file.{key}"] == f"/opt/flink/accelplane/{name}"
+
+
+def test_operator_deployment(tmp_path: Path) -> None:
+    job = {
+        "jarURI": "local:///opt/flink/usrlib/job.jar",
+        "entryClass": "a.B",
+        "args": ["--x", "1"],
+        "parallelism": 4,
+    }
+    spec = model(
+        tmp_path,
+        variant(KUBERNETES, target="kubernetes-operator", job=job, config={"pipeline.max-parallelism": 128}),
+    )
+    bundle = build_all(spec)
+    (dep,) = [o.manifest for o in bundle.objects if o.kind == "FlinkDeployment"]
+    assert dep["metadata"]["name"] == "job1" and dep["metadata"]["namespace"] == "flink"
+    s = dep["spec"]
+    assert s["flinkVersion"] == "v1_20"
+    assert s["serviceAccount"] == "flink"
+    assert s["jobManager"]["resource"] == {"cpu": 1.0, "memory": "2048m"}
+    assert s["taskManager"]["resource"] == {"cpu": 4.0, "memory": "8192m"}
+    assert s["taskManager"]["replicas"] == 2
+    assert s["job"] == {**job, "state": "running", "upgradeMode": "stateless"}
+    assert s["flinkConfiguration"] == {
+        "external-resource.gpu.amount": "2",
+        "external-resource.gpu.driver-factory.class": "org.apache.flink.externalresource.gpu.GPUDriverFactory",
+        "external-resource.gpu.kubernetes.config-key": "nvidia.com/gpu",
+        "external-resource.gpu.param.discovery-script.args": (
+            "--enable-coordination-mode --coordination-file /var/lib/accelplane/gpu-coordination --file-mode 0660"
+        ),
+        "external-resource.gpu.param.discovery-script.path": (
+            "/opt/flink/plugins/external-resource-gpu/accelplane-gpu-discovery"
+        ),
+        "external-resources": "gpu",
+        "pipeline.max-parallelism": "128",
+        "taskmanager.numberOfTaskSlots": "2",
+    }
+    files = bundle_files(bundle)
+    assert not [p for p in files if p.endswith(("config.yaml", "flink-conf.yaml"))]
+    for role, name in (("jobManager", "jobmanager"), ("taskManager", "taskmanager")):
+        on_disk = yaml.safe_load(files[f"flink/job1/{name}-pod-template.yaml"][0])
+        assert s[role]["podTemplate"] == on_disk
