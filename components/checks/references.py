@@ -23,7 +23,7 @@ def check(spec: Spec) -> Iterator[Problem]:
                 yield Problem(c.field_path("queue"), f"queue {c.queue!r} is not defined (defined: {defined})")
             elif c.queue not in leaves:
                 yield Problem(
-                    (*c.path, "queue"),
+                    c.field_path("queue"),
                     f"queue {c.queue!r} has child queues; jobs may only run in leaf queues",
                 )
         if c.priority_class is not None and spec.priority_class(c.priority_class) is None:

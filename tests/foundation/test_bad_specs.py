@@ -327,3 +327,13 @@ def test_error_in_defaults_points_at_defaults(
     monkeypatch.chdir(tmp_path)
     assert main(["validate", "spec.yaml"]) == 1
     assert "spec.yaml: flink.defaults.queue: queue 'nowhere' is not defined" in capsys.readouterr().err
+
+
+def test_non_leaf_queue_from_defaults_points_at_defaults(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = BASE.replace("flink:\n", "flink:\n  defaults: {queue: top}\n").replace("queue: leaf, ", "")
+    (tmp_path / "spec.yaml").write_text(spec)
+    monkeypatch.chdir(tmp_path)
+    assert main(["validate", "spec.yaml"]) == 1
+    assert "spec.yaml: flink.defaults.queue: queue 'top' has child queues" in capsys.readouterr().err
