@@ -93,7 +93,7 @@ Text, UTF-8, ``\\n`` line ends; an empty (0-byte) file is a fresh file::
     # accelplane-gpu-coordination v1
     <gpu-key> <index> <pid> <starttime> <boot-id> <pidns> <unix-time>
     ...
-    # end
+    # end crc32=<8 hex digits>
 
 one record per allocated GPU, fields separated by ONE space:
 
@@ -110,8 +110,11 @@ one record per allocated GPU, fields separated by ONE space:
   here) and is treated as alive: it is freed by ``--release`` from its namespace or a reboot.
 * unix-time: allocation time, for humans.
 
-The ``# end`` line makes a truncated file or a torn write detectable.  Anything else -- a
-missing header, a malformed or duplicate record, another version, or Flink's own
+The end line carries the CRC-32 (``binascii.crc32``) of every byte before it, so a
+truncated file, or a write torn part-way (new bytes over the head of the old content, e.g.
+when Flink SIGKILLs the script mid-write), is detected instead of being read as a mix of old
+and new records.  Anything else -- a missing header or end line, a checksum mismatch (which
+a hand edit also causes), a malformed or duplicate record, another version, or Flink's own
 ``"<index> <pid>"`` format -- is refused with exit code 3 and a message on stderr: never
 guess, never double-allocate.
 
@@ -155,7 +158,7 @@ __version__ = "1.0.0"
 PROG = "accelplane-gpu-discovery"
 FILE_HEADER = "# accelplane-gpu-coordination v1"
 FILE_HEADER_PREFIX = "# accelplane-gpu-coordination v"
-FILE_END = "# end"
+FILE_END_PREFIX = "# end crc32="
 DEFAULT_COORDINATION_FILE = "/var/tmp/flink-gpu-coordination"
 DEFAULT_FILE_MODE = 0o660
 DEFAULT_TIMEOUT = 9.0
@@ -1054,8 +1057,11 @@ def parse_records(content: bytes, path: str) -> list[Record]:
         if lines[0].startswith(FILE_HEADER_PREFIX):
             raise _corrupt(path, f"unsupported format version {lines[0]!r} (this script reads {FILE_HEADER!r})")
         raise _corrupt(path, f"missing header line {FILE_HEADER!r}")
-    if lines[-1] != "" or len(lines) < 3 or lines[-2] != FILE_END:
-        raise _corrupt(path, f"it is truncated (no final {FILE_END!r} line)")
+    if lines[-1] != "" or len(lines) < 3 or not lines[-2].startswith(FILE_END_PREFIX):
+        raise _corrupt(path, f"it is truncated (no final '{FILE_END_PREFIX}...' line)")
+    body_len = len(content) - len(lines[-2]) - 1
+    if lines[-2] != _end_line(content[:body_len]):
+        raise _corrupt(path, "its checksum does not match (a torn or partial write, or a hand edit)")
     records = []
     keys = set()
     for n, line in enumerate(lines[1:-2], 2):
@@ -1073,8 +1079,15 @@ def parse_records(content: bytes, path: str) -> list[Record]:
     return records
 
 
+def _end_line(body: bytes) -> str:
+    import binascii
+
+    return f"{FILE_END_PREFIX}{binascii.crc32(body):08x}"
+
+
 def render_records(records: list[Record]) -> bytes:
-    return ("\n".join([FILE_HEADER] + [r.line() for r in records] + [FILE_END]) + "\n").encode("utf-8")
+    body = "".join(line + "\n" for line in [FILE_HEADER] + [r.line() for r in records]).encode("utf-8")
+    return body + (_end_line(body) + "\n").encode("ascii")
 
 
 def open_coordination_file(opts: Options, log: Log) -> int:
