@@ -1243,7 +1243,8 @@ def allocate(eligible: list[Gpu], amount: int, opts: Options, log: Log, deadline
                 f"for {amount}; release them first with --release", EXIT_UNSATISFIABLE)
         free = [g for g in eligible if g.key not in taken]
         if len(free) < amount:
-            busy = [f"{r.index}(pid {r.pid})" for r in sorted(taken.values(), key=lambda r: r.index)]
+            busy = [f"{r.index}(pid {r.pid}{'' if r.pidns == owner.pidns else ' in another PID namespace'})"
+                    for r in sorted(taken.values(), key=lambda r: r.index)]
             more = " ..." if len(busy) > 16 else ""
             raise DiscoveryError(
                 f"cannot allocate {amount} GPU(s): {len(eligible)} eligible, {len(taken)} held by live owners "

@@ -189,7 +189,7 @@ def test_p3_ours_another_pid_namespace_never_steals(env: Env, coord: Path, procs
     assert run(ours("1", *coord_args(coord), "--owner-pid", str(live.pid)), env(1)).stdout == "0\n"
     r = run(in_new_pid_namespace(ours("1", *coord_args(coord))), env(1))
     assert (r.returncode, r.stdout) == (1, "")
-    assert f"0(pid {live.pid}" in r.stderr
+    assert f"0(pid {live.pid} in another PID namespace)" in r.stderr
 
 
 # ------------------------------------------------------------------- P4 no release
