@@ -118,10 +118,11 @@ a hand edit also causes), a malformed or duplicate record, another version, or F
 ``"<index> <pid>"`` format -- is refused with exit code 3 and a message on stderr: never
 guess, never double-allocate.
 
-Locking and writing: ``flock(LOCK_EX)`` on the open file, waited for at most the time
-budget; the file is read and rewritten IN PLACE under the lock (``lseek(0)``, ``write``,
-``ftruncate``, ``fsync`` on the locked descriptor; never a rename, so the inode -- and the
-lock -- stays the same).  Records are matched by exact key, never by prefix.
+Locking and writing: an exclusive ``flock`` on the open file (polled with capped back-off
+for at most the time budget, then exit 3); the file is read and rewritten IN PLACE under the
+lock (``lseek(0)``, ``write``, ``ftruncate``, ``fsync`` on the locked descriptor; never a
+rename, so the inode -- and the lock -- stays the same).  Records are matched by exact key,
+never by prefix.
 
 Safety: the path is ``lstat``-ed and opened with ``O_NOFOLLOW``: a symlink, a non-regular
 file or a file with several hard links is refused; a file owned by another uid is refused
@@ -131,8 +132,12 @@ of one group can share it; the group is the creator's or the directory's setgid 
 
 Owner liveness: a record's owner is alive iff its boot id is the current one, and (if it
 comes from our PID namespace) ``/proc/<pid>/stat`` exists, is not a zombie and shows the
-recorded start time.  Dead owners' records for the GPUs we can see are dropped whenever the
-file is written; records for GPUs we cannot see are kept untouched.
+recorded start time.  A PID that ``/proc`` hides (mount option ``hidepid``) but the kernel
+knows (``kill(pid, 0)`` says EPERM) counts as alive.  Dead owners' records for the GPUs we
+can see are dropped whenever the file is written; records for GPUs we cannot see are kept
+untouched.  The owner is the parent process unless ``--owner-pid``: a parent that is a shell
+is warned about (a wrapper that does not ``exec`` would free the GPUs as soon as it exits),
+and a parent that is an init process (the caller died and we were re-parented) is refused.
 
 Allocation: the first AMOUNT eligible GPUs that have no live owner.  Idempotent: when the
 same live owner asks again and already holds exactly AMOUNT eligible GPUs it gets the same
@@ -179,6 +184,7 @@ FORMATS = ("flink", "spark", "json")
 VENDORS = ("auto", "nvidia", "amd")
 NVIDIA_SMI_FIELDS = ("index", "uuid", "pci.bus_id", "mig.mode.current", "name")
 SHELLS = ("sh", "bash", "dash", "zsh", "ksh", "mksh", "busybox", "ash")
+INITS = ("systemd", "init", "tini", "dumb-init", "docker-init", "catatonit", "s6-svscan", "runit")
 _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789:._-")
 _BOOT_ID_CHARS = frozenset("0123456789abcdef-")
 
@@ -932,7 +938,7 @@ def eligible_gpus(gpus: list[Gpu], opts: Options, log: Log) -> list[Gpu]:
         kept = [g for g in gpus if model_matches(g.name, wanted)]
         if not kept and gpus:
             models = sorted({g.name or "?" for g in gpus})
-            log.warning("no GPU matches --model {}; models here: {}".format(wanted, ", ".join(models)))
+            log.warning(f"no GPU matches --model {wanted}; models here: {', '.join(models)}")
         gpus = kept
     return gpus
 
@@ -1024,6 +1030,9 @@ def current_owner(opts: Options, log: Log, allocating: bool = True) -> Owner:
     st = proc_stat(pid)
     if st is None or st[0] in ("Z", "X", "x"):
         raise DiscoveryError(f"owner process {pid} is not running", EXIT_USAGE)
+    if opts.owner_pid is None and st[2] in INITS:
+        raise DiscoveryError(f"the parent process is {st[2]} (pid {pid}): the caller has exited, so there is "
+                             "no owner to record; pass --owner-pid to name one", EXIT_USAGE)
     if allocating and opts.owner_pid is None and st[2] in SHELLS:
         log.warning(f"the owner (parent process {pid}) is a shell ({st[2]}): if it is a wrapper around this "
                     "script its GPUs are freed as soon as it exits; make the wrapper 'exec' this script or "

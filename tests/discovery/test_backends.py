@@ -282,3 +282,25 @@ def test_a_write_torn_over_older_content_is_detected(old: list[gd.Record], new: 
         return
     with pytest.raises(gd.DiscoveryError):
         gd.parse_records(torn, "f")
+
+
+def test_a_parent_that_is_an_init_process_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                     fake_path: Callable[..., None],
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """getppid() is init when the caller died and we were re-parented: never record init as owner."""
+    import os
+    import subprocess
+
+    fake_path(4)
+    tini = tmp_path / "tini"
+    tini.symlink_to("/bin/sleep")
+    init_like = subprocess.Popen([str(tini), "1000"])
+    try:
+        monkeypatch.setattr(os, "getppid", lambda: init_like.pid)
+        rc = gd.main(["1", "--enable-coordination-mode", "--coordination-file", str(tmp_path / "c")])
+        assert rc == gd.EXIT_USAGE
+        assert "the parent process is tini" in capsys.readouterr().err
+        assert not (tmp_path / "c").exists()
+    finally:
+        init_like.kill()
+        init_like.wait()
