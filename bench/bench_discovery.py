@@ -88,7 +88,9 @@ def concurrent_round(cmd: Sequence[str], env: dict[str, str], gpus: int, work: P
         released = time.time_ns()
     while not all(Path(f"{o}.rc").exists() for o in outs):
         time.sleep(0.01)
-    finished, slow, got = [], 0, {}
+    finished: list[float] = []
+    slow = 0
+    got: dict[int, list[int]] = {}
     for o, owner in zip(outs, owners, strict=True):
         rc, start, end = (int(x) for x in Path(f"{o}.rc").read_text().split())
         finished.append((end - released) / 1e9)
@@ -132,7 +134,10 @@ def main() -> None:
             flink_busy = "".join(f"{i} {holder}\n" for i in range(gpus - 1)).encode()
 
             def writer(data: bytes) -> Callable[[], None]:
-                return lambda: coord.write_bytes(data)
+                def reset() -> None:
+                    coord.write_bytes(data)
+
+                return reset
 
             last = f"{gpus - 1}\n"
             scenarios = [

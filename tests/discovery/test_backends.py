@@ -63,7 +63,7 @@ def stub_pynvml(gpus: list[dict[str, Any]], *, init_error: Exception | None = No
     return m
 
 
-GPUS = [
+GPUS: list[dict[str, Any]] = [
     {"uuid": gpu_uuid(0), "name": "NVIDIA A100-SXM4-80GB", "bus": "00000000:07:00.0", "mig": False},
     {"uuid": gpu_uuid(1), "name": "NVIDIA A100-SXM4-80GB", "bus": "00000000:0F:00.0", "mig": True},
     {"uuid": gpu_uuid(2), "name": "NVIDIA A100-SXM4-80GB", "bus": "00000000:47:00.0", "mig": None},
