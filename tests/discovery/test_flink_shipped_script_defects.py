@@ -115,6 +115,10 @@ def test_p1_ours_reclaim_of_gpu1_keeps_gpu11_record(env: Env, coord: Path, procs
 
 
 def test_p2_flink_reclaim_replaces_the_file_and_its_lock(flink_sh: Path, env: Env, coord: Path) -> None:
+    """A TaskManager W opened the file (``200<> file``) and waits in ``flock``; meanwhile another one
+    reclaims a dead owner's GPU with ``sed -i``, which renames a new file over the path. W then gets
+    its lock -- on the old, unlinked inode -- while every later allocator locks the new inode: two
+    processes in the critical section at once, both reading and appending by path."""
     coord.write_text(f"0 {dead_pid()}\n")
     with open(coord, "r+") as waiting:  # an allocator that opened the file and waits for the lock
         inode = os.fstat(waiting.fileno()).st_ino
