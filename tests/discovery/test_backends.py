@@ -304,3 +304,11 @@ def test_a_parent_that_is_an_init_process_is_refused(monkeypatch: pytest.MonkeyP
     finally:
         init_like.kill()
         init_like.wait()
+
+
+def test_the_script_keeps_python_3_7_syntax() -> None:
+    """Nodes run it with whatever python3 they have (Python >= 3.7 is the documented floor)."""
+    import ast
+
+    ast.parse(Path(gd.__file__).read_text(), feature_version=(3, 7))
+    assert "from __future__ import annotations" in Path(gd.__file__).read_text()
