@@ -167,10 +167,11 @@ def main() -> None:
     def ms(x: float) -> str:
         return f"{x * 1000:.1f} ms"
 
+    our_python = subprocess.run([args.python, "-c", "import platform; print(platform.python_version())"],
+                                capture_output=True, text=True, check=True).stdout.strip()
     print(f"GPU discovery benchmark: fake {gpus}-GPU node (fake nvidia-smi), {runs} runs per latency "
-          f"scenario, {repeats} concurrency repeat(s); {os.cpu_count()} CPUs, Python "
-          f"{platform.python_version()} ({args.python}), load average {load_before[0]:.1f} -> "
-          f"{load_after[0]:.1f}\n")
+          f"scenario, {repeats} concurrency repeat(s); {os.cpu_count()} CPUs, {platform.system()}; ours on "
+          f"Python {our_python} ({args.python}); load average {load_before[0]:.1f} -> {load_after[0]:.1f}\n")
     print("| scenario | ours median | ours p95 | Flink median | Flink p95 |")
     print("|---|---:|---:|---:|---:|")
     for name, om, op, fm, fp in rows:
