@@ -334,5 +334,5 @@ def test_the_lock_is_waited_for_within_the_time_budget(env: Env, coord: Path, pr
         took = time.monotonic() - t0
     assert (r.returncode, r.stdout) == (3, "")
     assert "timed out waiting for the lock" in r.stderr
-    assert 0.9 < took < 5
+    assert 0.9 < took < 15
     assert alloc(coord, owner.pid, env(4)).stdout == "0\n"  # lock released: works again

@@ -127,7 +127,7 @@ def test_p2_flink_reclaim_replaces_the_file_and_its_lock(flink_sh: Path, env: En
         assert coord.stat().st_ino != inode  # the path now names a new file
         fcntl.flock(waiting, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the waiter gets "the" lock ...
         # ... and yet another allocator walks straight into the critical section at the same time:
-        r = subprocess.run(["timeout", "5", *flink_cmd(flink_sh, "1", *coord_args(coord))], env=env(2),
+        r = subprocess.run(["timeout", "30", *flink_cmd(flink_sh, "1", *coord_args(coord))], env=env(2),
                            capture_output=True, text=True, check=False)
         assert (r.returncode, r.stdout) == (0, "1\n")  # no waiting: mutual exclusion is gone
 
