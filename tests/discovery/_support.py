@@ -132,6 +132,13 @@ def flink_records(path: Path) -> list[tuple[int, int]]:
     return out
 
 
+def dead_pid() -> int:
+    """A pid that belongs to no process right now (a child that already exited and was reaped)."""
+    p = subprocess.Popen(["true"])
+    p.wait()
+    return p.pid
+
+
 def alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]

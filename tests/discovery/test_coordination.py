@@ -18,6 +18,7 @@ from ._support import (
     Processes,
     Rec,
     boot_id,
+    dead_pid,
     gpu_uuid,
     ours,
     pid_namespace,
@@ -40,13 +41,6 @@ def alloc(coord: Path, owner: int, env: dict[str, str], amount: int = 1, *extra:
 
 def release(coord: Path, owner: int, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return run(ours("0", "--release", "--coordination-file", str(coord), "--owner-pid", str(owner)), env)
-
-
-def dead_pid() -> int:
-    """A pid that certainly belongs to no process right now."""
-    p = subprocess.Popen(["true"])
-    p.wait()
-    return p.pid
 
 
 def test_distinct_owners_get_distinct_gpus_until_none_is_left(env: Env, coord: Path, procs: Processes) -> None:

@@ -23,6 +23,7 @@ from ._support import (
     Processes,
     Rec,
     boot_id,
+    dead_pid,
     flink_records,
     gpu_uuid,
     ours,
@@ -64,12 +65,6 @@ def flink_cmd(script: Path, *args: str) -> list[str]:
 
 def coord_args(path: Path) -> list[str]:
     return ["--enable-coordination-mode", "--coordination-file", str(path)]
-
-
-def dead_pid() -> int:
-    p = subprocess.Popen(["true"])
-    p.wait()
-    return p.pid
 
 
 def owned(procs: Processes, cmd: Sequence[str], env: dict[str, str], out: Path) -> tuple[int, str, str, int]:
