@@ -93,7 +93,7 @@ Text, UTF-8, ``\\n`` line ends; an empty (0-byte) file is a fresh file::
     # accelplane-gpu-coordination v1
     <gpu-key> <index> <pid> <starttime> <boot-id> <pidns> <unix-time>
     ...
-    # end
+    # end crc32=<8 hex digits>
 
 one record per allocated GPU, fields separated by ONE space:
 
@@ -110,15 +110,19 @@ one record per allocated GPU, fields separated by ONE space:
   here) and is treated as alive: it is freed by ``--release`` from its namespace or a reboot.
 * unix-time: allocation time, for humans.
 
-The ``# end`` line makes a truncated file or a torn write detectable.  Anything else -- a
-missing header, a malformed or duplicate record, another version, or Flink's own
+The end line carries the CRC-32 (``binascii.crc32``) of every byte before it, so a
+truncated file, or a write torn part-way (new bytes over the head of the old content, e.g.
+when Flink SIGKILLs the script mid-write), is detected instead of being read as a mix of old
+and new records.  Anything else -- a missing header or end line, a checksum mismatch (which
+a hand edit also causes), a malformed or duplicate record, another version, or Flink's own
 ``"<index> <pid>"`` format -- is refused with exit code 3 and a message on stderr: never
 guess, never double-allocate.
 
-Locking and writing: ``flock(LOCK_EX)`` on the open file, waited for at most the time
-budget; the file is read and rewritten IN PLACE under the lock (``lseek(0)``, ``write``,
-``ftruncate``, ``fsync`` on the locked descriptor; never a rename, so the inode -- and the
-lock -- stays the same).  Records are matched by exact key, never by prefix.
+Locking and writing: an exclusive ``flock`` on the open file (polled with capped back-off
+for at most the time budget, then exit 3); the file is read and rewritten IN PLACE under the
+lock (``lseek(0)``, ``write``, ``ftruncate``, ``fsync`` on the locked descriptor; never a
+rename, so the inode -- and the lock -- stays the same).  Records are matched by exact key,
+never by prefix.
 
 Safety: the path is ``lstat``-ed and opened with ``O_NOFOLLOW``: a symlink, a non-regular
 file or a file with several hard links is refused; a file owned by another uid is refused
@@ -128,8 +132,12 @@ of one group can share it; the group is the creator's or the directory's setgid 
 
 Owner liveness: a record's owner is alive iff its boot id is the current one, and (if it
 comes from our PID namespace) ``/proc/<pid>/stat`` exists, is not a zombie and shows the
-recorded start time.  Dead owners' records for the GPUs we can see are dropped whenever the
-file is written; records for GPUs we cannot see are kept untouched.
+recorded start time.  A PID that ``/proc`` hides (mount option ``hidepid``) but the kernel
+knows (``kill(pid, 0)`` says EPERM) counts as alive.  Dead owners' records for the GPUs we
+can see are dropped whenever the file is written; records for GPUs we cannot see are kept
+untouched.  The owner is the parent process unless ``--owner-pid``: a parent that is a shell
+is warned about (a wrapper that does not ``exec`` would free the GPUs as soon as it exits),
+and a parent that is an init process (the caller died and we were re-parented) is refused.
 
 Allocation: the first AMOUNT eligible GPUs that have no live owner.  Idempotent: when the
 same live owner asks again and already holds exactly AMOUNT eligible GPUs it gets the same
@@ -155,7 +163,7 @@ __version__ = "1.0.0"
 PROG = "accelplane-gpu-discovery"
 FILE_HEADER = "# accelplane-gpu-coordination v1"
 FILE_HEADER_PREFIX = "# accelplane-gpu-coordination v"
-FILE_END = "# end"
+FILE_END_PREFIX = "# end crc32="
 DEFAULT_COORDINATION_FILE = "/var/tmp/flink-gpu-coordination"
 DEFAULT_FILE_MODE = 0o660
 DEFAULT_TIMEOUT = 9.0
@@ -176,6 +184,7 @@ FORMATS = ("flink", "spark", "json")
 VENDORS = ("auto", "nvidia", "amd")
 NVIDIA_SMI_FIELDS = ("index", "uuid", "pci.bus_id", "mig.mode.current", "name")
 SHELLS = ("sh", "bash", "dash", "zsh", "ksh", "mksh", "busybox", "ash")
+INITS = ("systemd", "init", "tini", "dumb-init", "docker-init", "catatonit", "s6-svscan", "runit")
 _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789:._-")
 _BOOT_ID_CHARS = frozenset("0123456789abcdef-")
 
@@ -929,7 +938,7 @@ def eligible_gpus(gpus: list[Gpu], opts: Options, log: Log) -> list[Gpu]:
         kept = [g for g in gpus if model_matches(g.name, wanted)]
         if not kept and gpus:
             models = sorted({g.name or "?" for g in gpus})
-            log.warning("no GPU matches --model {}; models here: {}".format(wanted, ", ".join(models)))
+            log.warning(f"no GPU matches --model {wanted}; models here: {', '.join(models)}")
         gpus = kept
     return gpus
 
@@ -1021,6 +1030,9 @@ def current_owner(opts: Options, log: Log, allocating: bool = True) -> Owner:
     st = proc_stat(pid)
     if st is None or st[0] in ("Z", "X", "x"):
         raise DiscoveryError(f"owner process {pid} is not running", EXIT_USAGE)
+    if opts.owner_pid is None and st[2] in INITS:
+        raise DiscoveryError(f"the parent process is {st[2]} (pid {pid}): the caller has exited, so there is "
+                             "no owner to record; pass --owner-pid to name one", EXIT_USAGE)
     if allocating and opts.owner_pid is None and st[2] in SHELLS:
         log.warning(f"the owner (parent process {pid}) is a shell ({st[2]}): if it is a wrapper around this "
                     "script its GPUs are freed as soon as it exits; make the wrapper 'exec' this script or "
@@ -1054,8 +1066,11 @@ def parse_records(content: bytes, path: str) -> list[Record]:
         if lines[0].startswith(FILE_HEADER_PREFIX):
             raise _corrupt(path, f"unsupported format version {lines[0]!r} (this script reads {FILE_HEADER!r})")
         raise _corrupt(path, f"missing header line {FILE_HEADER!r}")
-    if lines[-1] != "" or len(lines) < 3 or lines[-2] != FILE_END:
-        raise _corrupt(path, f"it is truncated (no final {FILE_END!r} line)")
+    if lines[-1] != "" or len(lines) < 3 or not lines[-2].startswith(FILE_END_PREFIX):
+        raise _corrupt(path, f"it is truncated (no final '{FILE_END_PREFIX}...' line)")
+    body_len = len(content) - len(lines[-2]) - 1
+    if lines[-2] != _end_line(content[:body_len]):
+        raise _corrupt(path, "its checksum does not match (a torn or partial write, or a hand edit)")
     records = []
     keys = set()
     for n, line in enumerate(lines[1:-2], 2):
@@ -1073,8 +1088,15 @@ def parse_records(content: bytes, path: str) -> list[Record]:
     return records
 
 
+def _end_line(body: bytes) -> str:
+    import binascii
+
+    return f"{FILE_END_PREFIX}{binascii.crc32(body):08x}"
+
+
 def render_records(records: list[Record]) -> bytes:
-    return ("\n".join([FILE_HEADER] + [r.line() for r in records] + [FILE_END]) + "\n").encode("utf-8")
+    body = "".join(line + "\n" for line in [FILE_HEADER] + [r.line() for r in records]).encode("utf-8")
+    return body + (_end_line(body) + "\n").encode("ascii")
 
 
 def open_coordination_file(opts: Options, log: Log) -> int:
@@ -1230,7 +1252,8 @@ def allocate(eligible: list[Gpu], amount: int, opts: Options, log: Log, deadline
                 f"for {amount}; release them first with --release", EXIT_UNSATISFIABLE)
         free = [g for g in eligible if g.key not in taken]
         if len(free) < amount:
-            busy = [f"{r.index}(pid {r.pid})" for r in sorted(taken.values(), key=lambda r: r.index)]
+            busy = [f"{r.index}(pid {r.pid}{'' if r.pidns == owner.pidns else ' in another PID namespace'})"
+                    for r in sorted(taken.values(), key=lambda r: r.index)]
             more = " ..." if len(busy) > 16 else ""
             raise DiscoveryError(
                 f"cannot allocate {amount} GPU(s): {len(eligible)} eligible, {len(taken)} held by live owners "

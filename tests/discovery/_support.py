@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import binascii
 import os
 import signal
 import subprocess
@@ -16,7 +17,7 @@ REPO_ROOT = HERE.parent.parent
 SCRIPT = REPO_ROOT / "components" / "gpu_discovery.py"
 FAKES = HERE / "fakes"
 HEADER = "# accelplane-gpu-coordination v1"
-END = "# end"
+END_PREFIX = "# end crc32="
 
 # Variables that would make a test depend on the machine it runs on.
 _SCRUBBED = (
@@ -101,13 +102,19 @@ def record_for(index: int, pid: int, *, start: int | None = None, boot: str | No
                boot or boot_id(), pidns or pid_namespace())
 
 
+def render(lines: Iterable[str]) -> bytes:
+    """A coordination file with these record lines and a correct checksum."""
+    body = "".join(f"{line}\n" for line in [HEADER, *lines]).encode()
+    return body + f"{END_PREFIX}{binascii.crc32(body):08x}\n".encode()
+
+
 def write_records(path: Path, records: Iterable[Rec]) -> None:
-    path.write_text("\n".join([HEADER, *(r.line() for r in records), END]) + "\n")
+    path.write_bytes(render(r.line() for r in records))
 
 
 def read_records(path: Path) -> list[Rec]:
     lines = path.read_text().split("\n")
-    assert lines[0] == HEADER and lines[-2:] == [END, ""], path.read_text()
+    assert lines[0] == HEADER and lines[-2].startswith(END_PREFIX) and lines[-1] == "", path.read_text()
     out = []
     for line in lines[1:-2]:
         k, i, p, s, b, n, t = line.split(" ")
@@ -123,6 +130,13 @@ def flink_records(path: Path) -> list[tuple[int, int]]:
             idx, pid = line.split()
             out.append((int(idx), int(pid)))
     return out
+
+
+def dead_pid() -> int:
+    """A pid that belongs to no process right now (a child that already exited and was reaped)."""
+    p = subprocess.Popen(["true"])
+    p.wait()
+    return p.pid
 
 
 def alive(pid: int) -> bool:

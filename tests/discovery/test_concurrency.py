@@ -29,8 +29,13 @@ def burst(runs: Sequence[Sequence[str]], env: dict[str, str]) -> list[dict[str, 
     return results
 
 
+# A generous time budget: these tests are about exclusivity, and a loaded CI machine must not turn
+# them into tests of GPUDriver's 10 s timeout (the default budget of 9 s).
+BUDGET = ("--timeout", "120")
+
+
 def args_for(coord: Path, owner: int) -> list[str]:
-    return ["1", "--enable-coordination-mode", "--coordination-file", str(coord), "--owner-pid", str(owner)]
+    return ["1", "--enable-coordination-mode", "--coordination-file", str(coord), "--owner-pid", str(owner), *BUDGET]
 
 
 def assert_file_matches(coord: Path, holders: dict[int, int]) -> None:
@@ -88,7 +93,7 @@ def test_64_concurrent_real_invocations_with_the_parent_as_owner(env: Env, coord
     """The same, with real interpreter start-ups and the default owner (each run's parent)."""
     e = env(GPUS)
     outs = [tmp_path / f"run{i}" for i in range(GPUS + 1)]
-    cmd = ours("1", "--enable-coordination-mode", "--coordination-file", str(coord))
+    cmd = ours("1", "--enable-coordination-mode", "--coordination-file", str(coord), *BUDGET)
     owners = [procs.owned_run(cmd, e, out) for out in outs]
     results = wait_results(outs)
     ok = [(int(r.out), o.pid) for r, o in zip(results, owners, strict=True) if r.rc == 0]

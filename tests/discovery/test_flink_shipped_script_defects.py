@@ -23,6 +23,7 @@ from ._support import (
     Processes,
     Rec,
     boot_id,
+    dead_pid,
     flink_records,
     gpu_uuid,
     ours,
@@ -64,12 +65,6 @@ def flink_cmd(script: Path, *args: str) -> list[str]:
 
 def coord_args(path: Path) -> list[str]:
     return ["--enable-coordination-mode", "--coordination-file", str(path)]
-
-
-def dead_pid() -> int:
-    p = subprocess.Popen(["true"])
-    p.wait()
-    return p.pid
 
 
 def owned(procs: Processes, cmd: Sequence[str], env: dict[str, str], out: Path) -> tuple[int, str, str, int]:
@@ -115,6 +110,10 @@ def test_p1_ours_reclaim_of_gpu1_keeps_gpu11_record(env: Env, coord: Path, procs
 
 
 def test_p2_flink_reclaim_replaces_the_file_and_its_lock(flink_sh: Path, env: Env, coord: Path) -> None:
+    """A TaskManager W opened the file (``200<> file``) and waits in ``flock``; meanwhile another one
+    reclaims a dead owner's GPU with ``sed -i``, which renames a new file over the path. W then gets
+    its lock -- on the old, unlinked inode -- while every later allocator locks the new inode: two
+    processes in the critical section at once, both reading and appending by path."""
     coord.write_text(f"0 {dead_pid()}\n")
     with open(coord, "r+") as waiting:  # an allocator that opened the file and waits for the lock
         inode = os.fstat(waiting.fileno()).st_ino
@@ -123,7 +122,7 @@ def test_p2_flink_reclaim_replaces_the_file_and_its_lock(flink_sh: Path, env: En
         assert coord.stat().st_ino != inode  # the path now names a new file
         fcntl.flock(waiting, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the waiter gets "the" lock ...
         # ... and yet another allocator walks straight into the critical section at the same time:
-        r = subprocess.run(["timeout", "5", *flink_cmd(flink_sh, "1", *coord_args(coord))], env=env(2),
+        r = subprocess.run(["timeout", "30", *flink_cmd(flink_sh, "1", *coord_args(coord))], env=env(2),
                            capture_output=True, text=True, check=False)
         assert (r.returncode, r.stdout) == (0, "1\n")  # no waiting: mutual exclusion is gone
 
@@ -189,7 +188,7 @@ def test_p3_ours_another_pid_namespace_never_steals(env: Env, coord: Path, procs
     assert run(ours("1", *coord_args(coord), "--owner-pid", str(live.pid)), env(1)).stdout == "0\n"
     r = run(in_new_pid_namespace(ours("1", *coord_args(coord))), env(1))
     assert (r.returncode, r.stdout) == (1, "")
-    assert f"0(pid {live.pid}" in r.stderr
+    assert f"0(pid {live.pid} in another PID namespace)" in r.stderr
 
 
 # ------------------------------------------------------------------- P4 no release

@@ -1,0 +1,192 @@
+"""Benchmark: accelplane's GPU discovery script vs. Flink's shipped nvidia-gpu-discovery.sh.
+
+    python bench/bench_discovery.py [--quick] [--runs N] [--repeats N] [--gpus N]
+
+Runs both scripts the way Flink's GPUDriver does (a fresh process per TaskManager, owner = the
+calling process) against the fake nvidia-smi of the tests on a fake node with --gpus GPUs:
+
+* per-allocation latency (median, p95 over --runs runs, sequential): non-coordination mode;
+  coordination mode on an empty file; coordination mode with all GPUs but one held by a live
+  owner (the file is reset, untimed, before every run);
+* 64-way concurrency: --gpus TaskManagers (each the child of its own long-lived owner, released
+  together through a flock barrier) allocate 1 GPU each on an empty file; time until the last
+  one finished (median and max over --repeats), runs slower than GPUDriver's 10 s timeout, and
+  whether every GPU went to exactly one owner.
+
+Prints a Markdown table. Wall-clock times on a shared machine: the load average is printed too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT))
+
+from tests.discovery._support import (  # noqa: E402
+    SCRIPT,
+    Processes,
+    Rec,
+    boot_id,
+    fake_env,
+    gpu_uuid,
+    pid_namespace,
+    proc_starttime,
+    render,
+)
+from tests.discovery.test_flink_shipped_script_defects import flink_discovery_script  # noqa: E402
+
+GPUDRIVER_TIMEOUT_S = 10.0
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+def timed_runs(cmd: Sequence[str], env: dict[str, str], runs: int, reset: Callable[[], None] | None,
+               expect: str) -> list[float]:
+    times = []
+    for _ in range(runs):
+        if reset is not None:
+            reset()
+        t0 = time.perf_counter()
+        r = subprocess.run(list(cmd), env=env, capture_output=True, text=True, check=False)
+        times.append(time.perf_counter() - t0)
+        if r.stdout != expect:
+            raise SystemExit(f"{cmd[:3]}: expected {expect!r}, got rc={r.returncode} {r.stdout!r} {r.stderr!r}")
+    return times
+
+
+def concurrent_round(cmd: Sequence[str], env: dict[str, str], gpus: int, work: Path,
+                     procs: Processes) -> tuple[float, int, bool]:
+    """(seconds until the last TaskManager finished, runs over 10 s, every GPU to exactly one owner)."""
+    barrier = work / "barrier"
+    barrier.write_text("")
+    shell = ('touch "$OUT.ready"; flock -s "$BARRIER" true; '
+             's=$(date +%s%N); "$0" "$@" >"$OUT.out" 2>"$OUT.err"; rc=$?; e=$(date +%s%N); '
+             'echo "$rc $s $e" >"$OUT.tmp"; mv "$OUT.tmp" "$OUT.rc"; exec sleep 1000')
+    outs = [work / f"tm{i}" for i in range(gpus)]
+    with open(barrier) as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        owners = [subprocess.Popen(["sh", "-c", shell, *cmd], env={**env, "OUT": str(o), "BARRIER": str(barrier)},
+                                   stdin=subprocess.DEVNULL) for o in outs]
+        procs.procs.extend(owners)
+        while not all(Path(f"{o}.ready").exists() for o in outs):
+            time.sleep(0.01)
+        time.sleep(0.2)  # let every owner block in flock
+        released = time.time_ns()
+    while not all(Path(f"{o}.rc").exists() for o in outs):
+        time.sleep(0.01)
+    finished: list[float] = []
+    slow = 0
+    got: dict[int, list[int]] = {}
+    for o, owner in zip(outs, owners, strict=True):
+        rc, start, end = (int(x) for x in Path(f"{o}.rc").read_text().split())
+        finished.append((end - released) / 1e9)
+        slow += (end - start) / 1e9 > GPUDRIVER_TIMEOUT_S
+        if rc == 0:
+            got.setdefault(int(Path(f"{o}.out").read_text()), []).append(owner.pid)
+    exclusive = sorted(got) == list(range(gpus)) and all(len(v) == 1 for v in got.values())
+    procs.kill_all()
+    for p in work.iterdir():
+        p.unlink()
+    return max(finished), slow, exclusive
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="20 runs, 1 concurrency repeat")
+    ap.add_argument("--runs", type=int, default=200)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--gpus", type=int, default=64)
+    ap.add_argument("--python", default="/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable,
+                    help="interpreter that runs our script, as a node would (default: the system python3, "
+                         "which has no nvidia-ml-py: the nvidia-smi backend answers)")
+    args = ap.parse_args()
+    runs, repeats = (20, 1) if args.quick else (args.runs, args.repeats)
+    gpus = args.gpus
+    flink = flink_discovery_script()
+    if not flink.is_file():
+        raise SystemExit(f"Flink's script not found at {flink} (set ACCELPLANE_FLINK_HOME)")
+    env = fake_env(gpus)
+    load_before = os.getloadavg()
+    procs = Processes()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            work = Path(tmp)
+            coord = work / "coord"
+            cargs = ["--enable-coordination-mode", "--coordination-file", str(coord)]
+            ours = [args.python, str(SCRIPT)]
+            holder = procs.sleeper().pid
+            ours_busy = render(Rec(gpu_uuid(i), i, holder, proc_starttime(holder), boot_id(), pid_namespace()).line()
+                               for i in range(gpus - 1))
+            flink_busy = "".join(f"{i} {holder}\n" for i in range(gpus - 1)).encode()
+
+            def writer(data: bytes) -> Callable[[], None]:
+                def reset() -> None:
+                    coord.write_bytes(data)
+
+                return reset
+
+            last = f"{gpus - 1}\n"
+            scenarios = [
+                ("non-coordination, 1 GPU", [*ours, "1"], [str(flink), "1"], None, None, "0\n"),
+                ("coordination, empty file", [*ours, "1", *cargs], [str(flink), "1", *cargs],
+                 writer(b""), writer(b""), "0\n"),
+                (f"coordination, {gpus - 1} of {gpus} GPUs held", [*ours, "1", *cargs], [str(flink), "1", *cargs],
+                 writer(ours_busy), writer(flink_busy), last),
+            ]
+            rows = []
+            for name, our_cmd, flink_cmd, our_reset, flink_reset, expect in scenarios:
+                o = timed_runs(our_cmd, env, runs, our_reset, expect)
+                f = timed_runs(flink_cmd, env, runs, flink_reset, expect)
+                rows.append((f"per allocation: {name}", statistics.median(o), percentile(o, 0.95),
+                             statistics.median(f), percentile(f, 0.95)))
+            conc: dict[str, list[tuple[float, int, bool]]] = {"ours": [], "flink": []}
+            conc_dir = work / "conc"
+            conc_dir.mkdir()
+            for _ in range(repeats):
+                for who, cmd in (("ours", [*ours, "1", *cargs]), ("flink", [str(flink), "1", *cargs])):
+                    coord.write_bytes(b"")
+                    conc[who].append(concurrent_round(cmd, env, gpus, conc_dir, procs))
+    finally:
+        procs.kill_all()
+    load_after = os.getloadavg()
+
+    def ms(x: float) -> str:
+        return f"{x * 1000:.1f} ms"
+
+    our_python = subprocess.run([args.python, "-c", "import platform; print(platform.python_version())"],
+                                capture_output=True, text=True, check=True).stdout.strip()
+    print(f"GPU discovery benchmark: fake {gpus}-GPU node (fake nvidia-smi), {runs} runs per latency "
+          f"scenario, {repeats} concurrency repeat(s); {os.cpu_count()} CPUs, {platform.system()}; ours on "
+          f"Python {our_python} ({args.python}); load average {load_before[0]:.1f} -> {load_after[0]:.1f}\n")
+    print("| scenario | ours median | ours p95 | Flink median | Flink p95 |")
+    print("|---|---:|---:|---:|---:|")
+    for name, om, op, fm, fp in rows:
+        print(f"| {name} | {ms(om)} | {ms(op)} | {ms(fm)} | {ms(fp)} |")
+    o_done = [c[0] for c in conc["ours"]]
+    f_done = [c[0] for c in conc["flink"]]
+    print(f"| {gpus} concurrent allocations: all done (median / max of {repeats}) | "
+          f"{statistics.median(o_done):.2f} s | {max(o_done):.2f} s | "
+          f"{statistics.median(f_done):.2f} s | {max(f_done):.2f} s |")
+    print(f"| {gpus} concurrent: runs slower than GPUDriver's 10 s timeout (total) | "
+          f"{sum(c[1] for c in conc['ours'])} | | {sum(c[1] for c in conc['flink'])} | |")
+    print(f"| {gpus} concurrent: every GPU to exactly one owner | "
+          f"{'yes' if all(c[2] for c in conc['ours']) else 'NO'} | | "
+          f"{'yes' if all(c[2] for c in conc['flink']) else 'NO'} | |")
+
+
+if __name__ == "__main__":
+    main()
