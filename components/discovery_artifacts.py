@@ -16,6 +16,11 @@ SCRIPT_NAME = "accelplane-gpu-discovery"
 CONFIGMAP_KEY = SCRIPT_NAME
 CONFIGMAP_PREFIX = SCRIPT_NAME
 SCRIPT_SOURCE = Path(__file__).resolve().parent / "gpu_discovery.py"
+FLINK_UID = 9999
+"""uid (and gid) of ``flink`` in the official images (flink-docker: ``useradd --system --uid=9999``);
+the node image keeps it, and Kubernetes coordination directories are handed to it."""
+COORDINATION_DIR_MODE = "2770"
+"""Coordination directories: rwx for the Flink user and its group, nothing for others, setgid."""
 
 
 @cache

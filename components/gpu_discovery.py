@@ -47,6 +47,12 @@ accelplane:
                                (write dashes where the name has spaces)
   --include-mig                also hand out GPUs in MIG mode (skipped by default: a
                                MIG-mode GPU cannot be used as a whole device by index)
+  --isolated-devices           the GPUs this process sees were allocated to its
+                               container exclusively (Kubernetes device plugin, YARN GPU
+                               isolation): a record held by an owner in ANOTHER PID
+                               namespace for a GPU visible here is stale (the allocator
+                               only hands a whole GPU to one container at a time), so it
+                               is reclaimed instead of being kept until the next reboot
   --format flink|spark|json    flink: ``0,1``; spark: ``{"name":"gpu","addresses":["0","1"]}``;
                                json: one line with index, uuid, name, PCI bus id per GPU
   --release                    give back the GPUs the owner holds in the coordination
@@ -107,7 +113,10 @@ one record per allocated GPU, fields separated by ONE space:
   stale (``/var/tmp`` survives reboots).
 * pidns: inode number of the writer's PID namespace (``/proc/self/ns/pid``), ``-`` if
   unknown.  A record from ANOTHER PID namespace cannot be checked (its PID means nothing
-  here) and is treated as alive: it is freed by ``--release`` from its namespace or a reboot.
+  here) and is treated as alive: it is freed by ``--release`` from its namespace or a reboot,
+  unless ``--isolated-devices`` says the allocator (Kubernetes device plugin, YARN GPU
+  isolation) gave this container its visible GPUs exclusively: then such a record for a GPU
+  visible here can only be left over from a container that is gone, and is reclaimed.
 * unix-time: allocation time, for humans.
 
 The end line carries the CRC-32 (``binascii.crc32``) of every byte before it, so a
@@ -273,7 +282,9 @@ class Gpu:
                 raw = self.uuid
             else:
                 raw = f"index:{self.index}"
-            self._key = raw if _KEY_CHARS.issuperset(raw) else "".join(c if c in _KEY_CHARS else "_" for c in raw)
+            self._key = (
+                raw if _KEY_CHARS.issuperset(raw) else "".join(c if c in _KEY_CHARS else "_" for c in raw)
+            )
         return self._key
 
     def ids(self) -> list[str]:
@@ -289,8 +300,10 @@ class Gpu:
         return hash((self.index, self.uuid, self.bus_id))
 
     def __repr__(self) -> str:
-        return (f"Gpu({self.index}, {self.uuid!r}, {self.name!r}, bus_id={self.bus_id!r}, "
-                f"mig={self.mig!r}, vendor={self.vendor!r})")
+        return (
+            f"Gpu({self.index}, {self.uuid!r}, {self.name!r}, bus_id={self.bus_id!r}, "
+            f"mig={self.mig!r}, vendor={self.vendor!r})"
+        )
 
 
 def normalize_bus_id(bus: str) -> str:
@@ -317,7 +330,7 @@ def model_matches(name: str, wanted: str) -> bool:
         out = {n}
         for prefix in ("nvidia", "amd"):
             if n.startswith(prefix) and len(n) > len(prefix):
-                out.add(n[len(prefix):])
+                out.add(n[len(prefix) :])
         return out
 
     w = normalize_model(wanted)
@@ -342,6 +355,7 @@ class Options:
         self.file_mode = DEFAULT_FILE_MODE
         self.timeout = DEFAULT_TIMEOUT
         self.include_mig = False
+        self.isolated_devices = False
         self.verbose = False
         self.help = False
 
@@ -363,6 +377,7 @@ _BOOL_FLAGS = {
     "--release": "release",
     "--allow-foreign-owner": "allow_foreign_owner",
     "--include-mig": "include_mig",
+    "--isolated-devices": "isolated_devices",
     "--verbose": "verbose",
     "-v": "verbose",
     "--help": "help",
@@ -505,11 +520,16 @@ def run_command(argv: list[str], timeout: float) -> tuple[int, str, str]:
     out_r, out_w = os.pipe()  # non-inheritable (PEP 446): only the dup2-ed copies reach the child
     err_r, err_w = os.pipe()
     try:
-        pid = os.posix_spawn(exe, [exe, *argv[1:]], dict(os.environ), file_actions=[
-            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-            (os.POSIX_SPAWN_DUP2, out_w, 1),
-            (os.POSIX_SPAWN_DUP2, err_w, 2),
-        ])
+        pid = os.posix_spawn(
+            exe,
+            [exe, *argv[1:]],
+            dict(os.environ),
+            file_actions=[
+                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_DUP2, out_w, 1),
+                (os.POSIX_SPAWN_DUP2, err_w, 2),
+            ],
+        )
     except OSError as e:
         for fd in (out_r, out_w, err_r, err_w):
             os.close(fd)
@@ -538,16 +558,20 @@ def run_command(argv: list[str], timeout: float) -> tuple[int, str, str]:
         os.close(err_r)
     status = os.waitpid(pid, 0)[1]
     rc = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
-    return (rc, b"".join(chunks[out_r]).decode("utf-8", "replace"),
-            b"".join(chunks[err_r]).decode("utf-8", "replace"))
+    return (
+        rc,
+        b"".join(chunks[out_r]).decode("utf-8", "replace"),
+        b"".join(chunks[err_r]).decode("utf-8", "replace"),
+    )
 
 
 def _run_command_subprocess(argv: list[str], timeout: float) -> tuple[int, str, str]:
     import subprocess
 
     try:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, close_fds=True)
+        proc = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, close_fds=True
+        )
     except OSError as e:
         raise BackendUnavailable(f"cannot run {argv[0]}: {e}") from e
     try:
@@ -573,7 +597,12 @@ def _na(value: str | None) -> str | None:
     if value is None:
         return None
     v = value.strip()
-    if not v or v.strip("[]").lower() in ("n/a", "not supported", "unknown error", "insufficient permissions"):
+    if not v or v.strip("[]").lower() in (
+        "n/a",
+        "not supported",
+        "unknown error",
+        "insufficient permissions",
+    ):
         return None
     return v
 
@@ -691,10 +720,16 @@ def parse_nvidia_smi(text: str, fields: tuple[str, ...], log: Log) -> list[Gpu]:
             log.warning(f"skipping unparseable nvidia-smi line: {line[:200]!r}")
             continue
         mig_text = _na(row.get("mig.mode.current"))
-        gpus.append(Gpu(
-            int(row["index"]), _na(row["uuid"]), row["name"], _na(row["pci.bus_id"]),
-            None if mig_text is None else mig_text.lower() == "enabled", "nvidia",
-        ))
+        gpus.append(
+            Gpu(
+                int(row["index"]),
+                _na(row["uuid"]),
+                row["name"],
+                _na(row["pci.bus_id"]),
+                None if mig_text is None else mig_text.lower() == "enabled",
+                "nvidia",
+            )
+        )
     return gpus
 
 
@@ -781,12 +816,15 @@ def inventory_amd_smi(log: Log, deadline: Deadline, need_names: bool) -> list[Gp
     list_doc = _json_document(out, "amd-smi list")
     static_doc: object = None
     if need_names:
-        rc, sout, serr = run_command(["amd-smi", "static", "--asic", "--json"],
-                                     min(COMMAND_TIMEOUT, deadline.left()))
+        rc, sout, serr = run_command(
+            ["amd-smi", "static", "--asic", "--json"], min(COMMAND_TIMEOUT, deadline.left())
+        )
         if rc == 0:
             static_doc = _json_document(sout, "amd-smi static")
         else:
-            log.warning("amd-smi static failed ({}); GPU names unknown".format(_first_line(serr + "\n" + sout)))
+            log.warning(
+                "amd-smi static failed ({}); GPU names unknown".format(_first_line(serr + "\n" + sout))
+            )
     return parse_amd_smi(list_doc, static_doc)
 
 
@@ -825,7 +863,9 @@ def inventory(opts: Options, log: Log, deadline: Deadline) -> tuple[list[Gpu], s
     """Return (gpus, backend name) from the first backend that sees at least one GPU."""
     backend = opts.backend or os.environ.get(BACKEND_ENV, "").strip().lower() or "auto"
     if backend not in (*ALL_BACKENDS, "auto"):
-        raise _usage_error("{} must be one of auto|{}, not {!r}".format(BACKEND_ENV, "|".join(ALL_BACKENDS), backend))
+        raise _usage_error(
+            "{} must be one of auto|{}, not {!r}".format(BACKEND_ENV, "|".join(ALL_BACKENDS), backend)
+        )
     if backend != "auto":
         order: tuple[str, ...] = (backend,)
     elif opts.vendor == "nvidia":
@@ -888,8 +928,9 @@ def _match_entry(gpus: list[Gpu], entry: str, var: str, log: Log) -> Gpu | None:
     return None
 
 
-def apply_visibility(gpus: list[Gpu], var: str, value: str | None, log: Log,
-                     container_renumbers: bool = False) -> list[Gpu]:
+def apply_visibility(
+    gpus: list[Gpu], var: str, value: str | None, log: Log, container_renumbers: bool = False
+) -> list[Gpu]:
     if value is None or value.strip().lower() == "all":
         return gpus
     v = value.strip()
@@ -904,8 +945,10 @@ def apply_visibility(gpus: list[Gpu], var: str, value: str | None, log: Log,
     for entry in entries:
         g = _match_entry(gpus, entry, var, log)
         if g is None:
-            log.warning(f"{var} entry {entry!r} matches no GPU; it and the entries after it are ignored "
-                     "(as CUDA does)")
+            log.warning(
+                f"{var} entry {entry!r} matches no GPU; it and the entries after it are ignored "
+                "(as CUDA does)"
+            )
             break
         if g in result:
             log.warning(f"{var} lists GPU {g.index} twice")
@@ -922,16 +965,26 @@ def eligible_gpus(gpus: list[Gpu], opts: Options, log: Log) -> list[Gpu]:
         cvd = env.get("CUDA_VISIBLE_DEVICES")
         mixed = bool(cvd) and len({normalize_model(g.name) for g in gpus}) > 1
         gpus = apply_visibility(gpus, "CUDA_VISIBLE_DEVICES", cvd, log)
-        if (cvd and mixed and env.get("CUDA_DEVICE_ORDER") != "PCI_BUS_ID"
-                and any(_is_digits(e.strip()) for e in cvd.split(","))):
-            log.warning("CUDA_VISIBLE_DEVICES uses indexes on a node with mixed GPU models: they are read "
-                     "as nvidia-smi indexes, which match CUDA ordinals only with CUDA_DEVICE_ORDER=PCI_BUS_ID")
+        if (
+            cvd
+            and mixed
+            and env.get("CUDA_DEVICE_ORDER") != "PCI_BUS_ID"
+            and any(_is_digits(e.strip()) for e in cvd.split(","))
+        ):
+            log.warning(
+                "CUDA_VISIBLE_DEVICES uses indexes on a node with mixed GPU models: they are read "
+                "as nvidia-smi indexes, which match CUDA ordinals only with CUDA_DEVICE_ORDER=PCI_BUS_ID"
+            )
     else:
         gpus = apply_visibility(gpus, "ROCR_VISIBLE_DEVICES", env.get("ROCR_VISIBLE_DEVICES"), log)
     if not opts.include_mig:
         mig = [g for g in gpus if g.mig]
         if mig:
-            log.warning("skipping GPU(s) {} in MIG mode (pass --include-mig to hand them out whole)".format(",".join(str(g.index) for g in mig)))
+            log.warning(
+                "skipping GPU(s) {} in MIG mode (pass --include-mig to hand them out whole)".format(
+                    ",".join(str(g.index) for g in mig)
+                )
+            )
             gpus = [g for g in gpus if not g.mig]
     if opts.model is not None:
         wanted = opts.model
@@ -958,10 +1011,13 @@ def proc_stat(pid: int) -> tuple[str, int, str] | None:
             return None
         raise
     lpar, rpar = data.find(b"("), data.rfind(b")")
-    fields = data[rpar + 2:].split()
+    fields = data[rpar + 2 :].split()
     # fields[0] is field 3 (state); field 22 (starttime) is fields[19].
-    return (fields[0].decode("ascii", "replace"), int(fields[19]),
-            data[lpar + 1:rpar].decode("utf-8", "replace"))
+    return (
+        fields[0].decode("ascii", "replace"),
+        int(fields[19]),
+        data[lpar + 1 : rpar].decode("utf-8", "replace"),
+    )
 
 
 def boot_id() -> str:
@@ -980,7 +1036,7 @@ def pid_namespace() -> str:
         link = os.readlink("/proc/self/ns/pid")  # "pid:[4026531836]"
     except OSError:
         return "-"
-    inner = link[link.find("[") + 1:link.rfind("]")]
+    inner = link[link.find("[") + 1 : link.rfind("]")]
     return inner if _is_digits(inner) else "-"
 
 
@@ -1003,6 +1059,11 @@ class Record:
 
     def owned_by(self, o: Owner) -> bool:
         return (self.pid, self.start, self.boot, self.pidns) == (o.pid, o.start, o.boot, o.pidns)
+
+
+def _other_namespace(a: str, b: str) -> bool:
+    """True when two PID-namespace ids are known and differ."""
+    return a != b and "-" not in (a, b)
 
 
 def owner_alive(rec: Record, boot: str, pidns: str) -> bool:
@@ -1031,16 +1092,22 @@ def current_owner(opts: Options, log: Log, allocating: bool = True) -> Owner:
     if st is None or st[0] in ("Z", "X", "x"):
         raise DiscoveryError(f"owner process {pid} is not running", EXIT_USAGE)
     if opts.owner_pid is None and st[2] in INITS:
-        raise DiscoveryError(f"the parent process is {st[2]} (pid {pid}): the caller has exited, so there is "
-                             "no owner to record; pass --owner-pid to name one", EXIT_USAGE)
+        raise DiscoveryError(
+            f"the parent process is {st[2]} (pid {pid}): the caller has exited, so there is "
+            "no owner to record; pass --owner-pid to name one",
+            EXIT_USAGE,
+        )
     if allocating and opts.owner_pid is None and st[2] in SHELLS:
-        log.warning(f"the owner (parent process {pid}) is a shell ({st[2]}): if it is a wrapper around this "
-                    "script its GPUs are freed as soon as it exits; make the wrapper 'exec' this script or "
-                    "pass --owner-pid")
+        log.warning(
+            f"the owner (parent process {pid}) is a shell ({st[2]}): if it is a wrapper around this "
+            "script its GPUs are freed as soon as it exits; make the wrapper 'exec' this script or "
+            "pass --owner-pid"
+        )
     return Owner(pid, st[1], boot_id(), pid_namespace())
 
 
 # --------------------------------------------------------------------------- coordination file
+
 
 def _corrupt(path: str, why: str) -> DiscoveryError:
     return DiscoveryError(
@@ -1061,10 +1128,15 @@ def parse_records(content: bytes, path: str) -> list[Record]:
     if lines[0] != FILE_HEADER:
         body = [ln for ln in lines if ln.strip()]
         if body and all(len(ln.split()) == 2 and all(_is_digits(p) for p in ln.split()) for ln in body):
-            raise _corrupt(path, "it is in the '<index> <pid>' format of Flink's nvidia-gpu-discovery.sh; "
-                                 "do not share a coordination file between that script and this one")
+            raise _corrupt(
+                path,
+                "it is in the '<index> <pid>' format of Flink's nvidia-gpu-discovery.sh; "
+                "do not share a coordination file between that script and this one",
+            )
         if lines[0].startswith(FILE_HEADER_PREFIX):
-            raise _corrupt(path, f"unsupported format version {lines[0]!r} (this script reads {FILE_HEADER!r})")
+            raise _corrupt(
+                path, f"unsupported format version {lines[0]!r} (this script reads {FILE_HEADER!r})"
+            )
         raise _corrupt(path, f"missing header line {FILE_HEADER!r}")
     if lines[-1] != "" or len(lines) < 3 or not lines[-2].startswith(FILE_END_PREFIX):
         raise _corrupt(path, f"it is truncated (no final '{FILE_END_PREFIX}...' line)")
@@ -1075,10 +1147,16 @@ def parse_records(content: bytes, path: str) -> list[Record]:
     keys = set()
     for n, line in enumerate(lines[1:-2], 2):
         f = line.split(" ")
-        ok = (len(f) == 7 and bool(f[0]) and _KEY_CHARS.issuperset(f[0])
-              and all(_is_digits(x) for x in (f[1], f[2], f[3], f[6])) and int(f[2]) > 0
-              and bool(f[4]) and _BOOT_ID_CHARS.issuperset(f[4])
-              and (f[5] == "-" or _is_digits(f[5])))
+        ok = (
+            len(f) == 7
+            and bool(f[0])
+            and _KEY_CHARS.issuperset(f[0])
+            and all(_is_digits(x) for x in (f[1], f[2], f[3], f[6]))
+            and int(f[2]) > 0
+            and bool(f[4])
+            and _BOOT_ID_CHARS.issuperset(f[4])
+            and (f[5] == "-" or _is_digits(f[5]))
+        )
         if not ok:
             raise _corrupt(path, f"line {n} is not a valid record: {line[:200]!r}")
         if f[0] in keys:
@@ -1106,10 +1184,15 @@ def open_coordination_file(opts: Options, log: Log) -> int:
     except FileNotFoundError:
         st = None
     except OSError as e:
-        raise DiscoveryError(f"cannot inspect coordination file {path}: {e.strerror}", EXIT_COORDINATION) from e
+        raise DiscoveryError(
+            f"cannot inspect coordination file {path}: {e.strerror}", EXIT_COORDINATION
+        ) from e
     if st is not None and stat.S_ISLNK(st.st_mode):
-        raise DiscoveryError(f"refusing coordination file {path}: it is a symbolic link (point "
-                             "--coordination-file at the real file)", EXIT_COORDINATION)
+        raise DiscoveryError(
+            f"refusing coordination file {path}: it is a symbolic link (point "
+            "--coordination-file at the real file)",
+            EXIT_COORDINATION,
+        )
     if st is not None and not stat.S_ISREG(st.st_mode):
         raise DiscoveryError(f"refusing coordination file {path}: not a regular file", EXIT_COORDINATION)
     flags = os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY
@@ -1125,7 +1208,9 @@ def open_coordination_file(opts: Options, log: Log) -> int:
             fd = os.open(path, flags)
     except OSError as e:
         if e.errno == errno.ELOOP:
-            raise DiscoveryError(f"refusing coordination file {path}: it is a symbolic link", EXIT_COORDINATION) from e
+            raise DiscoveryError(
+                f"refusing coordination file {path}: it is a symbolic link", EXIT_COORDINATION
+            ) from e
         raise DiscoveryError(f"cannot open coordination file {path}: {e.strerror}", EXIT_COORDINATION) from e
     try:
         if created:
@@ -1135,16 +1220,21 @@ def open_coordination_file(opts: Options, log: Log) -> int:
         if not stat.S_ISREG(fst.st_mode):
             raise DiscoveryError(f"refusing coordination file {path}: not a regular file", EXIT_COORDINATION)
         if fst.st_nlink != 1:
-            raise DiscoveryError(f"refusing coordination file {path}: it has {fst.st_nlink} hard links",
-                                 EXIT_COORDINATION)
+            raise DiscoveryError(
+                f"refusing coordination file {path}: it has {fst.st_nlink} hard links", EXIT_COORDINATION
+            )
         if fst.st_uid != os.geteuid() and not opts.allow_foreign_owner:
             raise DiscoveryError(
                 f"refusing coordination file {path}: owned by uid {fst.st_uid}, not by us (uid "
                 f"{os.geteuid()}); pass --allow-foreign-owner if TaskManagers of several users share it "
-                "on purpose", EXIT_COORDINATION)
+                "on purpose",
+                EXIT_COORDINATION,
+            )
         if fst.st_mode & 0o002:
-            log.warning(f"coordination file {path} is world-writable (mode {stat.S_IMODE(fst.st_mode):04o}): any user can corrupt GPU "
-                     "allocations")
+            log.warning(
+                f"coordination file {path} is world-writable (mode {stat.S_IMODE(fst.st_mode):04o}): any user can corrupt GPU "
+                "allocations"
+            )
     except BaseException:
         os.close(fd)
         raise
@@ -1164,8 +1254,10 @@ def lock_file(fd: int, path: str, deadline: Deadline) -> None:
         except BlockingIOError:
             left = deadline.left()
             if left <= 0:
-                raise DiscoveryError(f"timed out waiting for the lock on {path} (another process holds it "
-                                     "for too long)", EXIT_COORDINATION) from None
+                raise DiscoveryError(
+                    f"timed out waiting for the lock on {path} (another process holds it for too long)",
+                    EXIT_COORDINATION,
+                ) from None
             jitter = (os.getpid() % 7) / 7000  # de-synchronise waiters started together
             time.sleep(min(delay + jitter, left))
             delay = min(delay * 2, 0.025)
@@ -1186,7 +1278,7 @@ def write_in_place(fd: int, data: bytes) -> None:
     os.lseek(fd, 0, os.SEEK_SET)
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
     os.ftruncate(fd, len(data))
     os.fsync(fd)
 
@@ -1216,8 +1308,9 @@ class CoordinationFile:
         try:
             write_in_place(self.fd, render_records(records))
         except OSError as e:
-            raise DiscoveryError(f"cannot write coordination file {self.path}: {e.strerror}",
-                                 EXIT_COORDINATION) from e
+            raise DiscoveryError(
+                f"cannot write coordination file {self.path}: {e.strerror}", EXIT_COORDINATION
+            ) from e
 
 
 def _describe(gpus: list[Gpu]) -> str:
@@ -1237,7 +1330,9 @@ def allocate(eligible: list[Gpu], amount: int, opts: Options, log: Log, deadline
                 continue  # a GPU we cannot see: not ours to judge
             if rec.owned_by(owner):
                 mine.append(by_key[rec.key])
-            elif owner_alive(rec, owner.boot, owner.pidns):
+            elif owner_alive(rec, owner.boot, owner.pidns) and not (
+                opts.isolated_devices and _other_namespace(rec.pidns, owner.pidns)
+            ):
                 taken[rec.key] = rec
             else:
                 log.info(f"GPU {rec.index}: owner pid {rec.pid} is dead or stale; reclaimable")
@@ -1249,15 +1344,21 @@ def allocate(eligible: list[Gpu], amount: int, opts: Options, log: Log, deadline
                 return mine
             raise DiscoveryError(
                 f"owner process {owner.pid} already holds {len(mine)} GPU(s) ({_describe(mine)}) but asks "
-                f"for {amount}; release them first with --release", EXIT_UNSATISFIABLE)
+                f"for {amount}; release them first with --release",
+                EXIT_UNSATISFIABLE,
+            )
         free = [g for g in eligible if g.key not in taken]
         if len(free) < amount:
-            busy = [f"{r.index}(pid {r.pid}{'' if r.pidns == owner.pidns else ' in another PID namespace'})"
-                    for r in sorted(taken.values(), key=lambda r: r.index)]
+            busy = [
+                f"{r.index}(pid {r.pid}{'' if r.pidns == owner.pidns else ' in another PID namespace'})"
+                for r in sorted(taken.values(), key=lambda r: r.index)
+            ]
             more = " ..." if len(busy) > 16 else ""
             raise DiscoveryError(
                 f"cannot allocate {amount} GPU(s): {len(eligible)} eligible, {len(taken)} held by live owners "
-                f"[{' '.join(busy[:16])}{more}], {len(free)} free in {cf.path}", EXIT_UNSATISFIABLE)
+                f"[{' '.join(busy[:16])}{more}], {len(free)} free in {cf.path}",
+                EXIT_UNSATISFIABLE,
+            )
         chosen = free[:amount]
         now = int(time.time())
         kept = [r for r in records if r.key not in dead]
@@ -1327,13 +1428,17 @@ def run(opts: Options, log: Log) -> int:
         chosen = allocate(eligible, amount, opts, log, deadline)
     else:
         if len(eligible) < amount:
-            raise DiscoveryError(f"cannot allocate {amount} GPU(s): only {len(eligible)} eligible "
-                                 f"({_describe(eligible)}) of {len(gpus)} found by {backend}",
-                                 EXIT_UNSATISFIABLE)
+            raise DiscoveryError(
+                f"cannot allocate {amount} GPU(s): only {len(eligible)} eligible "
+                f"({_describe(eligible)}) of {len(gpus)} found by {backend}",
+                EXIT_UNSATISFIABLE,
+            )
         chosen = eligible[:amount]
         if len(eligible) > amount:
-            log.info(f"non-coordination mode: returning the first {amount} GPU(s); every TaskManager on "
-                     "this host gets the same ones (use --enable-coordination-mode)")
+            log.info(
+                f"non-coordination mode: returning the first {amount} GPU(s); every TaskManager on "
+                "this host gets the same ones (use --enable-coordination-mode)"
+            )
     emit(render_result([g.index for g in chosen], chosen, opts, backend))
     return EXIT_OK
 

@@ -138,7 +138,9 @@ def candidate_pools(spec: Spec, cluster: FlinkCluster) -> list[NodePool]:
             continue
         if gpu.vendor is not None and pool.gpu.vendor != gpu.vendor:
             continue
-        if gpu.model is not None and normalize_gpu_model(pool.gpu.model or "") != normalize_gpu_model(gpu.model):
+        if gpu.model is not None and normalize_gpu_model(pool.gpu.model or "") != normalize_gpu_model(
+            gpu.model
+        ):
             continue
         pools.append(pool)
     return pools

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from components.gpu_resources import candidate_pools, kubernetes_gpu_resource, yarn_gpu_type
+from components.gpu_resources import candidate_pools, kubernetes_gpu_resource, target_platform, yarn_gpu_type
 from components.model import FlinkCluster, Spec
 from components.quantity import Quantity
 from components.templating import render_template
@@ -39,6 +39,7 @@ GPU_DRIVER_FACTORY = "org.apache.flink.externalresource.gpu.GPUDriverFactory"
 COORDINATION_FLAG = "--enable-coordination-mode"
 COORDINATION_FILE_FLAG = "--coordination-file"
 FILE_MODE_FLAG = "--file-mode"
+ISOLATED_DEVICES_FLAG = "--isolated-devices"
 WRONG_COORDINATION_FLAG = "--enable-coordination"
 MIB = 2**20
 
@@ -173,10 +174,25 @@ def discovery_args(spec: Spec, cluster: FlinkCluster) -> str | None:
     """
     if not cluster.coordination:
         return None
-    return (
+    args = (
         f"{COORDINATION_FLAG} {COORDINATION_FILE_FLAG} {cluster.coordination_file} "
         f"{FILE_MODE_FLAG} {spec.discovery.file_mode}"
     )
+    if devices_isolated_per_container(spec, cluster):
+        args += f" {ISOLATED_DEVICES_FLAG}"
+    return args
+
+
+def devices_isolated_per_container(spec: Spec, cluster: FlinkCluster) -> bool:
+    """True when each TaskManager runs in its own container (own PID namespace) whose visible GPUs
+    were allocated to it exclusively: Kubernetes (device plugin) and YARN with the Docker runtime
+    (GPU plugin + ``nvidia-docker-v2``). The discovery script then reclaims coordination records
+    that another, gone, container left for a GPU it can see (``--isolated-devices``); without it
+    such records could only be cleared by a reboot, since a PID from another namespace can't be
+    checked."""
+    if target_platform(cluster) == "kubernetes":
+        return True
+    return cluster.target == "yarn" and spec.yarn is not None and spec.yarn.docker_enabled
 
 
 def gpu_amount(cluster: FlinkCluster) -> int:

@@ -34,7 +34,7 @@ from components.checks.discovery_paths import (
     node_gpu_pools,
     node_platforms,
 )
-from components.discovery_artifacts import SCRIPT_NAME, script_text
+from components.discovery_artifacts import COORDINATION_DIR_MODE, FLINK_UID, SCRIPT_NAME, script_text
 from components.model import Spec
 from components.templating import render_template
 
@@ -42,12 +42,10 @@ FAMILY = "node-image"
 IMAGE_DIR = "node-image"
 NODE_DIR = "node"
 TMPFILES_PATH = "/etc/tmpfiles.d/accelplane-gpu.conf"
-DIR_MODE = "2770"
-"""Coordination directories: rwx for the Flink user and its group, nothing for others, setgid."""
+DIR_MODE = COORDINATION_DIR_MODE
 VENV = "/opt/accelplane/venv"
 NOLOGIN_SHELL = "/usr/sbin/nologin"
-OFFICIAL_FLINK_UID = 9999
-"""uid of ``flink`` in the official images (flink-docker: ``useradd --system --uid=9999 ... flink``)."""
+OFFICIAL_FLINK_UID = FLINK_UID
 
 # What may reach a Dockerfile, tmpfiles rule or comment unquoted. The schema's patterns already
 # guarantee it for every spec value used; this is the second line of defence.

@@ -19,7 +19,7 @@ import posixpath
 from typing import Any, Literal
 
 from components import discovery_artifacts
-from components.builders.flink_config import gpu_amount
+from components.builders.flink_config import flink_image, gpu_amount
 from components.gpu_resources import candidate_pools, cluster_vendor, gfd_product_label_for_pool
 from components.model import FlinkCluster, NodePool, Spec
 from components.names import GPU_PRODUCT_LABEL, gfd_product_label
@@ -33,6 +33,7 @@ CLUSTER_LABEL = "accelplane.io/flink-cluster"
 COMPONENT_LABEL = "accelplane.io/component"
 DISCOVERY_VOLUME = "accelplane-gpu-discovery"
 COORDINATION_VOLUME = "accelplane-gpu-coordination"
+COORDINATION_INIT_CONTAINER = "accelplane-coordination-dir"
 SCRIPT_MODE = 0o555
 
 
@@ -111,8 +112,8 @@ def placement(spec: Spec, cluster: FlinkCluster) -> dict[str, Any]:
 
 def _gpu_container_and_volumes(
     spec: Spec, cluster: FlinkCluster
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Main-container additions and volumes a GPU TaskManager needs."""
+) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+    """Main-container additions, volumes and init containers a GPU TaskManager needs."""
     mounts: list[dict[str, Any]] = [
         {
             "name": DISCOVERY_VOLUME,
@@ -132,18 +133,59 @@ def _gpu_container_and_volumes(
             },
         }
     ]
+    init: list[dict[str, Any]] = []
     if cluster.coordination:
         directory = coordination_dir(cluster)
         mounts.append({"name": COORDINATION_VOLUME, "mountPath": directory})
-        # type Directory: the node must provide the directory (owned by the Flink user, cleared at
-        # boot); a missing directory fails the pod visibly instead of starting a TaskManager
-        # whose discovery cannot write the coordination file (and silently has no GPUs).
-        volumes.append({"name": COORDINATION_VOLUME, "hostPath": {"path": directory, "type": "Directory"}})
+        # The node directory shared by the TaskManagers of a node. kubelet creates it root-owned;
+        # the init container hands it to the Flink uid (mode 2770) so discovery, which runs as
+        # that uid and refuses foreign-owned files, can create and lock the coordination file.
+        volumes.append(
+            {"name": COORDINATION_VOLUME, "hostPath": {"path": directory, "type": "DirectoryOrCreate"}}
+        )
+        init.append(coordination_dir_init_container(cluster, directory))
     container: dict[str, Any] = {"volumeMounts": mounts}
     if cluster_vendor(spec, cluster) == "nvidia":
         # nvidia-smi/NVML indexes equal CUDA ordinals only in PCI bus order (DESIGN.md §2, P9).
         container["env"] = [{"name": "CUDA_DEVICE_ORDER", "value": "PCI_BUS_ID"}]
-    return container, volumes
+    return container, volumes, init
+
+
+def coordination_dir_init_container(cluster: FlinkCluster, directory: str) -> dict[str, Any]:
+    """Init container that prepares the node's coordination directory for the Flink uid.
+
+    Least privilege: no shell (the path reaches ``install`` as one argv element), root only for
+    ``chown``/``chmod`` of that one directory with just ``CHOWN`` and ``FOWNER``, no privilege
+    escalation, read-only root filesystem. Idempotent: an existing directory is only re-owned.
+    """
+    uid = str(discovery_artifacts.FLINK_UID)
+    return {
+        "name": COORDINATION_INIT_CONTAINER,
+        "image": flink_image(cluster),
+        "command": [
+            "install",
+            "-d",
+            "-o",
+            uid,
+            "-g",
+            uid,
+            "-m",
+            discovery_artifacts.COORDINATION_DIR_MODE,
+            directory,
+        ],
+        "volumeMounts": [{"name": COORDINATION_VOLUME, "mountPath": directory}],
+        "securityContext": {
+            "runAsUser": 0,
+            "runAsNonRoot": False,
+            "allowPrivilegeEscalation": False,
+            "readOnlyRootFilesystem": True,
+            "capabilities": {"drop": ["ALL"], "add": ["CHOWN", "FOWNER"]},
+        },
+        "resources": {
+            "requests": {"cpu": "10m", "memory": "16Mi"},
+            "limits": {"cpu": "100m", "memory": "32Mi"},
+        },
+    }
 
 
 def pod_template(spec: Spec, cluster: FlinkCluster, role: Role) -> dict[str, Any]:
@@ -154,9 +196,11 @@ def pod_template(spec: Spec, cluster: FlinkCluster, role: Role) -> dict[str, Any
     container: dict[str, Any] = {"name": MAIN_CONTAINER}
     if role == "taskmanager" and gpu_amount(cluster) > 0:
         pod_spec.update(placement(spec, cluster))
-        extra, volumes = _gpu_container_and_volumes(spec, cluster)
+        extra, volumes, init = _gpu_container_and_volumes(spec, cluster)
         container.update(extra)
         pod_spec["volumes"] = volumes
+        if init:
+            pod_spec["initContainers"] = init
     pod_spec["containers"] = [container]
     return {
         "apiVersion": "v1",

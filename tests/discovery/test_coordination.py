@@ -330,3 +330,26 @@ def test_the_lock_is_waited_for_within_the_time_budget(env: Env, coord: Path, pr
     assert "timed out waiting for the lock" in r.stderr
     assert 0.9 < took < 15
     assert alloc(coord, owner.pid, env(4)).stdout == "0\n"  # lock released: works again
+
+
+def test_isolated_devices_reclaims_visible_gpus_from_other_pid_namespaces(env: Env, coord: Path, procs: Processes) -> None:
+    # Kubernetes: each TaskManager pod has its own PID namespace and the device plugin hands a
+    # whole GPU to one container at a time. A record from another namespace for a GPU that this
+    # container can see was left by a pod that is gone (e.g. a restarted TaskManager).
+    owner = procs.sleeper()
+    live_elsewhere = procs.sleeper()  # a live PID: the record must not be judged by PID at all
+    records = [
+        Rec(gpu_uuid(0), 0, live_elsewhere.pid, proc_starttime(live_elsewhere.pid), boot_id(), "1"),
+        Rec("GPU-ffffffff-0000-0000-0000-000000000000", 7, live_elsewhere.pid, 5, boot_id(), "1"),
+    ]
+    write_records(coord, records)
+    r = alloc(coord, owner.pid, env(1), 1, "--isolated-devices")
+    assert (r.returncode, r.stdout) == (0, "0\n")
+    kept = read_records(coord)
+    assert [(x.key, x.pid) for x in kept] == [("GPU-ffffffff-0000-0000-0000-000000000000", live_elsewhere.pid), (gpu_uuid(0), owner.pid)]
+
+
+def test_isolated_devices_keeps_live_owners_of_the_same_namespace(env: Env, coord: Path, procs: Processes) -> None:
+    holder, owner = procs.sleeper(), procs.sleeper()
+    write_records(coord, [record_for(0, holder.pid)])
+    assert alloc(coord, owner.pid, env(1), 1, "--isolated-devices").returncode == 1

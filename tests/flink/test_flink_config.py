@@ -74,7 +74,7 @@ def test_native_kubernetes_keys(tmp_path: Path) -> None:
         "external-resource.gpu.driver-factory.class": "org.apache.flink.externalresource.gpu.GPUDriverFactory",
         "external-resource.gpu.kubernetes.config-key": "nvidia.com/gpu",
         "external-resource.gpu.param.discovery-script.args": (
-            "--enable-coordination-mode --coordination-file /var/lib/accelplane/gpu-coordination --file-mode 0660"
+            "--enable-coordination-mode --coordination-file /var/lib/accelplane/gpu-coordination --file-mode 0660 --isolated-devices"
         ),
         "external-resource.gpu.param.discovery-script.path": (
             "/opt/flink/plugins/external-resource-gpu/accelplane-gpu-discovery"
@@ -124,7 +124,7 @@ def test_cluster_coordination_file_override(tmp_path: Path) -> None:
     spec = model(tmp_path, variant(KUBERNETES, discovery={"coordinationFile": "/run/flink-gpu/claims"}))
     values = effective_config(spec, spec.flink_clusters[0])
     assert values["external-resource.gpu.param.discovery-script.args"] == (
-        "--enable-coordination-mode --coordination-file /run/flink-gpu/claims --file-mode 0660"
+        "--enable-coordination-mode --coordination-file /run/flink-gpu/claims --file-mode 0660 --isolated-devices"
     )
 
 

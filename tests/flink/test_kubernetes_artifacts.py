@@ -201,8 +201,15 @@ def test_taskmanager_template_gpu_wiring(tmp_path: Path) -> None:
     assert volumes["accelplane-gpu-discovery"]["configMap"]["defaultMode"] == 0o555
     assert volumes["accelplane-gpu-coordination"]["hostPath"] == {
         "path": "/var/lib/accelplane",
-        "type": "Directory",
+        "type": "DirectoryOrCreate",
     }
+    (init,) = tm["spec"]["initContainers"]
+    assert init["command"] == ["install", "-d", "-o", "9999", "-g", "9999", "-m", "2770", "/var/lib/accelplane"]
+    assert init["securityContext"]["capabilities"] == {"drop": ["ALL"], "add": ["CHOWN", "FOWNER"]}
+    assert init["securityContext"]["allowPrivilegeEscalation"] is False
+    assert init["securityContext"]["readOnlyRootFilesystem"] is True
+    assert init["volumeMounts"] == [{"name": "accelplane-gpu-coordination", "mountPath": "/var/lib/accelplane"}]
+    validate_core_object(tm)
     assert "resources" not in container  # Flink sets requests/limits (incl. GPUs) itself
 
 
@@ -318,7 +325,7 @@ def test_operator_deployment(tmp_path: Path) -> None:
         "external-resource.gpu.driver-factory.class": "org.apache.flink.externalresource.gpu.GPUDriverFactory",
         "external-resource.gpu.kubernetes.config-key": "nvidia.com/gpu",
         "external-resource.gpu.param.discovery-script.args": (
-            "--enable-coordination-mode --coordination-file /var/lib/accelplane/gpu-coordination --file-mode 0660"
+            "--enable-coordination-mode --coordination-file /var/lib/accelplane/gpu-coordination --file-mode 0660 --isolated-devices"
         ),
         "external-resource.gpu.param.discovery-script.path": (
             "/opt/flink/plugins/external-resource-gpu/accelplane-gpu-discovery"
@@ -332,3 +339,25 @@ def test_operator_deployment(tmp_path: Path) -> None:
     for role, name in (("jobManager", "jobmanager"), ("taskManager", "taskmanager")):
         on_disk = yaml.safe_load(files[f"flink/job1/{name}-pod-template.yaml"][0])
         assert s[role]["podTemplate"] == on_disk
+
+
+def test_coordination_init_container_command_prepares_the_directory(tmp_path: Path) -> None:
+    """Run the init container's exact argv (coreutils ``install``, as in the Flink image) against a
+    directory as kubelet leaves it (root-owned 0755), then again on the prepared one."""
+    import os
+    import subprocess
+
+    if os.geteuid() != 0:
+        if os.environ.get("CI"):
+            pytest.fail("CI must run as root: this test chowns like the init container does")
+        pytest.skip("needs root to chown, as the init container does")
+    spec = model(tmp_path, variant(KUBERNETES))
+    tm = yaml.safe_load(bundle_files(build_all(spec))["flink/job1/taskmanager-pod-template.yaml"][0])
+    (init,) = tm["spec"]["initContainers"]
+    target = tmp_path / "node" / "var-lib-accelplane"
+    target.mkdir(parents=True, mode=0o755)
+    argv = [*init["command"][:-1], str(target)]
+    for _ in range(2):  # idempotent
+        subprocess.run(argv, check=True)
+        st = target.stat()
+        assert (st.st_uid, st.st_gid, oct(st.st_mode & 0o7777)) == (9999, 9999, "0o2770")
