@@ -305,6 +305,7 @@ class NodeImage:
 
     base_image: str
     nvidia_ml_py_version: str
+    image: str | None = None
 
 
 @dataclass(frozen=True)
@@ -443,7 +444,12 @@ def _key_paths(d: dict[str, Any], prefix: tuple[str, ...] = ()) -> set[tuple[str
 
 
 def _flink_cluster(
-    b: _Builder, path: PathTuple, d: dict[str, Any], defaults: dict[str, Any], discovery: Discovery
+    b: _Builder,
+    path: PathTuple,
+    d: dict[str, Any],
+    defaults: dict[str, Any],
+    discovery: Discovery,
+    node_image: NodeImage | None,
 ) -> FlinkCluster:
     c = _deep_merge(defaults, d)
     own = _key_paths(d)
@@ -463,7 +469,7 @@ def _flink_cluster(
         name=c["name"],
         path=path,
         version=version,
-        image=c.get("image"),
+        image=c.get("image", node_image.image if node_image is not None else None),
         config_format=c.get("configFormat", "auto"),
         target=c.get("target", "kubernetes"),
         mode=c.get("mode", "application"),
@@ -548,6 +554,7 @@ def build_model(data: dict[str, Any]) -> tuple[Spec | None, list[Problem]]:
         node_image = NodeImage(
             base_image=ni.get("baseImage", f"flink:{DEFAULT_FLINK_VERSION}-java17"),
             nvidia_ml_py_version=ni.get("nvidiaMlPyVersion", DEFAULT_NVIDIA_ML_PY_VERSION),
+            image=ni.get("image"),
         )
     spec = Spec(
         name=cluster["name"],
@@ -603,7 +610,7 @@ def build_model(data: dict[str, Any]) -> tuple[Spec | None, list[Problem]]:
             for p, d in _sorted_named(data.get("queues", []), ("queues",))
         ),
         flink_clusters=tuple(
-            _flink_cluster(b, p, d, defaults, discovery)
+            _flink_cluster(b, p, d, defaults, discovery, node_image)
             for p, d in _sorted_named(flink.get("clusters", []), ("flink", "clusters"))
         ),
         yarn=yarn,

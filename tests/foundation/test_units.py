@@ -89,3 +89,23 @@ def test_candidate_pools_match_models_by_e2data_normalisation(write_spec) -> Non
     )
     model = load_validated(spec).model
     assert [p.name for p in candidate_pools(model, model.flink_clusters[0])] == ["v100"]
+
+
+def test_flink_clusters_default_to_the_node_image(write_spec) -> None:  # type: ignore[no-untyped-def]
+    from components.pipeline import load_validated
+
+    spec = write_spec(
+        """\
+        cluster: {name: d, platforms: [kubernetes]}
+        nodeImage: {baseImage: "flink:1.20.1-java17", image: "registry.example.com/flink-gpu:1.20.1-java17-1"}
+        flink:
+          clusters:
+            - {name: uses-node-image}
+            - {name: own-image, image: "flink:1.20.1-java17"}
+        """
+    )
+    images = {c.name: c.image for c in load_validated(spec).model.flink_clusters}
+    assert images == {
+        "uses-node-image": "registry.example.com/flink-gpu:1.20.1-java17-1",
+        "own-image": "flink:1.20.1-java17",
+    }
