@@ -1,0 +1,239 @@
+"""Hostile strings in every free-text field: rejected with a located error, or round-trip equal.
+
+For each string field the schema leaves free (no pattern), a set of hostile values (quotes, `#`,
+`:`, `;`, newlines, `<`/`&`, `${}`/`{{ }}`, shell metacharacters, non-ASCII, very long …) is put
+into an example stack. The spec must then either be rejected with `file: path: message` errors,
+or render artifacts that all pass their validators and, parsed back in their own format (YAML,
+Flink's legacy format, the operator's CRD), carry the value exactly.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components.builders import build_all
+from components.errors import SpecErrors
+from components.pipeline import load_validated
+from components.render import bundle_files
+from tests.validators import REPO_ROOT, validate_rendered_files
+
+HOSTILE = [
+    "double \" and single ' quotes",
+    "hash # not a comment",
+    "#leading-hash",
+    "colon: value",
+    "semi;colon;list",
+    "line\nbreak",
+    "tab\there",
+    'xml <tag attr="x"> & ]]> &amp;',
+    "${HOME} $(rm -rf /) `id` ; | && > /tmp/x",
+    "{{ jinja }} {% raw %} {# c #}",
+    "ünïcødé ✓ 中文 🚀",
+    "x" * 5000,
+    "  padded  ",
+    "- dash",
+    "*alias &anchor !tag",
+    "null",
+    "true",
+    "0123",
+    "1e3",
+    "back\\slash",
+    "",
+]
+
+Mutation = Callable[[dict[str, Any], str], None]
+
+
+def _cluster(doc: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(c for c in doc["flink"]["clusters"] if c["name"] == name)
+
+
+def _set_config(name: str) -> Mutation:
+    def mutate(doc: dict[str, Any], value: str) -> None:
+        _cluster(doc, name).setdefault("config", {})["pipeline.name"] = value
+
+    return mutate
+
+
+def _parse_legacy(text: str) -> dict[str, str]:
+    """Flink's legacy flink-conf.yaml reader: `#` ends the line, split at the first ': '."""
+    out = {}
+    for line in text.splitlines():
+        line = line.split("#", 1)[0]
+        key, sep, value = line.partition(": ")
+        if sep and value.strip():
+            out[key.strip()] = value.strip()
+    return out
+
+
+def _k8s(files: dict[str, tuple[str, int]], kind: str, name: str) -> dict[str, Any]:
+    for path, (text, _) in files.items():
+        if path.startswith("kubernetes/"):
+            obj = yaml.safe_load(text)
+            if obj["kind"] == kind and obj["metadata"]["name"] == name:
+                return obj  # type: ignore[no-any-return]
+    raise AssertionError(f"{kind}/{name} not rendered")
+
+
+# (id, stack, file to mutate relative to stacks/, mutation, check of the rendered files)
+CASES: list[tuple[str, str, str, Mutation, Callable[[dict[str, tuple[str, int]], str], None]]] = [
+    (
+        "priorityclass-description",
+        "prod-eu",
+        "base/gpu-platform.yaml",
+        lambda d, v: d["priorityClasses"][0].__setitem__("description", v),
+        lambda f, v: _check_eq(_k8s(f, "PriorityClass", "flink-critical").get("description"), v),
+    ),
+    (
+        "operator-job-args",
+        "prod-eu",
+        "prod-eu.yaml",
+        lambda d, v: _cluster(d, "embeddings-amd")["job"]["args"].append(v),
+        lambda f, v: _check_eq(_k8s(f, "FlinkDeployment", "embeddings-amd")["spec"]["job"]["args"][-1], v),
+    ),
+    (
+        "config-yaml-value-kubernetes",
+        "prod-eu",
+        "prod-eu.yaml",
+        _set_config("fraud-scoring"),
+        lambda f, v: (
+            _check_eq(yaml.safe_load(f["flink/fraud-scoring/config.yaml"][0])["pipeline.name"], v),
+            _check_eq(
+                yaml.safe_load(_k8s(f, "ConfigMap", "accelplane-flink-fraud-scoring")["data"]["config.yaml"])[
+                    "pipeline.name"
+                ],
+                v,
+            ),
+        ),
+    ),
+    (
+        "operator-flink-configuration",
+        "prod-eu",
+        "prod-eu.yaml",
+        _set_config("embeddings-amd"),
+        lambda f, v: _check_eq(
+            _k8s(f, "FlinkDeployment", "embeddings-amd")["spec"]["flinkConfiguration"]["pipeline.name"], v
+        ),
+    ),
+    (
+        "config-yaml-value-yarn",
+        "yarn-analytics",
+        "yarn-analytics.yaml",
+        _set_config("sessions-v100"),
+        lambda f, v: _check_eq(yaml.safe_load(f["flink/sessions-v100/config.yaml"][0])["pipeline.name"], v),
+    ),
+    (
+        "legacy-flink-conf-value",
+        "edge-standalone",
+        "edge-standalone.yaml",
+        lambda d, v: d["flink"]["clusters"][0].setdefault("config", {}).__setitem__("pipeline.name", v),
+        lambda f, v: _check_eq(
+            _parse_legacy(next(t for p, (t, _) in f.items() if p.endswith("flink-conf.yaml")))[
+                "pipeline.name"
+            ],
+            v,
+        ),
+    ),
+    (
+        "descriptions",
+        "prod-eu",
+        "prod-eu.yaml",
+        lambda d, v: (
+            d["cluster"].__setitem__("description", v),
+            d["queues"][0].__setitem__("description", v),
+            d["nodePools"][0].__setitem__("description", v),
+        ),
+        lambda f, v: None,
+    ),
+    (
+        "taskmanager-gpu-model",
+        "yarn-analytics",
+        "yarn-analytics.yaml",
+        lambda d, v: d["flink"]["clusters"][0]["taskManager"]["gpu"].__setitem__("model", v),
+        lambda f, v: None,
+    ),
+    (
+        "yarn-resource-type-name",
+        "yarn-analytics",
+        "yarn-analytics.yaml",
+        lambda d, v: d["yarn"]["resourceTypes"][0].__setitem__("name", v),
+        lambda f, v: None,
+    ),
+]
+
+
+def _check_eq(actual: Any, expected: str) -> None:
+    assert actual == expected, f"round trip changed the value: {expected!r} -> {actual!r}"
+
+
+@pytest.fixture(scope="module")
+def stacks_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("stacks")
+    shutil.copytree(REPO_ROOT / "stacks", root / "stacks")
+    return root / "stacks"
+
+
+@pytest.mark.parametrize(
+    ("stack", "target", "mutate", "check"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_hostile_strings(
+    stacks_copy: Path, stack: str, target: str, mutate: Mutation, check: Callable[..., None]
+) -> None:
+    original = (REPO_ROOT / "stacks" / target).read_text(encoding="utf-8")
+    outcomes: dict[str, str] = {}
+    try:
+        for value in HOSTILE:
+            doc = yaml.safe_load(original)
+            mutate(doc, value)
+            (stacks_copy / target).write_text(
+                yaml.safe_dump(doc, allow_unicode=True, sort_keys=False), encoding="utf-8"
+            )
+            try:
+                validated = load_validated(stacks_copy / f"{stack}.yaml")
+            except SpecErrors as exc:
+                for error in exc.errors:
+                    assert error.file.endswith((f"{stack}.yaml", target)) and error.path and error.message, (
+                        error
+                    )
+                outcomes[value] = "rejected"
+                continue
+            files = bundle_files(build_all(validated.model))
+            validate_rendered_files(files)
+            check(files, value)
+            outcomes[value] = "accepted"
+    finally:
+        (stacks_copy / target).write_text(original, encoding="utf-8")
+    assert set(outcomes) == set(HOSTILE)
+
+
+def test_free_values_are_mostly_accepted_where_formats_allow(stacks_copy: Path) -> None:
+    """YAML-based artifacts can carry any string: no hostile value may be rejected there, except the
+    empty string (an empty Flink setting is refused with a located error: remove the key)."""
+    target = stacks_copy / "prod-eu.yaml"
+    original = target.read_text(encoding="utf-8")
+    try:
+        for value in [v for v in HOSTILE if v]:
+            doc = yaml.safe_load(original)
+            _set_config("fraud-scoring")(doc, value)
+            if len(value) <= 4096:  # the schema's limit for one argument
+                _cluster(doc, "embeddings-amd")["job"]["args"].append(value)
+            target.write_text(yaml.safe_dump(doc, allow_unicode=True, sort_keys=False), encoding="utf-8")
+            files = bundle_files(build_all(load_validated(target).model))
+            _check_eq(yaml.safe_load(files["flink/fraud-scoring/config.yaml"][0])["pipeline.name"], value)
+    finally:
+        target.write_text(original, encoding="utf-8")
+
+
+def test_long_values_are_quoted_shortened_in_errors(tmp_path: Path) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump({"cluster": {"name": "c" * 5000, "platforms": ["kubernetes"]}}))
+    with pytest.raises(SpecErrors) as exc:
+        load_validated(spec)
+    (error,) = exc.value.errors
+    assert error.path == "cluster.name" and "(5000 chars)" in error.message and len(error.message) < 200
