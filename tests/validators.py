@@ -102,6 +102,8 @@ def validate_rendered_files(files: dict[str, tuple[str, int]]) -> None:
     for path, (text, _mode) in files.items():
         if path.startswith("kubernetes/"):
             validate_k8s_object(yaml.safe_load(text))
+        elif path.endswith("-pod-template.yaml"):
+            validate_core_object(yaml.safe_load(text))  # a v1/Pod
         elif path.endswith(".xml"):
             ET.fromstring(text)
         elif path.endswith((".yaml", ".yml")) and not path.endswith("flink-conf.yaml"):
