@@ -24,7 +24,7 @@ from components.builders.flink_config import (
     standalone_workers,
 )
 from components.builders.flink_operator import flink_deployment
-from components.builders.pod_templates import CLUSTER_LABEL, Role, pod_template
+from components.builders.pod_templates import Role, flink_cluster_labels, pod_template
 from components.builders.podgroups import podgroup
 from components.model import FlinkCluster, Spec
 from components.yaml_io import dump_yaml
@@ -78,8 +78,7 @@ def build_cluster(spec: Spec, cluster: FlinkCluster) -> Bundle:
         bundle.objects.append(flink_deployment(spec, cluster, FAMILY))
     else:
         assert config_text is not None
-        labels = spec.common_labels()
-        labels[CLUSTER_LABEL] = cluster.name
+        labels = flink_cluster_labels(spec, cluster)
         data = {config_file_name(cluster): config_text, **templates}
         bundle.objects.append(
             k8s_object(

@@ -20,7 +20,7 @@ from components.builders.flink_config import (
     mebibytes,
     operator_value,
 )
-from components.builders.pod_templates import CLUSTER_LABEL, pod_template
+from components.builders.pod_templates import flink_cluster_labels, pod_template
 from components.model import FlinkCluster, ProcessResources, Spec
 
 FLINK_DEPLOYMENT_API = "flink.apache.org/v1beta1"
@@ -77,8 +77,7 @@ def flink_deployment_spec(spec: Spec, cluster: FlinkCluster) -> dict[str, Any]:
 
 def flink_deployment(spec: Spec, cluster: FlinkCluster, family: str) -> K8sObject:
     """The FlinkDeployment manifest."""
-    labels = spec.common_labels()
-    labels[CLUSTER_LABEL] = cluster.name
+    labels = flink_cluster_labels(spec, cluster)
     return k8s_object(
         FLINK_DEPLOYMENT_API,
         "FlinkDeployment",

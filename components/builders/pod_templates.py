@@ -29,7 +29,7 @@ Role = Literal["jobmanager", "taskmanager"]
 
 MAIN_CONTAINER = "flink-main-container"
 GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
-CLUSTER_LABEL = "accelplane.io/flink-cluster"
+FLINK_CLUSTER_LABEL = "accelplane.io/flink-cluster"
 COMPONENT_LABEL = "accelplane.io/component"
 DISCOVERY_VOLUME = "accelplane-gpu-discovery"
 COORDINATION_VOLUME = "accelplane-gpu-coordination"
@@ -47,11 +47,13 @@ def coordination_dir(cluster: FlinkCluster) -> str:
     return posixpath.dirname(cluster.coordination_file)
 
 
+def flink_cluster_labels(spec: Spec, cluster: FlinkCluster) -> dict[str, str]:
+    """Labels of every object of one Flink cluster: the platform's common labels plus the cluster id."""
+    return {**spec.common_labels(), FLINK_CLUSTER_LABEL: cluster.name}
+
+
 def _labels(spec: Spec, cluster: FlinkCluster, role: Role) -> dict[str, str]:
-    labels = spec.common_labels()
-    labels[CLUSTER_LABEL] = cluster.name
-    labels[COMPONENT_LABEL] = role
-    return labels
+    return {**flink_cluster_labels(spec, cluster), COMPONENT_LABEL: role}
 
 
 def _product_expression(values: list[str]) -> dict[str, Any]:

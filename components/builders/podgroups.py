@@ -20,7 +20,7 @@ from typing import Any
 
 from components.artifacts import K8sObject, k8s_object
 from components.builders.flink_config import gpu_amount, mebibytes
-from components.builders.pod_templates import CLUSTER_LABEL, podgroup_name
+from components.builders.pod_templates import flink_cluster_labels, podgroup_name
 from components.gpu_resources import kubernetes_gpu_resource
 from components.model import FlinkCluster, Spec
 from components.quantity import format_quantity
@@ -68,8 +68,7 @@ def podgroup_spec(spec: Spec, cluster: FlinkCluster) -> dict[str, Any]:
 
 def podgroup(spec: Spec, cluster: FlinkCluster, family: str) -> K8sObject:
     """The PodGroup manifest (namespaced, in the cluster's namespace)."""
-    labels = spec.common_labels()
-    labels[CLUSTER_LABEL] = cluster.name
+    labels = flink_cluster_labels(spec, cluster)
     return k8s_object(
         PODGROUP_API,
         "PodGroup",
