@@ -1313,10 +1313,17 @@ class FlinkStandalone:
         while True:
             log = self._log_file("taskexecutor", number)
             try:
-                ids = {str(tm.get("id")) for tm in self.registered_taskmanagers()}
+                registered = self.registered_taskmanagers()
+                ids = {str(tm.get("id")) for tm in registered}
+                # /taskmanagers lists a TM before the slot manager reports its slots in /overview;
+                # wait for both, or a job sized by total_slots() under-deploys (seen under load).
+                expected_slots = sum(int(str(tm.get("slotsNumber", 0))) for tm in registered)
+                slots_ready = (
+                    resource_id in ids and expected_slots > 0 and self.total_slots() >= expected_slots
+                )
             except (urllib.error.URLError, OSError, ValueError):
-                ids = set()
-            if resource_id in ids and log is not None:
+                ids, slots_ready = set(), False
+            if resource_id in ids and slots_ready and log is not None:
                 handle = TaskManagerHandle(number=number, pid=pid, resource_id=resource_id, log_file=log)
                 self.taskmanagers.append(handle)
                 return handle
@@ -1586,7 +1593,10 @@ def run_gpu_scenario(
     )
     with cluster:
         cluster.start(taskmanagers)
-        probe = cluster.run_gpu_probe() if run_probe else []
+        # one subtask per slot: explicit when the slots per TM are known (Flink then waits for
+        # every slot rather than deploying to fewer TaskManagers)
+        parallelism = taskmanagers * taskmanager_slots if taskmanager_slots else None
+        probe = cluster.run_gpu_probe(parallelism) if run_probe else []
         outcomes = {o.taskmanager_number: o for o in cluster.discovery_results()}
     by_tm: dict[str, set[str]] = {}
     for report in probe:
