@@ -45,6 +45,7 @@ from tests.discovery._support import (  # noqa: E402
     render,
 )
 from tests.discovery.test_flink_shipped_script_defects import flink_discovery_script  # noqa: E402
+from tests.support.flink_cluster import FlinkHomeNotFound  # noqa: E402
 
 GPUDRIVER_TIMEOUT_S = 10.0
 
@@ -116,9 +117,10 @@ def main() -> None:
     args = ap.parse_args()
     runs, repeats = (20, 1) if args.quick else (args.runs, args.repeats)
     gpus = args.gpus
-    flink = flink_discovery_script()
-    if not flink.is_file():
-        raise SystemExit(f"Flink's script not found at {flink} (set ACCELPLANE_FLINK_HOME)")
+    try:
+        flink = flink_discovery_script()
+    except FlinkHomeNotFound as exc:
+        raise SystemExit(f"Flink's discovery script not found: {exc} (run `make flink` or set ACCELPLANE_FLINK_HOME)") from None
     env = fake_env(gpus)
     load_before = os.getloadavg()
     procs = Processes()

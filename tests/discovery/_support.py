@@ -30,16 +30,6 @@ _SCRUBBED = (
 PYTHON_CMD = (sys.executable, "-S")
 
 
-def flink_home() -> Path:
-    """Where the Flink distribution under test lives (env ``ACCELPLANE_FLINK_HOME``)."""
-    return Path(os.environ.get("ACCELPLANE_FLINK_HOME", "/work/flinkdist/pyflink"))
-
-
-def flink_script() -> Path:
-    """Flink's shipped discovery script inside :func:`flink_home`."""
-    return flink_home() / "plugins" / "external-resource-gpu" / "nvidia-gpu-discovery.sh"
-
-
 def fake_env(gpus: int = 4, extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """Environment with the fakes first on PATH and nothing machine-specific."""
     env = {k: v for k, v in os.environ.items() if k not in _SCRUBBED and not k.startswith("FAKE_")}

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.flink_cluster import FlinkHomeNotFound, find_flink_home, flink_gpu_discovery_script
+
 from ._support import (
     Processes,
     Rec,
@@ -39,17 +41,20 @@ Env = Callable[..., dict[str, str]]
 
 
 def flink_discovery_script() -> Path:
-    """Flink's shipped discovery script: ``$ACCELPLANE_FLINK_HOME`` (a Flink distribution, e.g. the
-    ``pyflink`` directory of the apache-flink wheel) + ``plugins/external-resource-gpu/``."""
-    home = Path(os.environ.get("ACCELPLANE_FLINK_HOME", "/work/flinkdist/pyflink"))
-    return home / "plugins" / "external-resource-gpu" / "nvidia-gpu-discovery.sh"
+    """Flink's shipped discovery script in the Flink distribution the harness finds
+    (``$ACCELPLANE_FLINK_HOME``, else ``.venv/flink/pyflink`` from ``make flink``)."""
+    return flink_gpu_discovery_script(find_flink_home())
 
 
 @pytest.fixture(scope="module")
 def flink_sh() -> Path:
-    script = flink_discovery_script()
-    if not (script.is_file() and (script.parent / "gpu-discovery-common.sh").is_file()):
-        msg = (f"Flink's discovery script not found at {script}; set ACCELPLANE_FLINK_HOME to a Flink "
+    try:
+        script = flink_discovery_script()
+        problem = None if (script.parent / "gpu-discovery-common.sh").is_file() else f"incomplete at {script.parent}"
+    except FlinkHomeNotFound as exc:
+        problem = str(exc)
+    if problem is not None:
+        msg = (f"Flink's discovery script not found: {problem}; set ACCELPLANE_FLINK_HOME to a Flink "
                "distribution (the pyflink directory of apache-flink, e.g. `make flink` → .venv/flink/pyflink)")
         if os.environ.get("CI"):
             pytest.fail(msg)
