@@ -67,7 +67,7 @@ lint: $(VENV)/.stamp-test
 	$(VENV)/bin/mypy
 
 readme: $(VENV)/.stamp-base
-	$(PY) -c "from components.schema_docs import update_readme; update_readme('README.md')"
+	$(PY) -c "from accelplane.schema_docs import update_readme; update_readme('README.md')"
 
 clean:
 	rm -rf build dist .pytest_cache .mypy_cache .ruff_cache

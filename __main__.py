@@ -1,5 +1,5 @@
 """Pulumi program entry point (`pulumi up` runs this file; see docs/pulumi.md)."""
 
-from components.program import main
+from accelplane.program import main
 
 main()

@@ -24,11 +24,13 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "components"))
+
+from accelplane.builders import build_all  # noqa: E402
+from accelplane.pipeline import load_validated  # noqa: E402
+from accelplane.render import bundle_files  # noqa: E402
 
 from bench.generate import write_spec  # noqa: E402
-from components.builders import build_all  # noqa: E402
-from components.pipeline import load_validated  # noqa: E402
-from components.render import bundle_files  # noqa: E402
 
 
 def median_time(fn: Callable[[], Any], runs: int) -> float:
@@ -58,7 +60,7 @@ def bench_cold_start(runs: int) -> list[list[str]]:
     spec = REPO / "stacks" / "prod-eu.yaml"
 
     def validate() -> None:
-        subprocess.run([sys.executable, "-m", "components.cli", "validate", "-q", str(spec)], cwd=REPO, check=True)
+        subprocess.run([sys.executable, "-m", "accelplane.cli", "validate", "-q", str(spec)], cwd=REPO, check=True)
 
     def bare() -> None:
         subprocess.run([sys.executable, "-c", "pass"], check=True)
@@ -70,10 +72,9 @@ def bench_cold_start(runs: int) -> list[list[str]]:
 def bench_pulumi(units: int, runs: int, workdir: Path) -> list[list[str]]:
     import pulumi
     import pulumi.runtime
+    from accelplane import program as accelplane_program
     from pulumi.runtime import settings as pulumi_settings
     from pulumi_kubernetes.core.v1 import ConfigMap
-
-    from components import program as accelplane_program
 
     spec = write_spec(units, workdir)
     objects = len(build_all(load_validated(spec).model).objects)

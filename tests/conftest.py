@@ -22,7 +22,7 @@ def repo_root() -> Path:
 
 @pytest.fixture
 def reference_dir() -> Path:
-    """../shared/reference (upstream files byte for byte)."""
+    """tests/upstream (upstream files byte for byte, with provenance)."""
     assert REFERENCE_DIR.is_dir(), f"{REFERENCE_DIR} missing"
     return REFERENCE_DIR
 

@@ -6,11 +6,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
-from components.artifacts import Bundle
-from components.builders import build_all
-from components.pipeline import load_validated
-from components.render import bundle_files
+from accelplane.artifacts import Bundle
+from accelplane.builders import build_all
+from accelplane.pipeline import load_validated
+from accelplane.render import bundle_files
 
 
 def bundle_for(spec_path: Path | str) -> Bundle:

@@ -2,7 +2,7 @@
 
 * Core Kubernetes objects: `kubernetes-validate` in strict mode (rejects unknown fields).
 * Volcano custom resources: the ``openAPIV3Schema`` of the upstream CRDs in
-  ``../shared/reference/volcano`` (byte-identical copies, see PROVENANCE.txt there).
+  ``tests/upstream/volcano`` (byte-identical copies, see PROVENANCE.txt there).
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ import kubernetes_validate
 import yaml
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-REFERENCE_DIR = REPO_ROOT.parent / "shared" / "reference"
+SOURCE_ROOT = REPO_ROOT / "components"
+"""Where the `accelplane` import package lives (``components/accelplane``)."""
+REFERENCE_DIR = REPO_ROOT / "tests" / "upstream"
 KUBERNETES_VERSION = "1.33.0"
 
 CRD_FILES = {
@@ -26,9 +28,9 @@ CRD_FILES = {
 
 
 def reference(path: str) -> Path:
-    """Path of an upstream reference file; fails loudly when ../shared/reference is missing."""
+    """Path of an upstream reference file; fails loudly when it is missing."""
     p = REFERENCE_DIR / path
-    assert p.is_file(), f"reference file {p} missing (expected ../shared/reference beside the repo)"
+    assert p.is_file(), f"reference file {p} missing (see tests/upstream/README.md)"
     return p
 
 
@@ -83,7 +85,7 @@ def validate_k8s_object(obj: dict[str, Any]) -> None:
     if (group, obj["kind"]) in CRD_FILES:
         validate_crd_object(obj)
     elif (group, obj["kind"]) == ("flink.apache.org", "FlinkDeployment"):
-        from tests.flink.operator_schema import validate_flink_deployment  # CRD not in ../shared/reference
+        from tests.flink.operator_schema import validate_flink_deployment  # CRD not in tests/upstream
 
         validate_flink_deployment(obj)
     else:

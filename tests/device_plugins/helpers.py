@@ -10,8 +10,7 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
-
-from components import cli
+from accelplane import cli
 
 CONFIG_SCHEMA_PATH = Path(__file__).with_name("nvidia-device-plugin-config.schema.json")
 

@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from accelplane.builders import device_plugins as dp_builder
+from accelplane.checks.device_plugins import untolerated_pool_taints
+from accelplane.model import build_model
 
-from components.builders import device_plugins as dp_builder
-from components.checks.device_plugins import untolerated_pool_taints
-from components.model import build_model
 from tests.device_plugins.helpers import pool, run_validate, spec_doc, tm_cluster, write
 
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}

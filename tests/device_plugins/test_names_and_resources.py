@@ -11,16 +11,16 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from components.gpu_resources import (
+from accelplane.gpu_resources import (
     advertised_resources,
     gfd_product_label_for_pool,
     max_request_per_container,
     mig_resource_name,
     unshared_resources,
 )
-from components.model import build_model
-from components.names import gfd_product_label, is_label_value, normalize_gpu_model
+from accelplane.model import build_model
+from accelplane.names import gfd_product_label, is_label_value, normalize_gpu_model
+
 from tests.device_plugins.helpers import pool, spec_doc
 
 
@@ -160,6 +160,6 @@ def test_gfd_product_label_for_pool_follows_mig_and_sharing() -> None:
     ],
 )
 def test_agent_written_labels(key: str, agent_written: bool) -> None:
-    from components.node_selection import is_agent_written_label
+    from accelplane.node_selection import is_agent_written_label
 
     assert is_agent_written_label(key) is agent_written

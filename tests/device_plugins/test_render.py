@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 import yaml
+from accelplane.artifacts import K8sObject
+from accelplane.builders import build_all, device_plugins
+from accelplane.model import Taint
+from accelplane.node_selection import selects, tolerates
+from accelplane.pipeline import load_validated
 
-from components.artifacts import K8sObject
-from components.builders import build_all, device_plugins
-from components.model import Taint
-from components.node_selection import selects, tolerates
-from components.pipeline import load_validated
 from tests.conftest import EXAMPLE_SPECS
 from tests.device_plugins.helpers import api_server_pod_problems, kitchen_sink_doc, pool, spec_doc, write
 from tests.support_render import files_for, objects_for

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from components.diff.kinds import Tree
-from components.diff.trees import read_tree
+from accelplane.diff.kinds import Tree
+from accelplane.diff.trees import read_tree
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 BASE_DIR = FIXTURES / "base"

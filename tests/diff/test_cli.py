@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from accelplane.cli import main
+from accelplane.diff.kinds import Tree
+from accelplane.render import write_tree
 
-from components.cli import main
-from components.diff.kinds import Tree
-from components.render import write_tree
 from tests.diff.scenarios import base_tree, scenario_tree
 from tests.validators import REPO_ROOT
 
@@ -83,7 +83,7 @@ def test_duplicate_objects_in_a_directory_exit_2(
 def test_console_script_entry_point(dirs: tuple[str, str]) -> None:
     old, new = dirs
     proc = subprocess.run(
-        [sys.executable, "-m", "components.cli", "diff", old, new, "--format", "markdown"],
+        [sys.executable, "-m", "accelplane.cli", "diff", old, new, "--format", "markdown"],
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from accelplane.diff.kinds import parse_flink_legacy, parse_hadoop_xml, parse_ini
 
-from components.diff.kinds import parse_flink_legacy, parse_hadoop_xml, parse_ini
 from tests.diff.scenarios import BASE_DIR, SCENARIOS, scenario_tree
 from tests.validators import validate_k8s_object
 

@@ -7,8 +7,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from accelplane.cli import main
 
-from components.cli import main
 from tests.diff.support import copy_stacks
 
 

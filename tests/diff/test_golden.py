@@ -7,9 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
+from accelplane.diff import compare_trees
+from accelplane.diff.formats import render
 
-from components.diff import compare_trees
-from components.diff.formats import render
 from tests.diff.scenarios import SCENARIOS, base_tree, scenario_tree
 
 GOLDEN = Path(__file__).resolve().parent / "golden"

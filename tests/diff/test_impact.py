@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
-from components.diff import compare_trees
-from components.diff.kinds import Tree
+from accelplane.diff import compare_trees
+from accelplane.diff.kinds import Tree
 
 
 def objects(*docs: str) -> Tree:

@@ -5,10 +5,9 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-
-from components.diff import compare_trees
-from components.diff.formats import format_text
-from components.diff.kinds import (
+from accelplane.diff import compare_trees
+from accelplane.diff.formats import format_text
+from accelplane.diff.kinds import (
     ArtifactDiff,
     Change,
     DiffInputError,

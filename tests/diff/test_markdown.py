@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from accelplane.diff import compare_trees
+from accelplane.diff.formats import format_markdown, md_code, md_text
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from components.diff import compare_trees
-from components.diff.formats import format_markdown, md_code, md_text
 from tests.diff.scenarios import SCENARIOS, base_tree, scenario_tree
 
 

@@ -9,11 +9,9 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from markdown_it import MarkdownIt
-
-from components.cli import main
-from components.pipeline import load_validated
-from components.report import (
+from accelplane.cli import main
+from accelplane.pipeline import load_validated
+from accelplane.report import (
     BAR_WIDTH,
     BAR_X,
     PoolGpus,
@@ -23,6 +21,8 @@ from components.report import (
     render_report,
     render_svg,
 )
+from markdown_it import MarkdownIt
+
 from tests.diff.support import STACKS
 
 SVG = "{http://www.w3.org/2000/svg}"

@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from accelplane.builders import build_all
+from accelplane.cli import main
+from accelplane.diff import compare, compare_trees, load_side
+from accelplane.diff.impact import node_scope
+from accelplane.pipeline import load_validated
+from accelplane.render import bundle_files, write_tree
 
-from components.builders import build_all
-from components.cli import main
-from components.diff import compare, compare_trees, load_side
-from components.diff.impact import node_scope
-from components.pipeline import load_validated
-from components.render import bundle_files, write_tree
 from tests.diff.scenarios import base_tree, scenario_tree
 from tests.diff.support import EXAMPLE_STACKS, STACKS, copy_stacks, dump, load, reordered
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parent.parent
-SCRIPT = REPO_ROOT / "components" / "gpu_discovery.py"
+SCRIPT = REPO_ROOT / "components" / "accelplane" / "discovery" / "gpu_discovery.py"
 FAKES = HERE / "fakes"
 HEADER = "# accelplane-gpu-coordination v1"
 END_PREFIX = "# end crc32="

@@ -11,10 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from accelplane import gpu_discovery as gd
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from components import gpu_discovery as gd
 
 from ._support import gpu_uuid, ours, run
 

@@ -7,9 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
-from components.model import Spec
-from components.pipeline import load_validated
+from accelplane.model import Spec
+from accelplane.pipeline import load_validated
 
 A100_POOL: dict[str, Any] = {
     "name": "a100",

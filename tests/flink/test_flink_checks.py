@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 import yaml
+from accelplane.cli import main
 
-from components.cli import main
 from tests.flink.specs import KUBERNETES, STANDALONE, variant
+from tests.validators import SOURCE_ROOT
 
 TM = KUBERNETES["flink"]["clusters"][0]["taskManager"]
 
@@ -541,16 +542,15 @@ def test_validate_cli_subprocess(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    from tests.validators import REPO_ROOT
 
     path = tmp_path / "spec.yaml"
     path.write_text(yaml.safe_dump(_k8s(version="2.0", configFormat="flink-conf.yaml")), encoding="utf-8")
     proc = subprocess.run(
-        [sys.executable, "-m", "components.cli", "validate", str(path)],
+        [sys.executable, "-m", "accelplane.cli", "validate", str(path)],
         capture_output=True,
         text=True,
         cwd=tmp_path,
-        env={"PYTHONPATH": str(REPO_ROOT), "PATH": "/usr/bin:/bin"},
+        env={"PYTHONPATH": str(SOURCE_ROOT), "PATH": "/usr/bin:/bin"},
         timeout=120,
     )
     assert proc.returncode == 1

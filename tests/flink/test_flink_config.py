@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from components.builders import build_all
-from components.builders.flink_config import (
+from accelplane.builders import build_all
+from accelplane.builders.flink_config import (
     config_format,
     effective_config,
     flink_memory,
@@ -23,8 +22,9 @@ from components.builders.flink_config import (
     yaml_key,
     yaml_value,
 )
-from components.quantity import Quantity
-from components.render import bundle_files
+from accelplane.quantity import Quantity
+from accelplane.render import bundle_files
+
 from tests.flink.specs import KUBERNETES, STANDALONE, model, variant
 
 

@@ -7,7 +7,7 @@
 2. A rendered standalone config (legacy ``flink-conf.yaml``) and a rendered YARN config
    (``config.yaml``; YARN-only keys are inert in a standalone cluster) each start a real JobManager
    and three TaskManagers with a fake ``nvidia-smi`` reporting 4 GPUs and the accelplane discovery
-   script (components/gpu_discovery.py) in coordination mode with amount 2: the first two
+   script (components/accelplane/discovery/gpu_discovery.py) in coordination mode with amount 2: the first two
    TaskManagers get disjoint GPU pairs, the third reports the discovery failure, and a Java job
    (compiled with javac against pyflink/lib) reads ``getExternalResourceInfos("gpu")`` in every
    slot. The harness changes only sandbox keys, the script path and the coordination file path.
@@ -18,22 +18,22 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from components.builders import build_all
-from components.builders.flink_config import (
+from accelplane.builders import build_all
+from accelplane.builders.flink_config import (
     config_format,
     effective_config,
     legacy_value,
 )
-from components.pipeline import load_validated
-from components.render import bundle_files
+from accelplane.pipeline import load_validated
+from accelplane.render import bundle_files
+
 from tests.conftest import EXAMPLE_SPECS
 from tests.support.flink_cluster import load_file_with_flink, require_flink_home, run_gpu_scenario
 from tests.validators import REPO_ROOT
 
 pytestmark = pytest.mark.flink
 
-DISCOVERY_SCRIPT = REPO_ROOT / "components" / "gpu_discovery.py"
+DISCOVERY_SCRIPT = REPO_ROOT / "components" / "accelplane" / "discovery" / "gpu_discovery.py"
 LIST_KEYS = ("external-resources",)
 
 

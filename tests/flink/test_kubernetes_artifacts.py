@@ -1,7 +1,7 @@
 """Pod templates, PodGroups, FlinkDeployments and the submit ConfigMap, checked by real validators.
 
 * pod templates: ``kubernetes-validate --strict`` as ``v1/Pod`` (what Flink merges them into);
-* PodGroups: the upstream Volcano CRD schema (../shared/reference/volcano), strict;
+* PodGroups: the upstream Volcano CRD schema (tests/upstream/volcano), strict;
 * FlinkDeployments: tests/flink/operator_schema.py (focused schema of the fields we emit,
   transcribed from the operator's CRD, plus the embedded pod templates through
   kubernetes-validate);
@@ -19,11 +19,11 @@ from typing import Any
 
 import pytest
 import yaml
+from accelplane.builders import build_all
+from accelplane.discovery_constants import CONFIGMAP_KEY, configmap_name
+from accelplane.quantity import parse_quantity
+from accelplane.render import bundle_files
 
-from components.builders import build_all
-from components.discovery_artifacts import CONFIGMAP_KEY, configmap_name
-from components.quantity import parse_quantity
-from components.render import bundle_files
 from tests.conftest import EXAMPLE_SPECS
 from tests.flink.operator_schema import validate_flink_deployment
 from tests.flink.specs import KUBERNETES, model, variant, write

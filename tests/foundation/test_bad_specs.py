@@ -6,8 +6,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
-from components.cli import main
+from accelplane.cli import main
 
 BASE = """\
 cluster: {name: demo, platforms: [kubernetes]}

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from accelplane.cli import main
 
-from components.cli import main
 from tests.conftest import EXAMPLE_SPECS
 from tests.validators import REPO_ROOT
 
@@ -58,7 +58,7 @@ def test_console_entry_point_runs_without_traceback(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("cluster: [unterminated\n")
     proc = subprocess.run(
-        [sys.executable, "-m", "components.cli", "validate", str(bad)],
+        [sys.executable, "-m", "accelplane.cli", "validate", str(bad)],
         capture_output=True,
         text=True,
         cwd=REPO_ROOT,
@@ -66,7 +66,7 @@ def test_console_entry_point_runs_without_traceback(tmp_path: Path) -> None:
     assert proc.returncode == 1
     assert "invalid YAML" in proc.stderr and "Traceback" not in proc.stderr
     proc = subprocess.run(
-        [sys.executable, "-m", "components.cli", "validate", str(tmp_path / "missing.yaml")],
+        [sys.executable, "-m", "accelplane.cli", "validate", str(tmp_path / "missing.yaml")],
         capture_output=True,
         text=True,
         cwd=REPO_ROOT,

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 import yaml
+from accelplane.cli import main
+from accelplane.schema import load_schema
 
-from components.cli import main
-from components.schema import load_schema
 from tests.conftest import EXAMPLE_SPECS
 from tests.support_render import files_for
 

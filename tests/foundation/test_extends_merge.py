@@ -6,10 +6,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
-from components.errors import SpecErrors
-from components.pipeline import load_validated
-from components.spec_loader import load_spec
+from accelplane.errors import SpecErrors
+from accelplane.pipeline import load_validated
+from accelplane.spec_loader import load_spec
 
 BASE = """\
 cluster: {name: base, platforms: [kubernetes], labels: {team: a, tier: gold}}

@@ -9,8 +9,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from accelplane.package_data import data_dir
 
-from components.resources import data_dir
 from tests.validators import REPO_ROOT
 
 
@@ -43,10 +43,10 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_wheel_contains_templates_schemas_and_entry_point(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
-    assert "components/_data/schemas/spec.schema.json" in names
-    assert "components/_data/templates/volcano/volcano-scheduler.conf.j2" in names
+    assert "accelplane/_data/schemas/spec.schema.json" in names
+    assert "accelplane/_data/templates/volcano/volcano-scheduler.conf.j2" in names
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
-    assert "accelplane = components.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "accelplane = accelplane.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
 
 def test_installed_wheel_renders_from_another_directory(wheel: Path, tmp_path: Path) -> None:
@@ -74,7 +74,7 @@ def test_installed_wheel_renders_from_another_directory(wheel: Path, tmp_path: P
         [
             sys.executable,
             "-c",
-            "import components, components.resources as r; print(components.__file__); print(r.data_dir('templates'))",
+            "import accelplane, accelplane.package_data as r; print(accelplane.__file__); print(r.data_dir('templates'))",
         ],
         cwd=workdir,
         env=env,
@@ -84,9 +84,9 @@ def test_installed_wheel_renders_from_another_directory(wheel: Path, tmp_path: P
     )
     module_file, templates = probe.stdout.split()
     assert module_file.startswith(str(site)), "the wheel, not the clone, must be imported"
-    assert templates == str(site / "components" / "_data" / "templates")
+    assert templates == str(site / "accelplane" / "_data" / "templates")
     proc = subprocess.run(
-        [sys.executable, "-m", "components.cli", "render", str(spec), "--out", "out", "-q"],
+        [sys.executable, "-m", "accelplane.cli", "render", str(spec), "--out", "out", "-q"],
         cwd=workdir,
         env=env,
         capture_output=True,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from accelplane.builders.volcano import SCHEDULER_CONF_KEY
 
-from components.builders.volcano import SCHEDULER_CONF_KEY
 from tests.conftest import EXAMPLE_SPECS
 from tests.support_render import objects_for
 from tests.validators import reference, validate_crd_object, validate_k8s_object

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from accelplane.package_data import schema_path
+from accelplane.schema_docs import END, START, markdown_reference
 from jsonschema import Draft202012Validator
 
-from components.resources import schema_path
-from components.schema_docs import END, START, markdown_reference
 from tests.conftest import EXAMPLE_SPECS, STACKS_DIR
 from tests.validators import REPO_ROOT
 

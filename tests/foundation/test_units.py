@@ -5,15 +5,14 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-
-from components.names import (
+from accelplane.names import (
     gfd_product_label,
     is_dns1123_label,
     is_valid_yarn_resource_name,
     normalize_gpu_model,
     yarn_gpu_type_for_model,
 )
-from components.quantity import QuantityError, format_quantity, parse_quantity
+from accelplane.quantity import QuantityError, format_quantity, parse_quantity
 
 
 @pytest.mark.parametrize(
@@ -73,8 +72,8 @@ def test_names() -> None:
 
 
 def test_candidate_pools_match_models_by_e2data_normalisation(write_spec) -> None:  # type: ignore[no-untyped-def]
-    from components.gpu_resources import candidate_pools
-    from components.pipeline import load_validated
+    from accelplane.gpu_resources import candidate_pools
+    from accelplane.pipeline import load_validated
 
     spec = write_spec(
         """\
@@ -92,7 +91,7 @@ def test_candidate_pools_match_models_by_e2data_normalisation(write_spec) -> Non
 
 
 def test_flink_clusters_default_to_the_node_image(write_spec) -> None:  # type: ignore[no-untyped-def]
-    from components.pipeline import load_validated
+    from accelplane.pipeline import load_validated
 
     spec = write_spec(
         """\

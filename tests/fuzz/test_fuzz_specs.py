@@ -7,14 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from accelplane.builders import build_all
+from accelplane.errors import SpecErrors
+from accelplane.pipeline import load_validated
+from accelplane.render import bundle_files
+from accelplane.schema import load_schema, validate_document
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.builders import build_all
-from components.errors import SpecErrors
-from components.pipeline import load_validated
-from components.render import bundle_files
-from components.schema import load_schema, validate_document
 from tests.fuzz.schema_strategy import spec_documents
 from tests.validators import validate_rendered_files
 

@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 import yaml
+from accelplane.builders import build_all
+from accelplane.errors import SpecErrors
+from accelplane.pipeline import load_validated
+from accelplane.render import bundle_files
 
-from components.builders import build_all
-from components.errors import SpecErrors
-from components.pipeline import load_validated
-from components.render import bundle_files
 from tests.validators import REPO_ROOT, validate_rendered_files
 
 HOSTILE = [

@@ -12,9 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from accelplane.checks.discovery_paths import node_platforms
+from accelplane.pipeline import load_validated
 
-from components.checks.discovery_paths import node_platforms
-from components.pipeline import load_validated
 from tests.conftest import EXAMPLE_SPECS, STACKS_DIR
 from tests.support_render import files_for
 from tests.validators import REPO_ROOT

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from components.cli import main
+from accelplane.cli import main
 
 YARN_BASE = """\
 cluster: {name: bad, platforms: [yarn]}

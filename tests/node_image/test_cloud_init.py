@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from accelplane.builders import node_image
+from accelplane.discovery_constants import script_text
+from accelplane.pipeline import load_validated
+from accelplane.render import bundle_files
 
-from components.builders import node_image
-from components.discovery_artifacts import script_text
-from components.pipeline import load_validated
-from components.render import bundle_files
 from tests.conftest import STACKS_DIR
 from tests.node_image.support import (
     FULL_SPEC,

@@ -7,10 +7,10 @@ import hashlib
 from pathlib import Path
 
 import yaml
+from accelplane.builders import discovery_configmap
+from accelplane.discovery_constants import CONFIGMAP_KEY, configmap_name, script_text
+from accelplane.pipeline import load_validated
 
-from components.builders import discovery_configmap
-from components.discovery_artifacts import CONFIGMAP_KEY, configmap_name, script_text
-from components.pipeline import load_validated
 from tests.conftest import STACKS_DIR
 from tests.node_image.support import FULL_SPEC
 from tests.support_render import files_for, objects_for

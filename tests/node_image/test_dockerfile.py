@@ -8,8 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from accelplane.discovery_constants import script_text
 
-from components.discovery_artifacts import script_text
 from tests.conftest import STACKS_DIR
 from tests.node_image.support import FULL_SPEC, SPEC_CASES, artifact, tool
 from tests.support_render import files_for

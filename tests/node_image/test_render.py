@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import stat
 
-from components.cli import main
+from accelplane.cli import main
+
 from tests.conftest import STACKS_DIR
 
 

@@ -120,7 +120,7 @@ def pulumi_run(monkeypatch: pytest.MonkeyPatch) -> Iterator[RunProgram]:
         program: Callable[[], Any] | None = None,
         preview: bool = False,
     ) -> ProgramRun:
-        from components import program as accelplane_program
+        from accelplane import program as accelplane_program
 
         _reset_runtime()
         mocks = _Mocks()

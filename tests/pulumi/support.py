@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from accelplane.cli import main as cli_main
 
-from components.cli import main as cli_main
 from tests.conftest import STACKS_DIR
 from tests.pulumi.conftest import ProgramRun, Registration
 from tests.validators import REPO_ROOT

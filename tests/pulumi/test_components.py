@@ -13,24 +13,24 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from accelplane.artifacts import Bundle, FileArtifact, K8sObject, k8s_object
+from accelplane.builders import build_all, priority, volcano
+from accelplane.discovery_constants import CONFIGMAP_KEY, CONFIGMAP_PREFIX, content_hash
+from accelplane.model import Spec
+from accelplane.pipeline import load_validated
+from accelplane.pulumi.kube import KINDS, UnsupportedObjectError
+from accelplane.pulumi.planning import PlanError
+from accelplane.pulumi.platform import GpuPlatform, GpuPlatformArgs
 
-from components.artifacts import Bundle, FileArtifact, K8sObject, k8s_object
-from components.builders import build_all, priority, volcano
-from components.configmap_rollout import rollout_annotations
-from components.discovery_artifacts import CONFIGMAP_KEY, CONFIGMAP_PREFIX, content_hash
-from components.model import Spec
-from components.pipeline import load_validated
-from components.pulumi_components.graph import PlanError
-from components.pulumi_components.kube import KINDS, UnsupportedObjectError
-from components.pulumi_components.platform import GpuPlatform, GpuPlatformArgs
 from tests.pulumi.conftest import ProgramRun, RunProgram
 from tests.pulumi.support import by_name, canonical, type_token
+from tests.support.configmap_rollout import rollout_annotations
 from tests.validators import REPO_ROOT
 
 LABELS = {"app.kubernetes.io/managed-by": "accelplane"}
 VOLCANO = "scheduling.volcano.sh/v1beta1"
-# Stand-in for the discovery script (components/gpu_discovery.py lands in another branch); the
-# ConfigMap is named the way components.discovery_artifacts names it: prefix + content hash.
+# Stand-in for the discovery script (components/accelplane/discovery/gpu_discovery.py lands in another branch); the
+# ConfigMap is named the way accelplane.discovery_constants names it: prefix + content hash.
 DISCOVERY_SCRIPT = "#!/usr/bin/env python3\nprint('0,1')\n"
 DISCOVERY_CM = f"{CONFIGMAP_PREFIX}-{content_hash(DISCOVERY_SCRIPT)}"
 FLINK = "flink.apache.org/v1beta1"
@@ -470,15 +470,14 @@ def test_unknown_kind_is_a_clear_error_and_registers_nothing(prod_eu: Spec, pulu
     assert "no Pulumi resource mapping for v1 Secret secret/flink/creds (family 'flink')" in message
     assert "no Pulumi resource mapping for batch/v1 Job job/flink/warmup (family 'flink')" in message
     assert "scheduling.volcano.sh/v1beta1 PodGroup" in message  # lists what is supported
-    assert "components/pulumi_components/kube.py" in message
+    assert "components/accelplane/pulumi/kube.py" in message
 
 
 def test_program_reports_unsupported_objects_without_traceback(
     pulumi_run: RunProgram, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import pulumi
-
-    from components import program
+    from accelplane import program
 
     secret = k8s_object("v1", "Secret", "creds", family="flink", namespace="flink", labels=LABELS)
     monkeypatch.setattr(program, "GpuPlatformArgs", lambda spec: GpuPlatformArgs(spec, with_objects(secret)))

@@ -7,9 +7,10 @@ import copy
 from pathlib import Path
 
 import pytest
+from accelplane.artifacts import Bundle
 
-from components.artifacts import Bundle
-from components.configmap_rollout import (
+from tests.conftest import EXAMPLE_SPECS
+from tests.support.configmap_rollout import (
     ROLLOUT_ANNOTATION,
     configmaps_used,
     is_immutable,
@@ -17,7 +18,6 @@ from components.configmap_rollout import (
     rollout_annotations,
     rollout_hash,
 )
-from tests.conftest import EXAMPLE_SPECS
 from tests.support_render import bundle_for
 
 
@@ -96,7 +96,7 @@ def check_rollout_contract(bundle: Bundle) -> list[str]:
                 problems.append(
                     f"{obj.kind} {obj.namespace}/{obj.name}: pod template uses mutable ConfigMaps "
                     f"{[u['metadata']['name'] for u in used if not is_immutable(u)]} and must carry annotations "
-                    f"{expected} (components.configmap_rollout.rollout_annotations), has {actual}"
+                    f"{expected} (tests.support.configmap_rollout.rollout_annotations), has {actual}"
                 )
     return problems
 

@@ -108,7 +108,7 @@ def test_yarn_only_cluster_creates_no_kubernetes_resources(pulumi_run: RunProgra
 
 
 def test_entry_point_runs_the_program(pulumi_run: RunProgram) -> None:
-    """``__main__.py`` (what `pulumi up` executes in the project directory) runs `components.program.main`."""
+    """``__main__.py`` (what `pulumi up` executes in the project directory) runs `accelplane.program.main`."""
     config = stack_config("prod-eu")
     run = pulumi_run(config, stack="prod-eu", program=lambda: runpy.run_path(str(REPO_ROOT / "__main__.py")))
     assert run.outputs["cluster"] == "prod-eu"

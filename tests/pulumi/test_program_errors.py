@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pulumi
 import pytest
+from accelplane.cli import main as cli_main
 
-from components.cli import main as cli_main
 from tests.pulumi.conftest import RunProgram
 from tests.pulumi.support import copy_project
 

@@ -22,7 +22,7 @@ def test_pulumi_project_file() -> None:
     assert project["stackConfigDir"] == "stacks"
     assert "main" not in project  # the program is __main__.py in the project directory
     assert (REPO_ROOT / "__main__.py").read_text(encoding="utf-8").count(
-        "components.program import main"
+        "accelplane.program import main"
     ) == 1
 
 

@@ -6,8 +6,9 @@ import configparser
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from components.model import Spec
-from components.pipeline import load_validated
+from accelplane.model import Spec
+from accelplane.pipeline import load_validated
+
 from tests.support_render import files_for
 
 # A YARN cluster exercising every feature: per-model types, Docker, cgroups v2, an explicit

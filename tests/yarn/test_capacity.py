@@ -8,10 +8,7 @@ from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 
-from hypothesis import given
-from hypothesis import strategies as st
-
-from components.builders.yarn_queues import (
+from accelplane.builders.yarn_queues import (
     RESOURCE_CALCULATOR,
     distribute,
     format_percent,
@@ -19,6 +16,9 @@ from components.builders.yarn_queues import (
     queue_mode,
     queue_paths,
 )
+from hypothesis import given
+from hypothesis import strategies as st
+
 from tests.yarn.support import BASE, model_of, parse_configuration, yarn_files
 
 WriteSpec = Callable[..., Path]

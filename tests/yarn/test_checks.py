@@ -6,10 +6,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from accelplane.checks.yarn import check
+from accelplane.cli import main
+from accelplane.errors import Problem
 
-from components.checks.yarn import check
-from components.cli import main
-from components.errors import Problem
 from tests.yarn.support import BASE, model_of
 
 WriteSpec = Callable[..., Path]
@@ -267,13 +267,13 @@ def test_base_spec_is_valid(write_spec: WriteSpec) -> None:
 
 def test_amount_check_at_model_level_uses_yarn_gpu_type(write_spec: WriteSpec) -> None:
     """The TaskManager amount is checked against the type `yarn_gpu_type` returns, nothing else."""
-    from components.model import Spec
+    from accelplane.model import Spec
 
     spec: Spec = model_of(write_spec(BASE))
     assert list(check(spec)) == []
     import dataclasses
 
-    from components.builders.yarn_types import type_bounds
+    from accelplane.builders.yarn_types import type_bounds
 
     v100 = type_bounds(spec)["yarn.io/gpu-teslav100sxm232gb"]
     tight = dataclasses.replace(v100, maximum_allocation=1)

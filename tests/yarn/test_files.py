@@ -6,23 +6,23 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
-from components.builders.yarn import (
+from accelplane.builders.yarn import (
     container_executor_sections,
     node_resources_properties,
     resource_types_properties,
     yarn_site_properties,
 )
-from components.builders.yarn_queues import plan_queues
-from components.builders.yarn_types import (
+from accelplane.builders.yarn_queues import plan_queues
+from accelplane.builders.yarn_types import (
     ConfProperty,
     container_gpu_request,
     needed_types,
     yarn_gpu_clusters,
     yarn_pools,
 )
-from components.gpu_resources import yarn_gpu_type
-from components.templating import render_template
+from accelplane.gpu_resources import yarn_gpu_type
+from accelplane.templating import render_template
+
 from tests.conftest import EXAMPLE_SPECS
 from tests.support_render import files_for
 from tests.yarn.support import BASE, model_of, parse_configuration, parse_container_executor, yarn_files

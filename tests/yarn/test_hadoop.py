@@ -13,14 +13,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
-from components.builders.yarn import (
+from accelplane.builders.yarn import (
     node_resources_properties,
     resource_types_properties,
     yarn_site_properties,
 )
-from components.builders.yarn_queues import plan_queues
-from components.builders.yarn_types import (
+from accelplane.builders.yarn_queues import plan_queues
+from accelplane.builders.yarn_types import (
     container_gpu_request,
     needed_types,
     node_amounts,
@@ -28,11 +27,12 @@ from components.builders.yarn_types import (
     yarn_gpu_clusters,
     yarn_pools,
 )
-from components.errors import SpecErrors
-from components.gpu_resources import yarn_gpu_type
-from components.names import is_valid_yarn_resource_name
-from components.pipeline import load_validated
-from components.render import write_tree
+from accelplane.errors import SpecErrors
+from accelplane.gpu_resources import yarn_gpu_type
+from accelplane.names import is_valid_yarn_resource_name
+from accelplane.pipeline import load_validated
+from accelplane.render import write_tree
+
 from tests.conftest import EXAMPLE_SPECS
 from tests.support_render import files_for
 from tests.yarn.hadoop import Probe

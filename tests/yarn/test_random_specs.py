@@ -8,15 +8,15 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from accelplane.builders import build_all
+from accelplane.builders.yarn_queues import plan_queues
+from accelplane.checks import run_checks
+from accelplane.model import build_model
+from accelplane.render import bundle_files
+from accelplane.schema import validate_document
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from components.builders import build_all
-from components.builders.yarn_queues import plan_queues
-from components.checks import run_checks
-from components.model import build_model
-from components.render import bundle_files
-from components.schema import validate_document
 from tests.yarn.support import parse_configuration, parse_container_executor
 
 MODELS = [

@@ -1,0 +1,278 @@
+"""Ship the GPU discovery script into node images and onto GPU hosts.
+
+* ``node-image/`` (when the spec has ``nodeImage``): a Docker build context, ``Dockerfile`` +
+  ``accelplane-gpu-discovery``, that adds python3, nvidia-ml-py and the script (at exactly
+  ``discovery.script_path``) to the pinned Flink base image and prepares the coordination
+  directories of the Kubernetes clusters.
+* ``node/`` (when YARN or standalone GPU pools exist): ``cloud-init.yaml`` (user data),
+  ``provision.sh`` (idempotent shell provisioner with the same effect, e.g. for Packer) and
+  ``tmpfiles.d/accelplane-gpu.conf`` (the rule both install: coordination directory owned by the
+  Flink user, stale coordination file removed at boot).
+
+Ownership rule (the discovery script refuses a coordination file that is a symlink or owned by
+another uid): nothing here ever creates the coordination FILE. Its directory belongs to
+``discovery.user:discovery.group`` with mode 2770, the first TaskManager creates the file as
+itself, and the tmpfiles rule deletes it at boot (``r!``) instead of recreating it as root.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import posixpath
+import re
+import shlex
+from dataclasses import dataclass
+
+import yaml
+
+from accelplane.artifacts import Bundle, FileArtifact
+from accelplane.checks.discovery_paths import (
+    IMAGE_PLATFORMS,
+    CoordinationFile,
+    coordination_files,
+    node_gpu_pools,
+    node_platforms,
+)
+from accelplane.discovery_constants import COORDINATION_DIR_MODE, FLINK_UID, SCRIPT_NAME, script_text
+from accelplane.model import Spec
+from accelplane.templating import render_template
+
+FAMILY = "node-image"
+IMAGE_DIR = "node-image"
+NODE_DIR = "node"
+TMPFILES_PATH = "/etc/tmpfiles.d/accelplane-gpu.conf"
+DIR_MODE = COORDINATION_DIR_MODE
+VENV = "/opt/accelplane/venv"
+NOLOGIN_SHELL = "/usr/sbin/nologin"
+OFFICIAL_FLINK_UID = FLINK_UID
+
+# What may reach a Dockerfile, tmpfiles rule or comment unquoted. The schema's patterns already
+# guarantee it for every spec value used; this is the second line of defence.
+_SAFE_TOKEN = re.compile(r"^[A-Za-z0-9_./:@+-]+$")
+
+
+@dataclass(frozen=True)
+class CoordinationDir:
+    """A coordination directory and the coordination files in it."""
+
+    path: str
+    files: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class WriteFile:
+    """One cloud-init ``write_files`` entry, its content already formatted as a YAML value."""
+
+    path: str
+    permissions: str
+    content: str
+    encoding: str | None = None
+
+
+def _safe(value: str) -> str:
+    if not _SAFE_TOKEN.match(value):
+        raise ValueError(f"unsafe value for a generated node file: {value!r}")
+    return value
+
+
+def sha256(text: str) -> str:
+    """Hex sha256 of a text (UTF-8)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def docker_string(value: str) -> str:
+    """A Dockerfile double-quoted string (LABEL values): escapes quotes, backslashes and ``$``."""
+    if any(ord(c) < 0x20 for c in value):
+        raise ValueError(f"control character in Dockerfile string: {value!r}")
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$") + '"'
+
+
+def coordination_dirs(files: list[CoordinationFile]) -> list[CoordinationDir]:
+    """Group coordination files by directory, sorted."""
+    by_dir: dict[str, list[str]] = {}
+    for f in files:
+        by_dir.setdefault(_safe(f.directory), []).append(_safe(f.path))
+    return [CoordinationDir(d, tuple(sorted(fs))) for d, fs in sorted(by_dir.items())]
+
+
+def heredoc_delimiter(base: str, text: str) -> str:
+    """A quoted-heredoc delimiter that no line of ``text`` equals."""
+    lines = set(text.split("\n"))
+    delimiter, n = base, 0
+    while delimiter in lines:
+        n += 1
+        delimiter = f"{base}_{n}"
+    return delimiter
+
+
+def _checked_script() -> str:
+    text = script_text()
+    if not text.startswith("#!/usr/bin/env python3\n"):
+        raise RuntimeError("components/accelplane/discovery/gpu_discovery.py must start with '#!/usr/bin/env python3'")
+    if not text.endswith("\n"):
+        raise RuntimeError("components/accelplane/discovery/gpu_discovery.py must end with a newline")
+    return text
+
+
+def _pools_summary(spec: Spec) -> str:
+    parts = [f"{p.name} ({p.platform}, {p.nodes} nodes)" for p in node_gpu_pools(spec)]
+    return _one_line(", ".join(parts))
+
+
+def _one_line(text: str) -> str:
+    if any(ord(c) < 0x20 for c in text):
+        raise ValueError(f"control character in a generated comment: {text!r}")
+    return text
+
+
+def dockerfile(spec: Spec) -> str:
+    """The node image's Dockerfile."""
+    assert spec.node_image is not None
+    d = spec.discovery
+    dirs = coordination_dirs(coordination_files(spec, IMAGE_PLATFORMS))
+    labels = {
+        "io.accelplane.cluster": spec.name,
+        "io.accelplane.discovery-script.path": d.script_path,
+        "io.accelplane.discovery-script.sha256": sha256(_checked_script()),
+        "org.opencontainers.image.base.name": spec.node_image.base_image,
+    }
+    return render_template(
+        "node-image/Dockerfile.j2",
+        cluster=_safe(spec.name),
+        base_image=_safe(spec.node_image.base_image),
+        script_path=_safe(d.script_path),
+        labels=[f"{k}={docker_string(v)}" for k, v in sorted(labels.items())],
+        nvidia_ml_py_version=_safe(spec.node_image.nvidia_ml_py_version),
+        user=_safe(d.user),
+        group=_safe(d.group),
+        default_uid=OFFICIAL_FLINK_UID,
+        missing_account_message=(
+            f"the base image has no user {d.user} with the uid in ACCELPLANE_FLINK_UID or no group {d.group}"
+            " (discovery.user, discovery.group; --build-arg ACCELPLANE_FLINK_UID=<uid>)"
+        ),
+        venv=VENV,
+        dir_mode=DIR_MODE,
+        coordination_dirs=[c.path for c in dirs],
+    )
+
+
+def tmpfiles_rule(spec: Spec, dirs: list[CoordinationDir]) -> str:
+    """The ``tmpfiles.d`` file: one ``d`` line per coordination directory, one ``r!`` per file."""
+    return render_template(
+        "node/accelplane-gpu.tmpfiles.j2",
+        cluster=_safe(spec.name),
+        tmpfiles_path=TMPFILES_PATH,
+        coordination_dirs=dirs,
+        dir_mode=DIR_MODE,
+        user=_safe(spec.discovery.user),
+        group=_safe(spec.discovery.group),
+    )
+
+
+def account_commands(spec: Spec) -> list[str]:
+    """Shell commands that create the group and system user when missing (cloud-init ``runcmd``;
+    ``provision.sh`` runs the same commands)."""
+    user, group = shlex.quote(spec.discovery.user), shlex.quote(spec.discovery.group)
+    return [
+        f"getent group {group} >/dev/null || groupadd --system {group}",
+        f"getent passwd {user} >/dev/null || useradd --system --gid {group} --no-create-home"
+        f" --home-dir /nonexistent --shell {NOLOGIN_SHELL} {user}",
+    ]
+
+
+def literal_block(text: str, indent: int) -> str | None:
+    """``text`` as a YAML literal block scalar (``|``) indented by ``indent`` spaces, or None when
+    it cannot be written that way unchanged (then callers fall back to base64)."""
+    if (
+        not text.endswith("\n")
+        or text.endswith("\n\n")
+        or text.startswith((" ", "\n"))
+        or any(not (c.isprintable() or c in "\t\n") for c in text)
+    ):
+        return None
+    pad = " " * indent
+    return "|\n" + "".join(f"{pad}{line}\n" if line else "\n" for line in text[:-1].split("\n")).rstrip("\n")
+
+
+def cloud_init(spec: Spec, tmpfiles_text: str) -> str:
+    """``#cloud-config`` user data equivalent to ``provision.sh``."""
+    d = spec.discovery
+    entries = []
+    for path, mode, text in (
+        (d.script_path, "0755", _checked_script()),
+        (TMPFILES_PATH, "0644", tmpfiles_text),
+    ):
+        block = literal_block(text, 6)
+        if block is None:
+            entries.append(WriteFile(path, mode, base64.b64encode(text.encode()).decode(), "b64"))
+        else:
+            entries.append(WriteFile(path, mode, block))
+    out = render_template(
+        "node/cloud-init.yaml.j2",
+        cluster=_safe(spec.name),
+        pools_summary=_pools_summary(spec),
+        script_path=_safe(d.script_path),
+        tmpfiles_path=TMPFILES_PATH,
+        user=_safe(d.user),
+        group=_safe(d.group),
+        dir_mode=DIR_MODE,
+        write_files=entries,
+        runcmd=[*account_commands(spec), ["systemd-tmpfiles", "--create", TMPFILES_PATH]],
+    )
+    parsed = yaml.safe_load(out)
+    for entry, text in zip(parsed["write_files"], (_checked_script(), tmpfiles_text), strict=True):
+        got = entry["content"] if "encoding" not in entry else base64.b64decode(entry["content"]).decode()
+        if got != text:
+            raise RuntimeError(f"cloud-init write_files content for {entry['path']} does not round-trip")
+    return out
+
+
+def provision_script(spec: Spec, dirs: list[CoordinationDir], tmpfiles_text: str) -> str:
+    """``provision.sh``: the same changes as the cloud-init user data, idempotent."""
+    d = spec.discovery
+    script = _checked_script()
+    if not tmpfiles_text.endswith("\n"):
+        raise RuntimeError("tmpfiles rule must end with a newline")
+    return render_template(
+        "node/provision.sh.j2",
+        cluster=_safe(spec.name),
+        pools_summary=_pools_summary(spec),
+        script_path=_safe(d.script_path),
+        script_sha256=sha256(script),
+        tmpfiles_path=TMPFILES_PATH,
+        tmpfiles_sha256=sha256(tmpfiles_text),
+        user=_safe(d.user),
+        group=_safe(d.group),
+        dir_mode=DIR_MODE,
+        coordination_dirs=[c.path for c in dirs],
+        coordination_files=[f for c in dirs for f in c.files],
+        script_text=script,
+        script_delimiter=heredoc_delimiter("ACCELPLANE_SCRIPT_EOF", script),
+        tmpfiles_text=tmpfiles_text,
+        tmpfiles_delimiter=heredoc_delimiter("ACCELPLANE_TMPFILES_EOF", tmpfiles_text),
+    )
+
+
+def build(spec: Spec) -> Bundle:
+    """``node-image/`` when ``nodeImage`` is set; ``node/`` when YARN/standalone GPU pools exist."""
+    bundle = Bundle()
+    if spec.node_image is not None:
+        bundle.files += [
+            FileArtifact(f"{IMAGE_DIR}/Dockerfile", dockerfile(spec), 0o644, FAMILY),
+            FileArtifact(f"{IMAGE_DIR}/{SCRIPT_NAME}", _checked_script(), 0o755, FAMILY),
+        ]
+    platforms = node_platforms(spec)
+    if platforms:
+        dirs = coordination_dirs(coordination_files(spec, platforms))
+        tmpfiles_text = tmpfiles_rule(spec, dirs)
+        bundle.files += [
+            FileArtifact(f"{NODE_DIR}/cloud-init.yaml", cloud_init(spec, tmpfiles_text), 0o644, FAMILY),
+            FileArtifact(
+                f"{NODE_DIR}/provision.sh", provision_script(spec, dirs, tmpfiles_text), 0o755, FAMILY
+            ),
+            FileArtifact(
+                f"{NODE_DIR}/tmpfiles.d/{posixpath.basename(TMPFILES_PATH)}", tmpfiles_text, 0o644, FAMILY
+            ),
+        ]
+    return bundle

@@ -1,0 +1,216 @@
+"""JobManager and TaskManager pod templates of each Flink cluster on Kubernetes (DESIGN.md §4).
+
+Released Flink has no scheduler-name option and the Flink Kubernetes Operator no Volcano support,
+so Volcano gang scheduling is wired through pod templates: ``schedulerName``, the PodGroup
+annotation ``scheduling.k8s.io/group-name`` and ``priorityClassName`` on both roles. The
+TaskManager template also places the pod on the GPU pool (node selector or affinity,
+``nvidia.com/gpu.product`` for an explicit GPU model, the pool's taints tolerated), mounts the
+accelplane discovery script from its ConfigMap with ``subPath`` (a single file, so Flink's
+``plugins/external-resource-gpu`` directory and its GPU plugin jar stay visible) and, in
+coordination mode, the node's coordination directory (hostPath) shared by all TaskManagers on the
+node. Flink merges these templates with what it generates; the main container must be named
+``flink-main-container``. Resources (including GPUs) are NOT set here: Flink sets them on the main
+container from its configuration (``external-resource.gpu.kubernetes.config-key``).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Any, Literal
+
+from accelplane import discovery_constants
+from accelplane.builders.flink_config import flink_image, gpu_amount
+from accelplane.gpu_resources import candidate_pools, cluster_vendor, gfd_product_label_for_pool
+from accelplane.model import FlinkCluster, NodePool, Spec
+from accelplane.names import GPU_PRODUCT_LABEL, gfd_product_label
+from accelplane.node_selection import merged_tolerations, pool_labels, pool_node_affinity
+
+Role = Literal["jobmanager", "taskmanager"]
+
+MAIN_CONTAINER = "flink-main-container"
+GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
+FLINK_CLUSTER_LABEL = "accelplane.io/flink-cluster"
+COMPONENT_LABEL = "accelplane.io/component"
+DISCOVERY_VOLUME = "accelplane-gpu-discovery"
+COORDINATION_VOLUME = "accelplane-gpu-coordination"
+COORDINATION_INIT_CONTAINER = "accelplane-coordination-dir"
+SCRIPT_MODE = 0o555
+
+
+def podgroup_name(cluster: FlinkCluster) -> str:
+    """Name of the cluster's Volcano PodGroup (``podgroup-<cluster id>``)."""
+    return f"podgroup-{cluster.name}"
+
+
+def coordination_dir(cluster: FlinkCluster) -> str:
+    """Host directory holding the cluster's coordination file (mounted at the same path)."""
+    return posixpath.dirname(cluster.coordination_file)
+
+
+def flink_cluster_labels(spec: Spec, cluster: FlinkCluster) -> dict[str, str]:
+    """Labels of every object of one Flink cluster: the platform's common labels plus the cluster id."""
+    return {**spec.common_labels(), FLINK_CLUSTER_LABEL: cluster.name}
+
+
+def _labels(spec: Spec, cluster: FlinkCluster, role: Role) -> dict[str, str]:
+    return {**flink_cluster_labels(spec, cluster), COMPONENT_LABEL: role}
+
+
+def _product_expression(values: list[str]) -> dict[str, Any]:
+    return {"key": GPU_PRODUCT_LABEL, "operator": "In", "values": values}
+
+
+def _product_label(spec: Spec, cluster: FlinkCluster, pool: NodePool) -> str | None:
+    """The ``nvidia.com/gpu.product`` value GFD writes on the pool's nodes when the cluster asks for
+    an NVIDIA GPU model (None otherwise)."""
+    gpu = cluster.task_manager.gpu
+    if gpu is None or gpu.model is None or cluster_vendor(spec, cluster) != "nvidia":
+        return None
+    return gfd_product_label_for_pool(pool) or gfd_product_label(gpu.model)
+
+
+def placement(spec: Spec, cluster: FlinkCluster) -> dict[str, Any]:
+    """``nodeSelector``/``affinity``/``tolerations`` for the cluster's GPU TaskManagers.
+
+    One candidate pool with labels → its labels as nodeSelector; several → one required node
+    affinity term per pool (OR, `accelplane.node_selection.pool_node_affinity`). When any candidate
+    pool has no labels, pool selection is left to the GPU resource request. An explicit NVIDIA GPU
+    model adds ``nvidia.com/gpu.product`` (the value GPU Feature Discovery writes on that pool's
+    nodes) to every term. Tolerations: every taint of every candidate pool.
+    """
+    if gpu_amount(cluster) == 0:
+        return {}
+    pools = sorted(candidate_pools(spec, cluster), key=lambda p: p.name)
+    out: dict[str, Any] = {}
+    products = [_product_label(spec, cluster, p) for p in pools]
+    labelled = bool(pools) and all(p.labels for p in pools)
+    terms: list[list[dict[str, Any]]] = []
+    if labelled and len(pools) > 1:
+        affinity = pool_node_affinity(pools)
+        selector_terms = affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+            "nodeSelectorTerms"
+        ]
+        for term, product in zip(selector_terms, products, strict=True):
+            terms.append([*term["matchExpressions"], *([_product_expression([product])] if product else [])])
+    else:
+        if labelled:
+            out["nodeSelector"] = pool_labels(pools[0])
+        values = sorted({v for v in products if v})
+        if values:
+            terms.append([_product_expression(values)])
+    if terms:
+        out["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": t} for t in terms]
+                }
+            }
+        }
+    tolerations = merged_tolerations([], pools)
+    if tolerations:
+        out["tolerations"] = tolerations
+    return out
+
+
+def _gpu_container_and_volumes(
+    spec: Spec, cluster: FlinkCluster
+) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+    """Main-container additions, volumes and init containers a GPU TaskManager needs."""
+    mounts: list[dict[str, Any]] = [
+        {
+            "name": DISCOVERY_VOLUME,
+            "mountPath": spec.discovery.script_path,
+            "subPath": discovery_constants.CONFIGMAP_KEY,
+            "readOnly": True,
+        }
+    ]
+    item = discovery_constants.CONFIGMAP_KEY
+    volumes: list[dict[str, Any]] = [
+        {
+            "name": DISCOVERY_VOLUME,
+            "configMap": {
+                "name": discovery_constants.configmap_name(),
+                "defaultMode": SCRIPT_MODE,
+                "items": [{"key": item, "path": item, "mode": SCRIPT_MODE}],
+            },
+        }
+    ]
+    init: list[dict[str, Any]] = []
+    if cluster.coordination:
+        directory = coordination_dir(cluster)
+        mounts.append({"name": COORDINATION_VOLUME, "mountPath": directory})
+        # The node directory shared by the TaskManagers of a node. kubelet creates it root-owned;
+        # the init container hands it to the Flink uid (mode 2770) so discovery, which runs as
+        # that uid and refuses foreign-owned files, can create and lock the coordination file.
+        volumes.append(
+            {"name": COORDINATION_VOLUME, "hostPath": {"path": directory, "type": "DirectoryOrCreate"}}
+        )
+        init.append(coordination_dir_init_container(cluster, directory))
+    container: dict[str, Any] = {"volumeMounts": mounts}
+    if cluster_vendor(spec, cluster) == "nvidia":
+        # nvidia-smi/NVML indexes equal CUDA ordinals only in PCI bus order (DESIGN.md §2, P9).
+        container["env"] = [{"name": "CUDA_DEVICE_ORDER", "value": "PCI_BUS_ID"}]
+    return container, volumes, init
+
+
+def coordination_dir_init_container(cluster: FlinkCluster, directory: str) -> dict[str, Any]:
+    """Init container that prepares the node's coordination directory for the Flink uid.
+
+    Least privilege: no shell (the path reaches ``install`` as one argv element), root only for
+    ``chown``/``chmod`` of that one directory with just ``CHOWN`` and ``FOWNER``, no privilege
+    escalation, read-only root filesystem. Idempotent: an existing directory is only re-owned.
+    """
+    uid = str(discovery_constants.FLINK_UID)
+    return {
+        "name": COORDINATION_INIT_CONTAINER,
+        "image": flink_image(cluster),
+        "command": [
+            "install",
+            "-d",
+            "-o",
+            uid,
+            "-g",
+            uid,
+            "-m",
+            discovery_constants.COORDINATION_DIR_MODE,
+            directory,
+        ],
+        "volumeMounts": [{"name": COORDINATION_VOLUME, "mountPath": directory}],
+        "securityContext": {
+            "runAsUser": 0,
+            "runAsNonRoot": False,
+            "allowPrivilegeEscalation": False,
+            "readOnlyRootFilesystem": True,
+            "capabilities": {"drop": ["ALL"], "add": ["CHOWN", "FOWNER"]},
+        },
+        "resources": {
+            "requests": {"cpu": "10m", "memory": "16Mi"},
+            "limits": {"cpu": "100m", "memory": "32Mi"},
+        },
+    }
+
+
+def pod_template(spec: Spec, cluster: FlinkCluster, role: Role) -> dict[str, Any]:
+    """The pod template of one role as a plain ``v1/Pod`` manifest."""
+    pod_spec: dict[str, Any] = {"schedulerName": spec.volcano.scheduler_name}
+    if cluster.priority_class is not None:
+        pod_spec["priorityClassName"] = cluster.priority_class
+    container: dict[str, Any] = {"name": MAIN_CONTAINER}
+    if role == "taskmanager" and gpu_amount(cluster) > 0:
+        pod_spec.update(placement(spec, cluster))
+        extra, volumes, init = _gpu_container_and_volumes(spec, cluster)
+        container.update(extra)
+        pod_spec["volumes"] = volumes
+        if init:
+            pod_spec["initContainers"] = init
+    pod_spec["containers"] = [container]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"{cluster.name}-{role}-template",
+            "labels": _labels(spec, cluster, role),
+            "annotations": {GROUP_NAME_ANNOTATION: podgroup_name(cluster)},
+        },
+        "spec": pod_spec,
+    }

@@ -1,0 +1,80 @@
+"""One Volcano PodGroup per Flink cluster on Kubernetes (DESIGN.md §4).
+
+``minResources`` is what the whole cluster requests: the JobManager plus every TaskManager, with
+CPU and memory exactly as Flink puts them on the containers (memory in whole MiB) and the GPUs
+under the resource name the TaskManagers request. Volcano's ``enqueue`` action admits the
+PodGroup only when the queue (and the cluster) can hold all of it, so the JobManager never starts
+while its TaskManagers would starve.
+
+``minMember`` is 1 (the JobManager), not 1 + replicas: Flink — natively and through the operator —
+creates TaskManager pods only after the JobManager runs and asks for slots, and Volcano's gang
+plugin does not schedule any pod of a PodGroup while fewer than ``minMember`` pods exist
+(``JobValid``: valid tasks < minAvailable → "NotEnoughTasks"). ``minMember = 1 + replicas`` would
+leave the JobManager Pending forever. The gang guarantee comes from ``minResources`` admission.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from accelplane.artifacts import K8sObject, k8s_object
+from accelplane.builders.flink_config import gpu_amount, mebibytes
+from accelplane.builders.pod_templates import flink_cluster_labels, podgroup_name
+from accelplane.gpu_resources import kubernetes_gpu_resource
+from accelplane.model import FlinkCluster, Spec
+from accelplane.quantity import format_quantity
+
+PODGROUP_API = "scheduling.volcano.sh/v1beta1"
+MIN_MEMBER = 1
+
+
+def min_resources(spec: Spec, cluster: FlinkCluster) -> dict[str, Decimal]:
+    """Resource name → exact total the cluster requests (JobManager + all TaskManagers)."""
+    tm = cluster.task_manager
+    memory_mib = mebibytes(cluster.job_manager.memory) + tm.replicas * mebibytes(tm.memory)
+    totals: dict[str, Decimal] = {
+        "cpu": cluster.job_manager.cpu.value + tm.replicas * tm.cpu.value,
+        "memory": Decimal(memory_mib * 2**20),
+    }
+    resource = kubernetes_gpu_resource(spec, cluster)
+    if resource is not None:
+        totals[resource] = Decimal(tm.replicas * gpu_amount(cluster))
+    return dict(sorted(totals.items()))
+
+
+def pod_count(cluster: FlinkCluster) -> int:
+    """Pods of the cluster when fully running: the JobManager and every TaskManager."""
+    return 1 + cluster.task_manager.replicas
+
+
+def format_min_resources(values: dict[str, Decimal]) -> dict[str, str]:
+    """Canonical quantity strings (memory binary, everything else decimal)."""
+    return {name: format_quantity(v, binary=name == "memory") for name, v in values.items()}
+
+
+def podgroup_spec(spec: Spec, cluster: FlinkCluster) -> dict[str, Any]:
+    """The ``spec`` of the cluster's PodGroup."""
+    body: dict[str, Any] = {
+        "minMember": MIN_MEMBER,
+        "minResources": format_min_resources(min_resources(spec, cluster)),
+    }
+    if cluster.queue is not None:
+        body["queue"] = cluster.queue
+    if cluster.priority_class is not None:
+        body["priorityClassName"] = cluster.priority_class
+    return body
+
+
+def podgroup(spec: Spec, cluster: FlinkCluster, family: str) -> K8sObject:
+    """The PodGroup manifest (namespaced, in the cluster's namespace)."""
+    labels = flink_cluster_labels(spec, cluster)
+    return k8s_object(
+        PODGROUP_API,
+        "PodGroup",
+        podgroup_name(cluster),
+        family=family,
+        namespace=cluster.namespace,
+        labels=labels,
+        body={"spec": podgroup_spec(spec, cluster)},
+    )

@@ -1,0 +1,119 @@
+"""Volcano Queues and the scheduler ConfigMap derived from the queue model (DESIGN.md §4)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from accelplane.artifacts import Bundle, k8s_object
+from accelplane.checks.scheduling import queue_parent, uses_hierarchy
+from accelplane.model import Spec
+from accelplane.templating import render_template
+
+FAMILY = "scheduling"
+QUEUE_API = "scheduling.volcano.sh/v1beta1"
+SCHEDULER_CONFIGMAP = "volcano-scheduler-configmap"
+SCHEDULER_CONF_KEY = "volcano-scheduler.conf"
+
+
+@dataclass(frozen=True)
+class Plugin:
+    """A scheduler plugin entry with its options (in output order)."""
+
+    name: str
+    options: tuple[tuple[str, Any], ...] = ()
+
+
+def queue_manifest_spec(spec: Spec, name: str) -> dict[str, Any]:
+    """The ``spec`` of one Volcano Queue, camelCase, only fields the user set (plus weight)."""
+    q = spec.queue(name)
+    assert q is not None
+    body: dict[str, Any] = {"weight": q.weight}
+    if q.capability:
+        body["capability"] = q.capability.as_dict()
+    if q.deserved:
+        body["deserved"] = q.deserved.as_dict()
+    if q.guarantee:
+        body["guarantee"] = {"resource": q.guarantee.as_dict()}
+    if q.reclaimable is not None:
+        body["reclaimable"] = q.reclaimable
+    parent = queue_parent(q)
+    if parent is not None:
+        body["parent"] = parent
+    if q.priority is not None:
+        body["priority"] = q.priority
+    return body
+
+
+def scheduler_actions(spec: Spec) -> list[str]:
+    """Scheduler actions: ``reclaim`` when queues use deserved/guarantee/reclaimable, ``preempt``
+    when a PriorityClass asks to preempt lower priorities."""
+    actions = ["enqueue", "allocate", "backfill"]
+    if any(q.deserved or q.guarantee or q.reclaimable is not None for q in spec.queues):
+        actions.append("reclaim")
+    if any(p.preemption_policy == "PreemptLowerPriority" for p in spec.priority_classes):
+        actions.append("preempt")
+    return actions
+
+
+def scheduler_tiers(spec: Spec) -> list[list[Plugin]]:
+    """Plugin tiers: upstream defaults with `proportion`, or `capacity` + ``enableHierarchy`` when
+    the queues form a hierarchy (proportion and capacity are never enabled together)."""
+    tier1 = [Plugin("priority"), Plugin("gang", (("enablePreemptable", False),)), Plugin("conformance")]
+    if uses_hierarchy(spec):
+        tier2 = [
+            Plugin("drf", (("enablePreemptable", False),)),
+            Plugin("predicates"),
+            Plugin("capacity", (("enableHierarchy", True),)),
+            Plugin("nodeorder"),
+            Plugin("binpack"),
+        ]
+    else:
+        tier2 = [
+            Plugin("overcommit"),
+            Plugin("drf", (("enablePreemptable", False),)),
+            Plugin("predicates"),
+            Plugin("proportion"),
+            Plugin("nodeorder"),
+            Plugin("binpack"),
+        ]
+    return [tier1, tier2]
+
+
+def scheduler_conf(spec: Spec) -> str:
+    """Text of ``volcano-scheduler.conf`` for this spec."""
+    return render_template(
+        "volcano/volcano-scheduler.conf.j2", actions=scheduler_actions(spec), tiers=scheduler_tiers(spec)
+    )
+
+
+def build(spec: Spec) -> Bundle:
+    """Queues (cluster-scoped) and, unless disabled, the scheduler ConfigMap."""
+    bundle = Bundle()
+    if not spec.has_platform("kubernetes"):
+        return bundle
+    labels = spec.common_labels()
+    for q in spec.queues:
+        bundle.objects.append(
+            k8s_object(
+                QUEUE_API,
+                "Queue",
+                q.name,
+                family=FAMILY,
+                labels=labels,
+                body={"spec": queue_manifest_spec(spec, q.name)},
+            )
+        )
+    if spec.volcano.manage_scheduler_config and spec.queues:
+        bundle.objects.append(
+            k8s_object(
+                "v1",
+                "ConfigMap",
+                SCHEDULER_CONFIGMAP,
+                family=FAMILY,
+                namespace=spec.volcano.namespace,
+                labels=labels,
+                body={"data": {SCHEDULER_CONF_KEY: scheduler_conf(spec)}},
+            )
+        )
+    return bundle

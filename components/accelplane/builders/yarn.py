@@ -1,0 +1,206 @@
+"""YARN GPU configuration files from the spec (DESIGN.md §3, docs/yarn.md).
+
+``DIR/yarn/``:
+
+* ``resource-types.xml`` — ResourceManager, NodeManagers and clients: the GPU types and their
+  allocation bounds.
+* ``capacity-scheduler.xml`` — ResourceManager: DominantResourceCalculator and the queue tree.
+* ``node-resources/<pool>.xml`` — NodeManagers of a ``platform: yarn`` pool: per-type amounts.
+* ``yarn-site/<pool>.xml`` — NodeManager ``yarn-site.xml`` fragment of that pool: container
+  executor, cgroups, GPU plugin, Docker runtime.
+* ``container-executor/<pool>.cfg`` — ``[gpu]``, ``[cgroups]``, ``[docker]`` sections to append to
+  that pool's ``container-executor.cfg``.
+
+Per-pool files exist because allowed GPU devices and Docker device lists differ between pools.
+Nothing is rendered for clusters whose ``platforms`` do not include ``yarn``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from accelplane.artifacts import Bundle, FileArtifact
+from accelplane.builders.yarn_queues import plan_queues
+from accelplane.builders.yarn_types import (
+    NM_RESOURCE_PREFIX,
+    RESOURCE_TYPES_KEY,
+    ConfProperty,
+    needed_types,
+    node_amounts,
+    type_bounds,
+    uses_gpu_plugin,
+    yarn_pools,
+)
+from accelplane.model import NodePool, Spec
+from accelplane.templating import render_template
+
+FAMILY = "yarn"
+LINUX_CONTAINER_EXECUTOR = "org.apache.hadoop.yarn.server.nodemanager.LinuxContainerExecutor"
+CGROUPS_HANDLER = "org.apache.hadoop.yarn.server.nodemanager.util.CgroupsLCEResourcesHandler"
+NVIDIA_DOCKER_PLUGIN = "nvidia-docker-v2"
+NVIDIA_CONTROL_DEVICES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools")
+NM = "yarn.nodemanager."
+LCE = f"{NM}linux-container-executor."
+GPU_PLUGIN = f"{NM}resource-plugins.gpu."
+
+
+def _xml(path: str, purpose: str, properties: Iterable[ConfProperty]) -> FileArtifact:
+    text = render_template("yarn/configuration.xml.j2", purpose=purpose, properties=list(properties))
+    return FileArtifact(path=f"yarn/{path}", text=text, family=FAMILY)
+
+
+def resource_types_properties(spec: Spec) -> list[ConfProperty]:
+    """``resource-types.xml``: the type list, then the bounds the spec sets (never units)."""
+    types = needed_types(spec)
+    props = [
+        ConfProperty(
+            RESOURCE_TYPES_KEY,
+            ",".join(types),
+            "GPU types derived from the YARN node pools and Flink clusters",
+        )
+    ]
+    bounds = type_bounds(spec)
+    for t in types:
+        b = bounds.get(t)
+        if b is None:
+            continue
+        if b.minimum_allocation is not None:
+            props.append(
+                ConfProperty(f"{RESOURCE_TYPES_KEY}.{t}.minimum-allocation", str(b.minimum_allocation))
+            )
+        if b.maximum_allocation is not None:
+            props.append(
+                ConfProperty(f"{RESOURCE_TYPES_KEY}.{t}.maximum-allocation", str(b.maximum_allocation))
+            )
+    return props
+
+
+def node_resources_properties(spec: Spec, pool: NodePool) -> list[ConfProperty]:
+    """``node-resources.xml`` of a pool: every declared GPU type, 0 where the pool has none."""
+    return [ConfProperty(f"{NM_RESOURCE_PREFIX}{t}", str(n)) for t, n in node_amounts(spec, pool).items()]
+
+
+def allowed_gpu_devices(pool: NodePool) -> str:
+    """``auto`` or the pool's ``index:minor`` list in index order."""
+    if pool.gpu is None or not pool.gpu.allowed_devices:
+        return "auto"
+    pairs = sorted(tuple(int(x) for x in d.split(":")) for d in pool.gpu.allowed_devices)
+    return ",".join(f"{i}:{m}" for i, m in pairs)
+
+
+def gpu_device_files(pool: NodePool) -> list[str]:
+    """``/dev/nvidia<minor>`` of the GPUs a NodeManager hands out (minor = index under ``auto``)."""
+    if pool.gpu is None or pool.gpu.vendor != "nvidia":
+        return []
+    if pool.gpu.allowed_devices:
+        minors = sorted({int(d.split(":")[1]) for d in pool.gpu.allowed_devices})
+    else:
+        minors = list(range(pool.gpu.per_node))
+    return [f"/dev/nvidia{m}" for m in minors]
+
+
+def yarn_site_properties(spec: Spec, pool: NodePool) -> list[ConfProperty]:
+    """NodeManager ``yarn-site.xml`` fragment of a pool."""
+    y = spec.yarn
+    assert y is not None
+    props = [
+        ConfProperty(
+            f"{NM}container-executor.class", LINUX_CONTAINER_EXECUTOR, "cgroups isolation needs the LCE"
+        ),
+        ConfProperty(f"{LCE}resources-handler.class", CGROUPS_HANDLER),
+        ConfProperty(f"{LCE}cgroups.mount", "false", "cgroups are mounted by the OS"),
+        ConfProperty(f"{LCE}cgroups.mount-path", y.cgroups_mount_path),
+        ConfProperty(f"{LCE}cgroups.hierarchy", y.cgroups_hierarchy, "same as [cgroups] yarn-hierarchy"),
+        ConfProperty(
+            f"{LCE}cgroups.v2.enabled", "true" if y.cgroups == "v2" else "false", f"cgroups {y.cgroups}"
+        ),
+    ]
+    if uses_gpu_plugin(pool):
+        props += [
+            ConfProperty(f"{NM}resource-plugins", "yarn.io/gpu", "GPU discovery and isolation"),
+            ConfProperty(f"{GPU_PLUGIN}allowed-gpu-devices", allowed_gpu_devices(pool)),
+            ConfProperty(f"{GPU_PLUGIN}path-to-discovery-executables", y.nvidia_smi_path),
+        ]
+    if y.docker_enabled:
+        props.append(ConfProperty(f"{NM}runtime.linux.allowed-runtimes", "default,docker"))
+        if uses_gpu_plugin(pool):
+            props.append(
+                ConfProperty(
+                    f"{GPU_PLUGIN}docker-plugin",
+                    NVIDIA_DOCKER_PLUGIN,
+                    "starts GPU containers with --runtime=nvidia and NVIDIA_VISIBLE_DEVICES",
+                )
+            )
+    return props
+
+
+def container_executor_sections(spec: Spec, pool: NodePool) -> list[tuple[str, list[tuple[str, str]]]]:
+    """``container-executor.cfg`` sections of a pool as ``(section, [(key, value)])``."""
+    y = spec.yarn
+    assert y is not None
+    sections: list[tuple[str, list[tuple[str, str]]]] = []
+    if uses_gpu_plugin(pool):
+        sections.append(("gpu", [("module.enabled", "true")]))
+    sections.append(("cgroups", [("root", y.cgroups_mount_path), ("yarn-hierarchy", y.cgroups_hierarchy)]))
+    if y.docker_enabled:
+        auto = [*NVIDIA_CONTROL_DEVICES, *gpu_device_files(pool)] if uses_gpu_plugin(pool) else []
+        devices = auto + [d for d in sorted(set(y.docker_allowed_devices)) if d not in auto]
+        entries = [("module.enabled", "true")]
+        if devices:
+            entries.append(("docker.allowed.devices", ",".join(devices)))
+        if uses_gpu_plugin(pool) and y.docker_runtime == "nvidia":
+            entries.append(("docker.allowed.runtimes", "nvidia"))
+        sections.append(("docker", entries))
+    for _, entries in sections:
+        for key, value in entries:
+            if any(c in value for c in "\n\r=") or any(c in key for c in "\n\r=[]"):
+                raise ValueError(f"unsafe container-executor.cfg entry {key}={value!r}")  # schema forbids it
+    return sections
+
+
+def build(spec: Spec) -> Bundle:
+    """Every YARN file of a cluster whose platforms include ``yarn``."""
+    bundle = Bundle()
+    if not spec.has_platform("yarn") or spec.yarn is None:
+        return bundle
+    plan = plan_queues(spec)
+    if plan.problems:  # pragma: no cover - checks.yarn reports these before anything is built
+        raise ValueError(f"queue plan has problems: {plan.problems}")
+    bundle.files.append(
+        _xml(
+            "resource-types.xml",
+            "resource-types.xml for the ResourceManager, every NodeManager and clients",
+            resource_types_properties(spec),
+        )
+    )
+    bundle.files.append(
+        _xml(
+            "capacity-scheduler.xml",
+            f"capacity-scheduler.xml for the ResourceManager ({plan.mode} queue capacities)",
+            plan.properties,
+        )
+    )
+    for pool in yarn_pools(spec):
+        bundle.files.append(
+            _xml(
+                f"node-resources/{pool.name}.xml",
+                "node-resources.xml for the NodeManagers of the node pool named like this file",
+                node_resources_properties(spec, pool),
+            )
+        )
+        bundle.files.append(
+            _xml(
+                f"yarn-site/{pool.name}.xml",
+                "yarn-site.xml properties for the NodeManagers of the node pool named like this file",
+                yarn_site_properties(spec, pool),
+            )
+        )
+        text = render_template(
+            "yarn/container-executor.cfg.j2",
+            purpose="Append to container-executor.cfg of the NodeManagers of the node pool named like this file.",
+            sections=[{"name": n, "entries": e} for n, e in container_executor_sections(spec, pool)],
+        )
+        bundle.files.append(
+            FileArtifact(path=f"yarn/container-executor/{pool.name}.cfg", text=text, family=FAMILY)
+        )
+    return bundle

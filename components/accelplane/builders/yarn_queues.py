@@ -1,0 +1,344 @@
+"""The CapacityScheduler queue tree from the same queue model the Volcano queues use.
+
+Hadoop's CapacityScheduler (legacy queue mode, the default) lets a queue's ``capacity`` be a
+percentage of its parent or an absolute resource vector ``[memory=…,vcores=…,yarn.io/gpu=…]``, but
+never both in one tree: siblings must share a mode, and a non-root parent and its children must
+both be absolute or both not (``AbstractParentQueue.setChildQueues``). So the whole tree uses one
+mode, chosen from the spec:
+
+* **percentage** — no queue limits a resource YARN schedules (cpu, memory or GPUs in ``deserved``
+  or ``capability``), or the spec has no YARN node pools to size the cluster from. ``capacity`` = the queue's ``weight`` share among its siblings, in hundredths
+  of a percent, summing to exactly 100 per parent (largest remainder, ties by queue name);
+  ``maximum-capacity`` = 100.
+* **absolute** — some queue sets such a limit. Starting from the cluster totals of the YARN node
+  pools (memory MiB, vcores, every GPU type), each queue gets
+  ``maximum-capacity`` = its ``capability`` (cpu → vcores, memory → MiB, GPUs → ``yarn.io/gpu`` and
+  the per-model types of that vendor), capped at the parent's maximum, and
+  ``capacity`` = its ``deserved`` where set; what the parent has left in a dimension is shared by
+  ``weight`` among the siblings that did not set it; each value is capped at the queue's maximum.
+
+Both modes: ``reclaimable: false`` → ``disable_preemption=true``; ``priority`` → ``priority`` (with
+``ordering-policy=priority-utilization`` on the parent, without which Hadoop ignores it).
+The plan carries the problems it found, so the check reports exactly what the builder would hit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Literal
+
+from accelplane.builders.yarn_types import (
+    MIB,
+    ConfProperty,
+    cluster_totals,
+    needed_types,
+    type_vendor,
+    vendor_totals,
+    yarn_pools,
+)
+from accelplane.checks.scheduling import ROOT_QUEUE, queue_depth, queue_parent
+from accelplane.errors import Problem
+from accelplane.gpu_resources import YARN_GPU
+from accelplane.model import VENDOR_RESOURCE, Queue, ResourceList, Spec
+
+PREFIX = "yarn.scheduler.capacity."
+RESOURCE_CALCULATOR = "org.apache.hadoop.yarn.util.resource.DominantResourceCalculator"
+DEFAULT_QUEUE = "default"
+HUNDREDTHS = 10_000  # 100.00 %
+MEMORY, VCORES = "memory", "vcores"
+YARN_MAPPED = frozenset({"cpu", "memory", *VENDOR_RESOURCE.values()})
+Mode = Literal["percentage", "absolute"]
+Vector = dict[str, int]
+
+
+@dataclass
+class QueuePlan:
+    """Everything ``capacity-scheduler.xml`` says, or the problems that prevent writing it."""
+
+    mode: Mode
+    properties: list[ConfProperty] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+
+def distribute(total: int, weights: Sequence[tuple[str, int]]) -> dict[str, int]:
+    """Split ``total`` units by integer weights so the parts add up to exactly ``total``.
+
+    Largest-remainder method: each part is ``floor(total × w / W)``; the units left over go to the
+    largest remainders, ties broken by name — deterministic, independent of input order.
+    """
+    weight_sum = sum(w for _, w in weights)
+    if not weights or weight_sum == 0:
+        return {name: 0 for name, _ in weights}
+    base = {name: total * w // weight_sum for name, w in weights}
+    left = total - sum(base.values())
+    order = sorted(weights, key=lambda e: (-(total * e[1] % weight_sum), e[0]))
+    for name, _ in order[:left]:
+        base[name] += 1
+    return base
+
+
+def format_percent(hundredths: int) -> str:
+    """``3334`` → ``"33.34"``, ``7500`` → ``"75"``, ``3350`` → ``"33.5"``."""
+    text = str(Decimal(hundredths) / 100)
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def format_vector(vector: Vector) -> str:
+    """Hadoop's absolute-resource syntax, memory first, no spaces: ``[memory=1024,vcores=2,…]``."""
+    return "[" + ",".join(f"{k}={v}" for k, v in vector.items()) + "]"
+
+
+def _label(dim: str) -> str:
+    return "memory (MiB)" if dim == MEMORY else dim
+
+
+def _children(spec: Spec, parent: str | None) -> list[Queue]:
+    return [q for q in spec.queues if queue_parent(q) == parent]
+
+
+def _queue_path(spec: Spec, queue: Queue) -> str:
+    names = [queue.name]
+    current = queue
+    while (parent := queue_parent(current)) is not None:
+        nxt = spec.queue(parent)
+        assert nxt is not None
+        names.append(nxt.name)
+        current = nxt
+    return ".".join([ROOT_QUEUE, *reversed(names)])
+
+
+def _maps_to_yarn(name: str) -> bool:
+    return name in YARN_MAPPED or name.startswith(f"{YARN_GPU}")
+
+
+def queue_mode(spec: Spec) -> Mode:
+    """``absolute`` when any queue limits a resource YARN schedules and the spec describes the
+    NodeManagers (YARN node pools) to compute absolute amounts from, else ``percentage``."""
+    if not yarn_pools(spec):
+        return "percentage"
+    for q in spec.queues:
+        if any(_maps_to_yarn(n) for n in (*q.capability.names(), *q.deserved.names())):
+            return "absolute"
+    return "percentage"
+
+
+def tree_is_sound(spec: Spec) -> bool:
+    """True when every queue's parent chain reaches root (no gaps, no cycles, no 'root' entry)."""
+    return all(q.name != ROOT_QUEUE and queue_depth(spec, q) is not None for q in spec.queues)
+
+
+def _dims(spec: Spec) -> list[str]:
+    return [MEMORY, VCORES, *needed_types(spec)]
+
+
+def _explicit(
+    spec: Spec, queue: Queue, resources: ResourceList, field_name: str, fill_vendors: bool
+) -> tuple[Vector, list[Problem]]:
+    """The YARN dimensions a Volcano resource list sets explicitly.
+
+    ``fill_vendors`` (capability): a vendor the list does not mention counts as its cluster total,
+    so a cap on ``nvidia.com/gpu`` does not starve AMD GPUs on ``yarn.io/gpu``.
+    """
+    out: Vector = {}
+    problems: list[Problem] = []
+    declared = set(needed_types(spec))
+    vendor_amounts: dict[str, int] = {}
+    for name, q in resources.items:
+        value = q.value
+        if name == "cpu":
+            out[VCORES] = int(value)
+        elif name == "memory":
+            out[MEMORY] = int(value // MIB)
+        elif name in VENDOR_RESOURCE.values():
+            vendor = next(v for v, r in VENDOR_RESOURCE.items() if r == name)
+            vendor_amounts[vendor] = int(value)
+        elif name.startswith(YARN_GPU):
+            if name in declared:
+                out[name] = int(value)
+            else:
+                problems.append(
+                    Problem(
+                        (*queue.path, field_name, name),
+                        f"{name} is not a YARN resource type of this cluster "
+                        f"(declared: {', '.join(sorted(declared)) or 'none'})",
+                    )
+                )
+    if vendor_amounts:
+        totals = vendor_totals(spec)
+        if YARN_GPU not in out and YARN_GPU in declared:
+            if fill_vendors:
+                out[YARN_GPU] = sum(vendor_amounts.get(v, n) for v, n in totals.items())
+            else:
+                out[YARN_GPU] = sum(vendor_amounts.values())
+        if fill_vendors:
+            for t in sorted(declared - {YARN_GPU}):
+                model_vendor = type_vendor(spec, t)
+                if t not in out and model_vendor is not None and model_vendor in vendor_amounts:
+                    out[t] = vendor_amounts[model_vendor]
+    return out, problems
+
+
+def _percentage(spec: Spec, plan: QueuePlan, parent: Queue | None, path: str) -> None:
+    children = _children(spec, parent.name if parent else None)
+    if not children:
+        return
+    plan.properties.append(ConfProperty(f"{PREFIX}{path}.queues", ",".join(q.name for q in children)))
+    _ordering(spec, plan, children, path)
+    shares = distribute(HUNDREDTHS, [(q.name, q.weight) for q in children])
+    total_weight = sum(q.weight for q in children)
+    for q in children:
+        qpath = f"{path}.{q.name}"
+        plan.properties.append(
+            ConfProperty(
+                f"{PREFIX}{qpath}.capacity",
+                format_percent(shares[q.name]),
+                f"weight {q.weight} of {total_weight} among the children of {path}",
+            )
+        )
+        plan.properties.append(ConfProperty(f"{PREFIX}{qpath}.maximum-capacity", "100"))
+        _queue_extras(plan, q, qpath)
+        _percentage(spec, plan, q, qpath)
+
+
+def _ordering(spec: Spec, plan: QueuePlan, children: list[Queue], path: str) -> None:
+    if any(q.priority is not None for q in children):
+        plan.properties.append(
+            ConfProperty(
+                f"{PREFIX}{path}.ordering-policy",
+                "priority-utilization",
+                "children have queue priorities; only this policy honours them",
+            )
+        )
+
+
+def _queue_extras(plan: QueuePlan, q: Queue, qpath: str) -> None:
+    if q.priority is not None:
+        plan.properties.append(ConfProperty(f"{PREFIX}{qpath}.priority", str(q.priority)))
+    if q.reclaimable is False:
+        plan.properties.append(
+            ConfProperty(
+                f"{PREFIX}{qpath}.disable_preemption",
+                "true",
+                "reclaimable: false — containers of this queue are never preempted",
+            )
+        )
+
+
+def _absolute(
+    spec: Spec, plan: QueuePlan, parent: Queue | None, path: str, pmin: Vector, pmax: Vector
+) -> None:
+    children = _children(spec, parent.name if parent else None)
+    if not children:
+        return
+    plan.properties.append(ConfProperty(f"{PREFIX}{path}.queues", ",".join(q.name for q in children)))
+    _ordering(spec, plan, children, path)
+    dims = list(pmin)
+    maxes: dict[str, Vector] = {}
+    deserved: dict[str, Vector] = {}
+    for q in children:
+        cap, problems = _explicit(spec, q, q.capability, "capability", fill_vendors=True)
+        des, more = _explicit(spec, q, q.deserved, "deserved", fill_vendors=False)
+        plan.problems.extend(problems + more)
+        maxes[q.name] = {d: min(cap.get(d, pmax[d]), pmax[d]) for d in dims}
+        deserved[q.name] = des
+    mins: dict[str, Vector] = {q.name: {} for q in children}
+    for d in dims:
+        explicit = {q.name: deserved[q.name][d] for q in children if d in deserved[q.name]}
+        rest = pmin[d] - sum(explicit.values())
+        if rest < 0:
+            where = f"queue {parent.name!r} gets" if parent else "the YARN node pools provide"
+            for name in sorted(explicit):
+                q = next(c for c in children if c.name == name)
+                plan.problems.append(
+                    Problem(
+                        (*q.path, "deserved"),
+                        f"the deserved {_label(d)} of the queues under {path} add up to "
+                        f"{sum(explicit.values())}, more than {where} ({pmin[d]}); lower deserved to fit",
+                    )
+                )
+            rest = 0
+        shares = distribute(rest, [(q.name, q.weight) for q in children if q.name not in explicit])
+        for q in children:
+            value = explicit.get(q.name, shares.get(q.name, 0))
+            mins[q.name][d] = min(value, maxes[q.name][d])
+    for q in children:
+        qpath = f"{path}.{q.name}"
+        if mins[q.name][MEMORY] < 1:
+            plan.problems.append(
+                Problem(
+                    q.path,
+                    f"queue {q.name!r} would get 0 MiB of memory as its YARN capacity; Hadoop ignores an "
+                    "absolute capacity without memory — give it a larger weight, deserved memory or "
+                    "capability memory (or more memory to the YARN node pools)",
+                )
+            )
+        plan.properties.append(
+            ConfProperty(
+                f"{PREFIX}{qpath}.capacity",
+                format_vector(mins[q.name]),
+                "deserved where set, else a weight share of what the parent has left",
+            )
+        )
+        plan.properties.append(
+            ConfProperty(
+                f"{PREFIX}{qpath}.maximum-capacity",
+                format_vector(maxes[q.name]),
+                "capability where set, capped at the parent maximum",
+            )
+        )
+        _queue_extras(plan, q, qpath)
+        _absolute(spec, plan, q, qpath, mins[q.name], maxes[q.name])
+
+
+def plan_queues(spec: Spec) -> QueuePlan:
+    """Compute the capacity-scheduler properties (or the problems) for a YARN cluster."""
+    mode = queue_mode(spec)
+    plan = QueuePlan(mode)
+    plan.properties.append(
+        ConfProperty(
+            f"{PREFIX}resource-calculator",
+            RESOURCE_CALCULATOR,
+            "required for GPU scheduling: schedules memory, vcores and every resource type",
+        )
+    )
+    if not spec.queues:
+        plan.properties += [
+            ConfProperty(f"{PREFIX}{ROOT_QUEUE}.queues", DEFAULT_QUEUE, "the spec declares no queues"),
+            ConfProperty(f"{PREFIX}{ROOT_QUEUE}.{DEFAULT_QUEUE}.capacity", "100"),
+            ConfProperty(f"{PREFIX}{ROOT_QUEUE}.{DEFAULT_QUEUE}.maximum-capacity", "100"),
+        ]
+        return plan
+    if not tree_is_sound(spec):
+        return plan  # the scheduling check reports the broken tree
+    if mode == "percentage":
+        _percentage(spec, plan, None, ROOT_QUEUE)
+        return plan
+    totals = cluster_totals(spec)
+    if not totals.complete:
+        for pool in yarn_pools(spec):
+            if pool.cpu is None or pool.memory is None:
+                missing = " and ".join(
+                    k for k, v in (("cpu", pool.cpu), ("memory", pool.memory)) if v is None
+                )
+                plan.problems.append(
+                    Problem(
+                        pool.path,
+                        f"YARN node pool {pool.name!r} must set {missing}: queues limit cpu/memory/GPUs, so "
+                        "capacity-scheduler.xml uses absolute resources computed from the pools' totals",
+                    )
+                )
+        return plan
+    root: Vector = {MEMORY: totals.memory_mib, VCORES: totals.vcores}
+    for t in _dims(spec)[2:]:
+        root[t] = totals.gpu(t)
+    _absolute(spec, plan, None, ROOT_QUEUE, dict(root), dict(root))
+    return plan
+
+
+def queue_paths(spec: Spec) -> dict[str, str]:
+    """Queue name → CapacityScheduler queue path (``root.<parent>.<name>``)."""
+    if not tree_is_sound(spec):
+        return {}
+    return {q.name: _queue_path(spec, q) for q in spec.queues}

@@ -1,0 +1,199 @@
+"""YARN resource types and NodeManager amounts, derived once from the spec (DESIGN.md §3).
+
+Used by the YARN builder (``resource-types.xml``, ``node-resources/<pool>.xml``, queue vectors)
+and by `accelplane.checks.yarn`, so what is checked is exactly what is rendered.
+
+Rules:
+
+* Only node pools with ``platform: yarn`` are NodeManagers.
+* ``yarn.io/gpu`` is declared when a YARN pool has GPUs or a YARN Flink cluster asks for them. It is
+  the only type the NodeManager GPU plugin discovers and isolates (NVIDIA pools).
+* With ``yarn.perModelTypes`` every YARN pool with a GPU ``model`` also provides
+  ``yarn.io/gpu-<normalised model>`` (E2Data rule, `accelplane.names.yarn_gpu_type_for_model`), a
+  plain countable resource with the same per-node amount as ``yarn.io/gpu``: a V100 NodeManager
+  declares ``yarn.io/gpu: 4`` *and* ``yarn.io/gpu-teslav100sxm232gb: 4``.
+* Every type `accelplane.gpu_resources.yarn_gpu_type` returns for a YARN Flink cluster is declared,
+  so ``external-resource.gpu.yarn.config-key`` always names a known type.
+* Every NodeManager file lists every declared GPU type (0 where the pool has none of it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from accelplane.gpu_resources import YARN_GPU, yarn_gpu_type
+from accelplane.model import FlinkCluster, NodePool, Spec, YarnResourceType
+from accelplane.names import yarn_gpu_type_for_model
+
+YARN_FPGA = "yarn.io/fpga"
+# Hadoop 3.5 ResourceInformation.SPECIAL_RESOURCES: countable, no unit; other units throw.
+BUILTIN_TYPES = (YARN_GPU, YARN_FPGA)
+# ResourceUtils.checkSpecialResources: "Attempt to re-define mandatory resource".
+RESERVED_NAMES = ("memory", "memory-mb", "vcores")
+NM_RESOURCE_PREFIX = "yarn.nodemanager.resource-type."
+RESOURCE_TYPES_KEY = "yarn.resource-types"
+
+
+@dataclass(frozen=True)
+class ConfProperty:
+    """One ``<property>`` of a Hadoop Configuration file (``description`` is informational)."""
+
+    name: str
+    value: str
+    description: str = ""
+
+
+def yarn_pools(spec: Spec) -> list[NodePool]:
+    """Node pools whose nodes are YARN NodeManagers (spec order = name order)."""
+    return [p for p in spec.node_pools if p.platform == "yarn"]
+
+
+def yarn_gpu_clusters(spec: Spec) -> list[FlinkCluster]:
+    """Flink clusters on YARN whose TaskManagers request GPUs."""
+    return [
+        c
+        for c in spec.flink_clusters
+        if c.target == "yarn" and c.task_manager.gpu is not None and c.task_manager.gpu.amount > 0
+    ]
+
+
+def gpus_per_node(pool: NodePool) -> int:
+    """GPUs a NodeManager of ``pool`` offers: the explicit allowed-device list, else ``perNode``."""
+    if pool.gpu is None:
+        return 0
+    if pool.gpu.allowed_devices:
+        return len(pool.gpu.allowed_devices)
+    return pool.gpu.per_node
+
+
+def per_model_type(spec: Spec, pool: NodePool) -> str | None:
+    """``yarn.io/gpu-<model>`` of a YARN pool when per-model types are on and the model is known."""
+    if spec.yarn is None or not spec.yarn.per_model_types or pool.gpu is None or not pool.gpu.model:
+        return None
+    return yarn_gpu_type_for_model(pool.gpu.model)
+
+
+def uses_gpu_plugin(pool: NodePool) -> bool:
+    """True when the pool's NodeManagers run YARN's GPU plugin (NVIDIA only, nvidia-smi discovery)."""
+    return pool.platform == "yarn" and pool.gpu is not None and pool.gpu.vendor == "nvidia"
+
+
+def pool_types(spec: Spec, pool: NodePool) -> dict[str, int]:
+    """GPU types a YARN pool provides with their per-node amounts (only types it has)."""
+    count = gpus_per_node(pool)
+    if pool.platform != "yarn" or count == 0:
+        return {}
+    out = {YARN_GPU: count}
+    model_type = per_model_type(spec, pool)
+    if model_type is not None:
+        out[model_type] = count
+    return dict(sorted(out.items()))
+
+
+def flink_types(spec: Spec) -> dict[str, list[FlinkCluster]]:
+    """YARN type → Flink clusters on YARN requesting it (``yarn_gpu_type``)."""
+    out: dict[str, list[FlinkCluster]] = {}
+    for c in yarn_gpu_clusters(spec):
+        t = yarn_gpu_type(spec, c)
+        if t is not None:
+            out.setdefault(t, []).append(c)
+    return dict(sorted(out.items()))
+
+
+def needed_types(spec: Spec) -> list[str]:
+    """Every GPU type the spec needs, sorted (the value of ``yarn.resource-types``)."""
+    names: set[str] = set(flink_types(spec))
+    for pool in yarn_pools(spec):
+        names.update(pool_types(spec, pool))
+    return sorted(names)
+
+
+def container_gpu_request(spec: Spec, cluster: FlinkCluster) -> dict[str, int]:
+    """YARN GPU resources one TaskManager container of a YARN Flink cluster must request.
+
+    Always the `yarn_gpu_type` amount (``external-resource.gpu.yarn.config-key``). When that is a
+    per-model type served by NodeManagers with the GPU plugin (NVIDIA), also the same amount of
+    ``yarn.io/gpu``: the plugin assigns devices only for ``yarn.io/gpu`` and denies every GPU to a
+    container that did not ask for it, so a per-model type alone only steers placement.
+    """
+    gpu = cluster.task_manager.gpu
+    t = yarn_gpu_type(spec, cluster)
+    if gpu is None or t is None:
+        return {}
+    out = {t: gpu.amount}
+    if t != YARN_GPU and any(uses_gpu_plugin(p) for p in yarn_pools(spec) if t in pool_types(spec, p)):
+        out[YARN_GPU] = gpu.amount
+    return dict(sorted(out.items()))
+
+
+def type_bounds(spec: Spec) -> dict[str, YarnResourceType]:
+    """``yarn.resourceTypes`` entries by name."""
+    if spec.yarn is None:
+        return {}
+    return {r.name: r for r in spec.yarn.resource_types}
+
+
+def node_amounts(spec: Spec, pool: NodePool) -> dict[str, int]:
+    """``yarn.nodemanager.resource-type.<type>`` values of a pool: every needed type, 0 if absent."""
+    own = pool_types(spec, pool)
+    return {t: own.get(t, 0) for t in needed_types(spec)}
+
+
+def providing_pools(spec: Spec, type_name: str) -> list[tuple[NodePool, int]]:
+    """YARN pools whose NodeManagers offer ``type_name``, with the per-node amount."""
+    out = []
+    for pool in yarn_pools(spec):
+        amount = pool_types(spec, pool).get(type_name, 0)
+        if amount > 0:
+            out.append((pool, amount))
+    return out
+
+
+def type_vendor(spec: Spec, type_name: str) -> str | None:
+    """GPU vendor behind a per-model type (from the pools providing it), None for ``yarn.io/gpu``."""
+    if type_name == YARN_GPU:
+        return None
+    vendors = {p.gpu.vendor for p, _ in providing_pools(spec, type_name) if p.gpu is not None}
+    return vendors.pop() if len(vendors) == 1 else None
+
+
+@dataclass(frozen=True)
+class TypeTotals:
+    """Cluster-wide NodeManager resources computed from the YARN pools."""
+
+    memory_mib: int
+    vcores: int
+    gpus: tuple[tuple[str, int], ...]
+    complete: bool  # False when a YARN pool lacks cpu or memory
+
+    def gpu(self, type_name: str) -> int:
+        """Total of one GPU type."""
+        return dict(self.gpus).get(type_name, 0)
+
+
+MIB = 2**20
+
+
+def cluster_totals(spec: Spec) -> TypeTotals:
+    """Sum of memory (MiB), vcores and every needed GPU type over all YARN NodeManagers."""
+    memory = vcores = 0
+    complete = True
+    gpus = dict.fromkeys(needed_types(spec), 0)
+    for pool in yarn_pools(spec):
+        if pool.cpu is None or pool.memory is None:
+            complete = False
+        else:
+            memory += pool.nodes * int(pool.memory.value // MIB)
+            vcores += pool.nodes * int(pool.cpu.value)
+        for t, n in node_amounts(spec, pool).items():
+            gpus[t] += pool.nodes * n
+    return TypeTotals(memory, vcores, tuple(sorted(gpus.items())), complete)
+
+
+def vendor_totals(spec: Spec) -> dict[str, int]:
+    """Total GPUs per vendor over all YARN NodeManagers."""
+    out: dict[str, int] = {}
+    for pool in yarn_pools(spec):
+        if pool.gpu is not None:
+            out[pool.gpu.vendor] = out.get(pool.gpu.vendor, 0) + pool.nodes * gpus_per_node(pool)
+    return out

@@ -1,0 +1,32 @@
+"""Semantic checks on the typed model, beyond what JSON Schema can say.
+
+Each check module exposes ``check(spec) -> Iterable[Problem]``; `run_checks` runs them all so every
+problem is reported at once. Later artifact families register their own module in `CHECKS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from accelplane.checks import device_plugins, discovery_paths, flink, references, scheduling, yarn
+from accelplane.errors import Problem
+from accelplane.model import Spec
+
+Check = Callable[[Spec], Iterable[Problem]]
+
+CHECKS: tuple[Check, ...] = (
+    scheduling.check,
+    references.check,
+    device_plugins.check,
+    discovery_paths.check,
+    yarn.check,
+    flink.check,
+)
+
+
+def run_checks(spec: Spec) -> list[Problem]:
+    """Run every semantic check; return all problems found (empty when the spec is consistent)."""
+    problems: list[Problem] = []
+    for check in CHECKS:
+        problems.extend(check(spec))
+    return problems

@@ -1,0 +1,378 @@
+"""Checks on Flink clusters: the mistakes Volcano and Flink users hit in practice (DESIGN.md §2, §4).
+
+* target vs. ``cluster.platforms``; Flink version vs. config file format and target;
+* memory Flink can request exactly (whole MiB), YARN vcores as integers;
+* GPUs: a pool that can host the standalone TaskManagers with enough GPUs per host (on Kubernetes
+  and YARN `device_plugins.check` and `yarn.check` own these), enough GPUs in total, a named
+  pool's vendor/model, sharing vs. coordination mode, GPU model affinity needs GPU Feature
+  Discovery;
+* Volcano: the PodGroup's ``minResources`` fits the queue's capability (which must list the GPU
+  resource), the pods fit the queue's ``pods``;
+* ``config``: keys accelplane generates (or their Flink aliases) are errors, values must be
+  writable in the file format, the wrong flag ``--enable-coordination`` is called out.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterator
+
+from accelplane.builders.flink_config import (
+    GPU_PREFIX,
+    KUBERNETES_TARGETS,
+    WRONG_COORDINATION_FLAG,
+    config_format,
+    format_problem,
+    gpu_amount,
+    legacy_value_problem,
+    managed_keys,
+    managed_prefixes,
+    standalone_workers,
+    whole_mebibytes,
+    yaml_value_problem,
+)
+from accelplane.builders.pod_templates import coordination_dir, podgroup_name
+from accelplane.builders.podgroups import format_min_resources, min_resources, pod_count
+from accelplane.checks.discovery_paths import prepared_coordination_files
+from accelplane.checks.scheduling import leaf_queue_names
+from accelplane.errors import PathTuple, Problem
+from accelplane.gpu_resources import (
+    advertised_resources,
+    candidate_pools,
+    cluster_vendor,
+    is_shared,
+    kubernetes_gpu_resource,
+    target_platform,
+    yarn_gpu_type,
+)
+from accelplane.model import FlinkCluster, NodePool, Spec
+from accelplane.names import normalize_gpu_model
+
+MIN_KUBERNETES_VERSION = (1, 13)
+MIN_OPERATOR_VERSION = (1, 15)
+FLINK_HOME = "/opt/flink"
+
+
+def _own(cluster: FlinkCluster, *keys: str) -> bool:
+    """True when the cluster itself (not flink.defaults) may have set the field."""
+    return keys not in cluster.from_defaults
+
+
+def _check_target(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
+    platform = target_platform(c)
+    if c.target != "yarn" and not spec.has_platform(platform):  # type: ignore[arg-type]  # yarn: yarn.check
+        yield Problem(
+            c.field_path("target"),
+            f"target {c.target} runs on {platform}, but cluster.platforms is "
+            f"[{', '.join(spec.platforms)}]; add {platform} to cluster.platforms or change the target",
+        )
+    if c.target not in KUBERNETES_TARGETS:
+        if c.priority_class is not None and _own(c, "priorityClass"):
+            yield Problem(
+                c.field_path("priorityClass"),
+                f"PriorityClasses are Kubernetes objects and target {c.target} would ignore it; "
+                "remove priorityClass from this cluster",
+            )
+        if c.target == "standalone" and c.queue is not None and _own(c, "queue"):
+            yield Problem(
+                c.field_path("queue"),
+                "a standalone Flink cluster has no scheduler queue and would ignore it; remove queue",
+            )
+        if c.job is not None and c.job.upgrade_mode is not None:
+            yield Problem(
+                c.field_path("job", "upgradeMode"),
+                f"upgradeMode is a Flink Kubernetes Operator setting and target {c.target} would ignore it; "
+                "remove it",
+            )
+    if c.mode == "session" and c.job is not None:
+        yield Problem(
+            c.field_path("job"),
+            "a session cluster takes its jobs at submission time; remove job or set mode: application",
+        )
+    if (
+        c.target == "kubernetes-operator"
+        and c.mode == "application"
+        and (c.job is None or c.job.jar_uri is None)
+    ):
+        yield Problem(
+            c.field_path("job", "jarURI"),
+            "an application cluster on the Flink Kubernetes Operator needs job.jarURI (a FlinkDeployment "
+            "without a job is a session cluster); add job.jarURI or set mode: session",
+        )
+
+
+def _check_version(c: FlinkCluster) -> Iterator[Problem]:
+    problem = format_problem(c)
+    if problem is not None:
+        yield Problem(c.field_path("configFormat"), problem)
+    version = c.version_tuple
+    if c.target in KUBERNETES_TARGETS and version < MIN_KUBERNETES_VERSION:
+        yield Problem(
+            c.field_path("version"),
+            f"Flink {c.version} has no pod templates, which carry the Volcano PodGroup annotation and "
+            "schedulerName; use Flink 1.13 or newer on Kubernetes",
+        )
+    elif c.target == "kubernetes-operator" and version < MIN_OPERATOR_VERSION:
+        yield Problem(
+            c.field_path("version"),
+            f"the Flink Kubernetes Operator no longer supports Flink {c.version}; use Flink 1.15 or newer "
+            "(or target kubernetes)",
+        )
+
+
+def _check_resources(c: FlinkCluster) -> Iterator[Problem]:
+    for role, p in (("jobManager", c.job_manager), ("taskManager", c.task_manager)):
+        if not whole_mebibytes(p.memory):
+            yield Problem(
+                c.field_path(role, "memory"),
+                f"{p.memory} is not a whole number of MiB; Flink requests container memory in whole MiB, "
+                "so write it with Mi or Gi (e.g. 1600Mi, 4Gi)",
+            )
+        if p.cpu.value <= 0:
+            yield Problem(c.field_path(role, "cpu"), f"cpu must be positive, got {p.cpu}")
+        elif c.target == "yarn" and (p.cpu.value != p.cpu.value.to_integral_value()):
+            yield Problem(
+                c.field_path(role, "cpu"),
+                f"YARN allocates whole vcores; {p.cpu} is not an integer (write e.g. {max(1, int(p.cpu.value))})",
+            )
+
+
+def _pool_list(counts: dict[str, int], unit: str) -> str:
+    return ", ".join(f"{name}: {n} {unit}" for name, n in sorted(counts.items()))
+
+
+def _check_named_pool(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
+    gpu = c.task_manager.gpu
+    assert gpu is not None and gpu.pool is not None
+    pool = spec.pool(gpu.pool)
+    if pool is None:
+        return  # references.check reports the undefined pool
+    platform = target_platform(c)
+    kubernetes = c.target in KUBERNETES_TARGETS
+    # On Kubernetes, device_plugins.check reports a pool of another platform or without GPUs
+    # (nothing advertises the resource there).
+    if pool.platform != platform:
+        if not kubernetes:
+            yield Problem(
+                c.field_path("taskManager", "gpu", "pool"),
+                f"pool {pool.name!r} belongs to platform {pool.platform}, but target {c.target} runs its "
+                f"TaskManagers on {platform} hosts; name a {platform} pool",
+            )
+    elif pool.gpu is None:
+        if not kubernetes:
+            yield Problem(
+                c.field_path("taskManager", "gpu", "pool"),
+                f"pool {pool.name!r} has no GPUs; name a pool with a gpu section",
+            )
+    elif gpu.vendor is not None and gpu.vendor != pool.gpu.vendor:
+        yield Problem(
+            c.field_path("taskManager", "gpu", "vendor"),
+            f"pool {pool.name!r} has {pool.gpu.vendor} GPUs, not {gpu.vendor}; fix vendor or pool",
+        )
+    elif (
+        gpu.model is not None
+        and pool.gpu.model is not None
+        and normalize_gpu_model(gpu.model) != normalize_gpu_model(pool.gpu.model)
+    ):
+        yield Problem(
+            c.field_path("taskManager", "gpu", "model"),
+            f"pool {pool.name!r} has {pool.gpu.model!r} GPUs, not {gpu.model!r}; fix model or pool",
+        )
+
+
+def _per_node(spec: Spec, c: FlinkCluster, pools: list[NodePool]) -> tuple[str, dict[str, int]]:
+    """The GPU resource the TaskManagers request and how many each pool providing it has per node."""
+    if c.target in KUBERNETES_TARGETS:
+        resource = kubernetes_gpu_resource(spec, c)
+        assert resource is not None
+        return resource, {p.name: n for p in pools if (n := advertised_resources(p).get(resource, 0))}
+    name = (yarn_gpu_type(spec, c) if c.target == "yarn" else None) or "GPUs"
+    return name, {p.name: p.gpu.per_node for p in pools if p.gpu is not None}
+
+
+def _check_gpu(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
+    gpu = c.task_manager.gpu
+    amount = gpu_amount(c)
+    if gpu is None or amount == 0:
+        return
+    kubernetes = c.target in KUBERNETES_TARGETS
+    if gpu.pool is not None:
+        named = list(_check_named_pool(spec, c))
+        yield from named
+        pool = spec.pool(gpu.pool)
+        if named or pool is None or pool.gpu is None or pool.platform != target_platform(c):
+            return
+    pools = candidate_pools(spec, c)
+    resource, counts = _per_node(spec, c, pools)
+    amount_path = c.field_path("taskManager", "gpu", "amount")
+    best = max(counts.values(), default=0)
+    if kubernetes or c.target == "yarn":
+        # device_plugins.check (Kubernetes) and yarn.check (YARN) report a missing pool, a resource
+        # no pool provides, more GPUs than one node offers, per-container limits of shared GPUs and
+        # YARN's maximum-allocation.
+        if amount > best:
+            return
+    elif not pools:
+        wanted = " ".join(x for x in (gpu.vendor, repr(gpu.model) if gpu.model else None) if x) or "any"
+        yield Problem(
+            c.field_path("taskManager", "gpu"),
+            f"no {target_platform(c)} node pool has {wanted} GPUs for this cluster's TaskManagers; add such "
+            "a pool or fix taskManager.gpu (pool, vendor, model)",
+        )
+        return
+    elif amount > best:
+        yield Problem(
+            amount_path,
+            f"{amount} GPUs per TaskManager exceed the GPUs per node of every pool that can host it "
+            f"({_pool_list(counts, 'per node')}); a TaskManager runs on one host, so use at most {best}",
+        )
+        return
+    total = sum(counts.get(p.name, 0) * p.nodes for p in pools)
+    need = c.task_manager.replicas * amount
+    if need > total:
+        yield Problem(
+            c.field_path("taskManager", "replicas"),
+            f"{c.task_manager.replicas} TaskManagers × {amount} need {need} {resource}, but the pools that "
+            f"can host them have {total} in total; lower replicas or amount, or add nodes",
+        )
+    for host, count, per_node in standalone_workers(spec, c):
+        if count * amount > per_node:
+            yield Problem(
+                c.field_path("taskManager", "replicas"),
+                f"{c.task_manager.replicas} TaskManagers spread over the pools' hosts put {count} on {host}, "
+                f"needing {count * amount} GPUs where it has {per_node}; lower replicas or add hosts",
+            )
+            break
+    if kubernetes:
+        yield from _check_kubernetes_gpu(spec, c, pools)
+
+
+def _check_kubernetes_gpu(spec: Spec, c: FlinkCluster, pools: list[NodePool]) -> Iterator[Problem]:
+    gpu = c.task_manager.gpu
+    assert gpu is not None
+    shared = [p for p in pools if is_shared(p)]
+    if shared and c.coordination:
+        pool = shared[0]
+        assert pool.gpu is not None
+        yield Problem(
+            c.field_path("discovery", "coordination"),
+            f"pool {pool.name!r} shares each GPU between containers ({pool.gpu.sharing.strategy}); coordination "
+            "mode would give every physical GPU to a single TaskManager; set discovery.coordination: false "
+            "for this cluster",
+        )
+    if (
+        gpu.model is not None
+        and cluster_vendor(spec, c) == "nvidia"
+        and not spec.device_plugins.nvidia.gpu_feature_discovery
+    ):
+        yield Problem(
+            c.field_path("taskManager", "gpu", "model"),
+            "selecting a GPU model uses the node label nvidia.com/gpu.product, which GPU Feature Discovery "
+            "sets; enable devicePlugins.nvidia.gpuFeatureDiscovery or name the pool instead of the model",
+        )
+    prepared = {f.path for f in prepared_coordination_files(spec)}
+    if c.coordination and c.coordination_file not in prepared:  # else discovery_paths.check covers it
+        directory = coordination_dir(c)
+        path: PathTuple = (
+            ("discovery", "coordinationFile")
+            if c.coordination_file == spec.discovery.coordination_file
+            else c.field_path("discovery", "coordinationFile")
+        )
+        hidden = [
+            d
+            for d in (FLINK_HOME, spec.discovery.install_dir)
+            if d == directory or d.startswith(directory.rstrip("/") + "/")
+        ]
+        if directory == "/" or hidden:
+            what = "the whole host file system" if directory == "/" else ", ".join(hidden)
+            yield Problem(
+                path,
+                f"the coordination file's directory {directory} is mounted from the host into every "
+                f"TaskManager and would hide {what}; put the file in its own directory such as "
+                "/var/lib/accelplane/gpu-coordination",
+            )
+        elif posixpath.normpath(c.coordination_file) != c.coordination_file:
+            yield Problem(
+                path,
+                f"write the coordination file path in normal form ({posixpath.normpath(c.coordination_file)})",
+            )
+
+
+def _check_queue(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
+    if c.target not in KUBERNETES_TARGETS:
+        return
+    if c.queue is None:
+        return  # the PodGroup goes to Volcano's default queue
+    q = spec.queue(c.queue)
+    if q is None or c.queue not in leaf_queue_names(spec):
+        return  # references.check reports undefined and non-leaf queues
+    need = min_resources(spec, c)
+    text = format_min_resources(need)
+    for name, value in need.items():
+        cap = q.capability.get(name)
+        if cap is not None and value > cap.value:
+            yield Problem(
+                c.field_path("queue"),
+                f"PodGroup {podgroup_name(c)} needs {name} {text[name]} (JobManager + "
+                f"{c.task_manager.replicas} TaskManagers) but queue {q.name!r} has capability {cap}; Volcano "
+                "would never admit it: raise the queue's capability or shrink the cluster",
+            )
+    gpu_resource = kubernetes_gpu_resource(spec, c)
+    if q.capability and gpu_resource is not None and q.capability.get(gpu_resource) is None:
+        yield Problem(
+            c.field_path("queue"),
+            f"queue {q.name!r} limits {', '.join(q.capability.names())} but not {gpu_resource}, which this "
+            f"cluster requests; add {gpu_resource} to its capability (a partial capability blocks jobs, "
+            "volcano#3426)",
+        )
+    pods = q.capability.get("pods")
+    if pods is not None and pod_count(c) > pods.value:
+        yield Problem(
+            c.field_path("queue"),
+            f"the cluster runs {pod_count(c)} pods (JobManager + {c.task_manager.replicas} TaskManagers) but "
+            f"queue {q.name!r} allows {pods}; raise its pods capability or lower replicas",
+        )
+
+
+def _check_config(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
+    managed = managed_keys(spec, c)
+    prefixes = managed_prefixes(c)
+    operator = c.target == "kubernetes-operator"
+    fmt = None if operator else config_format(c)
+    for key, value in c.config:
+        path = c.field_path("config", key)
+        if isinstance(value, str) and WRONG_COORDINATION_FLAG in value.split():
+            yield Problem(
+                path,
+                "'--enable-coordination' is not a flag of the GPU discovery script (Flink's docs show it by "
+                "mistake; the flag is --enable-coordination-mode); remove this key and set "
+                "discovery.coordination: true",
+            )
+            continue
+        if key in managed:
+            yield Problem(
+                path,
+                f"{key} is {managed[key].origin()}; set {managed[key].source} instead of config.{key}",
+            )
+            continue
+        if any(key.startswith(p) for p in prefixes) or (prefixes and key == "external-resources"):
+            yield Problem(
+                path,
+                f"{GPU_PREFIX}* and external-resources are generated from taskManager.gpu and discovery; "
+                f"remove config.{key}",
+            )
+            continue
+        problem = legacy_value_problem(value) if fmt == "flink-conf.yaml" else yaml_value_problem(value)
+        if problem is not None:
+            yield Problem(path, problem)
+
+
+def check(spec: Spec) -> Iterator[Problem]:
+    """Every Flink cluster problem."""
+    for c in spec.flink_clusters:
+        yield from _check_target(spec, c)
+        yield from _check_version(c)
+        yield from _check_resources(c)
+        yield from _check_gpu(spec, c)
+        yield from _check_queue(spec, c)
+        yield from _check_config(spec, c)

@@ -1,0 +1,126 @@
+"""Checks on Volcano queues and PriorityClasses (DESIGN.md §4)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from decimal import Decimal
+
+from accelplane.errors import Problem
+from accelplane.model import Queue, ResourceList, Spec, is_gpu_resource
+
+MAX_QUEUE_DEPTH = 5
+ROOT_QUEUE = "root"
+REQUIRED_WITH_GPU = ("cpu", "memory", "pods")
+
+
+def queue_parent(queue: Queue) -> str | None:
+    """The effective parent: None for top-level queues (``parent: root`` is the same as none)."""
+    return None if queue.parent in (None, ROOT_QUEUE) else queue.parent
+
+
+def uses_hierarchy(spec: Spec) -> bool:
+    """True when any queue has a parent other than the implicit root."""
+    return any(queue_parent(q) is not None for q in spec.queues)
+
+
+def leaf_queue_names(spec: Spec) -> set[str]:
+    """Names of queues that no other queue names as parent (only these may hold jobs)."""
+    parents = {queue_parent(q) for q in spec.queues}
+    return {q.name for q in spec.queues if q.name not in parents}
+
+
+def queue_depth(spec: Spec, queue: Queue) -> int | None:
+    """Depth below root (top-level = 1), or None when the parent chain has a cycle or a gap."""
+    depth, seen, current = 1, {queue.name}, queue
+    while (parent := queue_parent(current)) is not None:
+        nxt = spec.queue(parent)
+        if nxt is None or nxt.name in seen:
+            return None
+        seen.add(nxt.name)
+        current, depth = nxt, depth + 1
+    return depth
+
+
+def _ordered(a: ResourceList, b: ResourceList) -> Iterator[tuple[str, Decimal, Decimal]]:
+    for name, qa in a.items:
+        qb = b.get(name)
+        if qb is not None and qa.value > qb.value:
+            yield name, qa.value, qb.value
+
+
+def _check_queue_tree(spec: Spec) -> Iterator[Problem]:
+    for q in spec.queues:
+        if q.name == ROOT_QUEUE:
+            yield Problem((*q.path, "name"), "'root' is Volcano's implicit root queue; do not declare it")
+            continue
+        parent = queue_parent(q)
+        if parent is not None:
+            if parent == q.name:
+                yield Problem((*q.path, "parent"), "a queue cannot be its own parent")
+                continue
+            if spec.queue(parent) is None:
+                yield Problem((*q.path, "parent"), f"parent queue {parent!r} is not defined in queues")
+                continue
+        depth = queue_depth(spec, q)
+        if depth is None:
+            yield Problem((*q.path, "parent"), f"queue {q.name!r} is part of a parent cycle")
+        elif depth > MAX_QUEUE_DEPTH:
+            yield Problem(
+                (*q.path, "parent"), f"queue depth {depth} exceeds Volcano's limit of {MAX_QUEUE_DEPTH}"
+            )
+
+
+def _check_queue_resources(spec: Spec) -> Iterator[Problem]:
+    for q in spec.queues:
+        for name, g, d in _ordered(q.guarantee, q.deserved):
+            yield Problem((*q.path, "guarantee", name), f"guarantee {g} exceeds deserved {d}")
+        for name, d, c in _ordered(q.deserved, q.capability):
+            yield Problem((*q.path, "deserved", name), f"deserved {d} exceeds capability {c}")
+        for name, g, c in _ordered(q.guarantee, q.capability):
+            yield Problem((*q.path, "guarantee", name), f"guarantee {g} exceeds capability {c}")
+        if spec.has_platform("kubernetes") and any(is_gpu_resource(n) for n in q.capability.names()):
+            missing = [r for r in REQUIRED_WITH_GPU if q.capability.get(r) is None]
+            if missing:
+                yield Problem(
+                    (*q.path, "capability"),
+                    f"a capability that limits GPUs must also set {', '.join(missing)} "
+                    "(a partial capability blocks jobs, volcano#3426)",
+                )
+        parent = spec.queue(queue_parent(q) or "")
+        if parent is not None:
+            for name, c, pc in _ordered(q.capability, parent.capability):
+                yield Problem(
+                    (*q.path, "capability", name), f"capability {c} exceeds parent {parent.name!r}'s {pc}"
+                )
+    # children's deserved must fit in the parent's deserved (capacity plugin webhook)
+    for parent in spec.queues:
+        children = [q for q in spec.queues if queue_parent(q) == parent.name]
+        for name, pd in parent.deserved.items:
+            total = sum((c.deserved.get(name).value for c in children if c.deserved.get(name)), Decimal(0))  # type: ignore[union-attr]
+            if total > pd.value:
+                yield Problem(
+                    (*parent.path, "deserved", name),
+                    f"children's deserved {name} add up to {total}, more than this queue's {pd.value}",
+                )
+
+
+def _check_priority_classes(spec: Spec) -> Iterator[Problem]:
+    defaults = [p for p in spec.priority_classes if p.global_default]
+    for p in spec.priority_classes:
+        if p.name.startswith("system-"):
+            yield Problem(
+                (*p.path, "name"), "PriorityClass names starting with 'system-' are reserved by Kubernetes"
+            )
+    if len(defaults) > 1:
+        names = ", ".join(p.name for p in defaults)
+        for p in defaults:
+            yield Problem(
+                (*p.path, "globalDefault"), f"at most one PriorityClass may be globalDefault (found: {names})"
+            )
+
+
+def check(spec: Spec) -> Iterator[Problem]:
+    """All queue-tree, queue-resource and PriorityClass problems."""
+    yield from _check_queue_tree(spec)
+    yield from _check_queue_resources(spec)
+    yield from _check_priority_classes(spec)

@@ -1,0 +1,224 @@
+"""Checks for the YARN side: resource type names and bounds, NodeManager pools, Flink on YARN.
+
+Everything here mirrors a failure of Hadoop itself (ResourceUtils refusing resource-types.xml,
+the ResourceManager rejecting a container request larger than ``maximum-allocation``, the
+CapacityScheduler rejecting a queue tree) or of a container that could never be placed, and says
+which spec field to change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from accelplane.builders.yarn_queues import plan_queues
+from accelplane.builders.yarn_types import (
+    BUILTIN_TYPES,
+    RESERVED_NAMES,
+    container_gpu_request,
+    needed_types,
+    per_model_type,
+    pool_types,
+    providing_pools,
+    type_bounds,
+    uses_gpu_plugin,
+    yarn_gpu_clusters,
+    yarn_pools,
+)
+from accelplane.errors import Problem
+from accelplane.gpu_resources import YARN_GPU, yarn_gpu_type
+from accelplane.model import NodePool, Spec
+from accelplane.names import is_valid_yarn_resource_name
+
+NAME_RULE = (
+    "Hadoop accepts an optional namespace of dot-separated letter/digit/dash groups and '/', then a "
+    "letter followed by letters, digits, '_', '.' or '-'"
+)
+
+
+def _check_platforms(spec: Spec) -> Iterator[Problem]:
+    if spec.has_platform("yarn"):
+        return
+    for pool in yarn_pools(spec):
+        yield Problem(
+            (*pool.path, "platform"),
+            f"node pool {pool.name!r} is on platform yarn but cluster.platforms does not list yarn; "
+            "add yarn to cluster.platforms or move the pool to another platform",
+        )
+    for c in spec.flink_clusters:
+        if c.target == "yarn":
+            yield Problem(
+                c.field_path("target"),
+                f"Flink cluster {c.name!r} targets yarn but cluster.platforms does not list yarn; "
+                "add yarn to cluster.platforms or choose another target",
+            )
+
+
+def _check_pool(spec: Spec, pool: NodePool) -> Iterator[Problem]:
+    gpu = pool.gpu
+    if gpu is None:
+        return
+    gpath = (*pool.path, "gpu")
+    if gpu.mig.strategy != "none":
+        yield Problem(
+            (*gpath, "mig", "strategy"),
+            "YARN's GPU plugin hands out whole GPUs (yarn.io/gpu); MIG is Kubernetes-only — "
+            "use mig strategy none for a platform: yarn pool",
+        )
+    if gpu.sharing.strategy != "none":
+        yield Problem(
+            (*gpath, "sharing", "strategy"),
+            "YARN has no GPU sharing (time-slicing/MPS is a Kubernetes device-plugin feature) — "
+            "use sharing strategy none for a platform: yarn pool",
+        )
+    if gpu.allowed_devices:
+        if gpu.vendor != "nvidia":
+            yield Problem(
+                (*gpath, "allowedDevices"),
+                "allowedDevices configures YARN's GPU plugin, which discovers NVIDIA GPUs only; "
+                f"remove it from this {gpu.vendor} pool",
+            )
+        pairs = [tuple(int(x) for x in d.split(":")) for d in gpu.allowed_devices]
+        indexes = [i for i, _ in pairs]
+        minors = [m for _, m in pairs]
+        if len(pairs) > gpu.per_node:
+            yield Problem(
+                (*gpath, "allowedDevices"),
+                f"{len(pairs)} allowed devices but perNode is {gpu.per_node}; list at most {gpu.per_node}",
+            )
+        if len(set(indexes)) != len(indexes) or len(set(minors)) != len(minors):
+            yield Problem(
+                (*gpath, "allowedDevices"),
+                "each GPU index and each minor number may appear only once in allowedDevices",
+            )
+        too_high = sorted({i for i in indexes if i >= gpu.per_node})
+        if too_high:
+            yield Problem(
+                (*gpath, "allowedDevices"),
+                f"GPU index {', '.join(map(str, too_high))} does not exist on a node with perNode "
+                f"{gpu.per_node} (nvidia-smi indexes are 0..{gpu.per_node - 1})",
+            )
+    model_type = per_model_type(spec, pool)
+    if model_type is not None and not is_valid_yarn_resource_name(model_type):
+        yield Problem(
+            (*gpath, "model"),
+            f"GPU model {gpu.model!r} gives the per-model YARN resource type {model_type!r}, which "
+            f"Hadoop rejects ({NAME_RULE}); write the model without such characters or set "
+            "yarn.perModelTypes: false",
+        )
+
+
+def _check_resource_types(spec: Spec) -> Iterator[Problem]:
+    needed = set(needed_types(spec))
+    for r in type_bounds(spec).values():
+        if r.name in RESERVED_NAMES:
+            yield Problem(
+                (*r.path, "name"),
+                f"{r.name!r} is one of Hadoop's mandatory resources (memory-mb, vcores) and cannot be "
+                "declared in resource-types.xml; only list GPU types such as yarn.io/gpu",
+            )
+            continue
+        if not is_valid_yarn_resource_name(r.name):
+            yield Problem(
+                (*r.path, "name"), f"{r.name!r} is not a valid YARN resource type name ({NAME_RULE})"
+            )
+            continue
+        if r.units is not None:
+            if r.name in BUILTIN_TYPES:
+                yield Problem(
+                    (*r.path, "units"),
+                    f"{r.name} is built into Hadoop as a countable resource without units and "
+                    "ResourceUtils refuses any units for it; remove units",
+                )
+            elif r.units != "":
+                yield Problem(
+                    (*r.path, "units"),
+                    f"GPU types count whole devices; with units {r.units!r} Hadoop would convert the "
+                    f"NodeManager amounts into {r.units!r} (4 GPUs → 0{r.units}); remove units",
+                )
+        if r.minimum_allocation is not None and r.minimum_allocation > 0:
+            yield Problem(
+                (*r.path, "minimumAllocation"),
+                f"the ResourceManager raises every container request to the minimum allocation, so "
+                f"every container (ApplicationMasters and JobManagers too) would hold "
+                f"{r.minimum_allocation} {r.name}; use 0",
+            )
+        if r.name not in needed and r.name != YARN_GPU:  # bounds of yarn.io/gpu may come from a shared base
+            used = ", ".join(sorted(needed)) or "none"
+            yield Problem(
+                (*r.path, "name"),
+                f"resource type {r.name} is not provided by any YARN node pool nor requested by any "
+                f"Flink cluster on YARN (types in use: {used}); fix the name or remove the entry",
+            )
+
+
+def _check_flink(spec: Spec) -> Iterator[Problem]:
+    bounds = type_bounds(spec)
+    for c in yarn_gpu_clusters(spec):
+        gpu = c.task_manager.gpu
+        assert gpu is not None
+        config_key = yarn_gpu_type(spec, c)
+        if config_key is None:
+            continue
+        amount_path = c.field_path("taskManager", "gpu", "amount")
+        if not is_valid_yarn_resource_name(config_key):
+            if gpu.model is not None:
+                yield Problem(
+                    c.field_path("taskManager", "gpu", "model"),
+                    f"GPU model {gpu.model!r} gives the YARN resource type {config_key!r}, which Hadoop "
+                    f"rejects ({NAME_RULE})",
+                )
+            continue
+        for t, amount in container_gpu_request(spec, c).items():
+            b = bounds.get(t)
+            if b is not None and b.maximum_allocation is not None and amount > b.maximum_allocation:
+                yield Problem(
+                    amount_path,
+                    f"{amount} GPUs per TaskManager exceed the maximum-allocation {b.maximum_allocation} "
+                    f"of {t} (yarn.resourceTypes); the ResourceManager would reject the container — "
+                    f"raise maximumAllocation to at least {amount} or lower the amount",
+                )
+        pools = providing_pools(spec, config_key)
+        if not pools:
+            with_gpus = ", ".join(
+                f"{p.name} ({', '.join(pool_types(spec, p))})" for p in yarn_pools(spec) if p.gpu
+            )
+            yield Problem(
+                amount_path,
+                f"Flink cluster {c.name!r} requests {config_key} on YARN but no YARN node pool provides "
+                f"it (YARN pools with GPUs: {with_gpus or 'none'})",
+            )
+            continue
+        most = max(n for _, n in pools)
+        if gpu.amount > most:
+            per_pool = ", ".join(f"{p.name}: {n}" for p, n in pools)
+            yield Problem(
+                amount_path,
+                f"{gpu.amount} GPUs per TaskManager do not fit on any NodeManager offering {config_key} "
+                f"(per node: {per_pool}); a container cannot span nodes — use at most {most}",
+            )
+
+
+def _check_docker(spec: Spec) -> Iterator[Problem]:
+    y = spec.yarn
+    if y is None or not y.docker_enabled or y.docker_runtime == "nvidia":
+        return
+    nvidia = [p.name for p in yarn_pools(spec) if uses_gpu_plugin(p)]
+    if nvidia:
+        yield Problem(
+            ("yarn", "docker", "runtime"),
+            f"YARN's nvidia-docker-v2 GPU plugin starts GPU containers with --runtime=nvidia, and "
+            f"pools {', '.join(nvidia)} have NVIDIA GPUs; set yarn.docker.runtime: nvidia",
+        )
+
+
+def check(spec: Spec) -> Iterator[Problem]:
+    """All YARN problems (only platform consistency when the cluster has no yarn platform)."""
+    yield from _check_platforms(spec)
+    if not spec.has_platform("yarn"):
+        return
+    for pool in yarn_pools(spec):
+        yield from _check_pool(spec, pool)
+    yield from _check_resource_types(spec)
+    yield from _check_flink(spec)
+    yield from _check_docker(spec)
+    yield from plan_queues(spec).problems

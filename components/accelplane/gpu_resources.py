@@ -1,0 +1,194 @@
+"""GPU resource names: what each pool's device plugin advertises and what Flink requests.
+
+Written once and shared by the device-plugin builders (what is advertised), the Flink builders
+(``external-resource.gpu.kubernetes.config-key``, PodGroup ``minResources``, pod templates) and
+the YARN builders (``yarn.io/gpu`` or per-model types).
+
+NVIDIA rules (k8s-device-plugin ``api/config/v1``):
+* MIG ``none``: ``nvidia.com/gpu``, ``perNode`` per node.
+* MIG ``single``: every slice is advertised as ``nvidia.com/gpu``: ``perNode × slices per GPU``.
+* MIG ``mixed``: one resource per profile, ``nvidia.com/mig-<profile>``: ``perNode × count``; the
+  plugin turns a ``+`` of the profile into ``.`` (``1g.10gb+me`` → ``nvidia.com/mig-1g.10gb.me``,
+  ``internal/rm/rm.go`` ``AddDefaultResourcesToConfig``).
+* Sharing (time-slicing or MPS) with ``replicas`` R multiplies each count by R; with
+  ``renameByDefault`` the names get a ``.shared`` suffix.
+AMD: ``amd.com/gpu``, ``perNode`` per node.
+
+GPU Feature Discovery's ``nvidia.com/gpu.product`` label of a pool's nodes (`gfd_product_label_for_pool`)
+follows the same pool settings: MIG ``single`` appends ``-MIG-<profile>``, unrenamed sharing ``-SHARED``.
+"""
+
+from __future__ import annotations
+
+from accelplane.model import VENDOR_RESOURCE, FlinkCluster, NodePool, Spec
+from accelplane.names import gfd_product_label, normalize_gpu_model, yarn_gpu_type_for_model
+
+YARN_GPU = "yarn.io/gpu"
+TARGET_PLATFORM = {
+    "kubernetes": "kubernetes",
+    "kubernetes-operator": "kubernetes",
+    "yarn": "yarn",
+    "standalone": "standalone",
+}
+
+
+SHARED_SUFFIX = ".shared"
+
+
+def mig_resource_name(profile: str) -> str:
+    """Resource the NVIDIA plugin advertises for a MIG profile under ``mixed``."""
+    return f"nvidia.com/mig-{profile}".replace("+", ".")
+
+
+def unshared_resources(pool: NodePool) -> dict[str, int]:
+    """Resource name → count per node before sharing is applied (the names time-slicing and MPS
+    replicate in the plugin config)."""
+    gpu = pool.gpu
+    if gpu is None:
+        return {}
+    if gpu.vendor == "amd":
+        return {VENDOR_RESOURCE["amd"]: gpu.per_node}
+    mig = gpu.mig
+    if mig.strategy == "mixed":
+        counts = {mig_resource_name(profile): gpu.per_node * n for profile, n in mig.devices}
+    elif mig.strategy == "single":
+        counts = {
+            "nvidia.com/gpu": gpu.per_node * sum(n for _, n in mig.devices) if mig.devices else gpu.per_node
+        }
+    else:
+        counts = {"nvidia.com/gpu": gpu.per_node}
+    return dict(sorted(counts.items()))
+
+
+def is_shared(pool: NodePool) -> bool:
+    """True when the pool's NVIDIA plugin replicates its GPUs (time-slicing or MPS)."""
+    return pool.gpu is not None and pool.gpu.vendor == "nvidia" and pool.gpu.sharing.strategy != "none"
+
+
+def advertised_resources(pool: NodePool) -> dict[str, int]:
+    """Resource name → allocatable count per node that the pool's device plugin advertises."""
+    counts = unshared_resources(pool)
+    if pool.gpu is None or not is_shared(pool):
+        return counts
+    sharing = pool.gpu.sharing
+    suffix = SHARED_SUFFIX if sharing.rename_by_default else ""
+    return dict(sorted((f"{name}{suffix}", n * sharing.replicas) for name, n in counts.items()))
+
+
+def max_request_per_container(pool: NodePool, resource: str) -> int | None:
+    """Largest amount of ``resource`` one container may request on this pool's nodes, where the
+    plugin limits it below the node's count, else None.
+
+    MPS always refuses a request for more than one replica; time-slicing only with
+    ``failRequestsGreaterThanOne`` (k8s-device-plugin internal/rm/rm.go ``ValidateRequest``).
+    """
+    if pool.gpu is None or not is_shared(pool) or resource not in advertised_resources(pool):
+        return None
+    sharing = pool.gpu.sharing
+    if sharing.strategy == "mps" or sharing.fail_requests_greater_than_one:
+        return 1
+    return None
+
+
+def gfd_product_label_for_pool(pool: NodePool) -> str | None:
+    """Value of ``nvidia.com/gpu.product`` that GPU Feature Discovery puts on the pool's nodes
+    (None without an NVIDIA model).
+
+    MIG ``single``: every slice is ``nvidia.com/gpu`` and GFD labels ``<model>-MIG-<profile>``;
+    MIG ``mixed``: ``nvidia.com/gpu.product`` describes the full GPU (no sharing suffix, the slices
+    get ``nvidia.com/mig-<profile>.product``); sharing without ``renameByDefault`` appends
+    ``-SHARED`` (k8s-device-plugin internal/lm/mig-strategy.go and resource.go).
+    """
+    gpu = pool.gpu
+    if gpu is None or gpu.vendor != "nvidia" or not gpu.model:
+        return None
+    shared = is_shared(pool) and not gpu.sharing.rename_by_default
+    if gpu.mig.strategy == "single" and len(gpu.mig.devices) == 1:
+        return gfd_product_label(gpu.model, mig_profile=gpu.mig.devices[0][0], shared=shared)
+    if gpu.mig.strategy == "mixed":
+        return gfd_product_label(gpu.model)
+    return gfd_product_label(gpu.model, shared=shared)
+
+
+def primary_resource(pool: NodePool) -> str | None:
+    """The one resource a workload on this pool requests by default, or None when ambiguous
+    (MIG ``mixed`` with several profiles: the Flink cluster must name ``gpu.resource``)."""
+    names = list(advertised_resources(pool))
+    return names[0] if len(names) == 1 else None
+
+
+def target_platform(cluster: FlinkCluster) -> str:
+    """Platform whose nodes run the cluster's TaskManagers."""
+    return TARGET_PLATFORM[cluster.target]
+
+
+def candidate_pools(spec: Spec, cluster: FlinkCluster) -> list[NodePool]:
+    """Pools that may host the cluster's GPU TaskManagers: the named pool, else every GPU pool of
+    the target's platform matching vendor and model."""
+    gpu = cluster.task_manager.gpu
+    if gpu is None or gpu.amount == 0:
+        return []
+    if gpu.pool is not None:
+        pool = spec.pool(gpu.pool)
+        return [pool] if pool is not None else []
+    platform = target_platform(cluster)
+    pools = []
+    for pool in spec.node_pools:
+        if pool.gpu is None or pool.platform != platform:
+            continue
+        if gpu.vendor is not None and pool.gpu.vendor != gpu.vendor:
+            continue
+        if gpu.model is not None and normalize_gpu_model(pool.gpu.model or "") != normalize_gpu_model(
+            gpu.model
+        ):
+            continue
+        pools.append(pool)
+    return pools
+
+
+def cluster_vendor(spec: Spec, cluster: FlinkCluster) -> str:
+    """GPU vendor of the cluster: explicit, else its pools' vendor, else nvidia."""
+    gpu = cluster.task_manager.gpu
+    if gpu is not None and gpu.vendor is not None:
+        return gpu.vendor
+    vendors = {p.gpu.vendor for p in candidate_pools(spec, cluster) if p.gpu is not None}
+    return vendors.pop() if len(vendors) == 1 else "nvidia"
+
+
+def kubernetes_gpu_resource(spec: Spec, cluster: FlinkCluster) -> str | None:
+    """Resource name the cluster's TaskManagers request on Kubernetes (None without GPUs).
+
+    Explicit ``gpu.resource`` wins; otherwise the primary resource of the candidate pools when
+    they agree, else the vendor's plain resource (``nvidia.com/gpu`` / ``amd.com/gpu``).
+    """
+    gpu = cluster.task_manager.gpu
+    if gpu is None or gpu.amount == 0:
+        return None
+    if gpu.resource is not None:
+        return gpu.resource
+    names = {primary_resource(p) for p in candidate_pools(spec, cluster)}
+    names.discard(None)
+    if len(names) == 1:
+        return names.pop()
+    return VENDOR_RESOURCE[cluster_vendor(spec, cluster)]
+
+
+def yarn_gpu_type(spec: Spec, cluster: FlinkCluster) -> str | None:
+    """YARN resource type the cluster's TaskManagers request (``external-resource.gpu.yarn.config-key``).
+
+    With ``yarn.perModelTypes`` and a GPU model (from the request or the single candidate pool's
+    model) this is ``yarn.io/gpu-<normalised model>``; otherwise ``yarn.io/gpu``.
+    """
+    gpu = cluster.task_manager.gpu
+    if gpu is None or gpu.amount == 0:
+        return None
+    if spec.yarn is not None and spec.yarn.per_model_types:
+        model = gpu.model
+        if model is None:
+            models = {
+                p.gpu.model for p in candidate_pools(spec, cluster) if p.gpu is not None and p.gpu.model
+            }
+            model = models.pop() if len(models) == 1 else None
+        if model is not None:
+            return yarn_gpu_type_for_model(model)
+    return YARN_GPU

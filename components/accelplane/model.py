@@ -1,0 +1,628 @@
+"""The typed spec model: the only input builders see.
+
+`build_model` turns a schema-valid merged document into frozen dataclasses, applying every default
+in one place (so builders never guess) and parsing quantities exactly. Each named entity keeps its
+path in the merged document so checks can report ``file: path: message``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, Literal
+
+from accelplane.errors import PathTuple, Problem
+from accelplane.quantity import Quantity, QuantityError
+
+Vendor = Literal["nvidia", "amd"]
+Platform = Literal["kubernetes", "yarn", "standalone"]
+
+DEFAULT_NVIDIA_PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin"
+DEFAULT_NVIDIA_PLUGIN_VERSION = "v0.20.0"
+DEFAULT_AMD_PLUGIN_IMAGE = "rocm/k8s-device-plugin"
+DEFAULT_AMD_PLUGIN_VERSION = "1.31.0.10"
+DEFAULT_FLINK_VERSION = "1.20"
+DEFAULT_COORDINATION_FILE = "/var/lib/accelplane/gpu-coordination"
+DEFAULT_DISCOVERY_INSTALL_DIR = "/opt/flink/plugins/external-resource-gpu"
+DEFAULT_NVIDIA_ML_PY_VERSION = "12.575.51"
+VENDOR_RESOURCE = {"nvidia": "nvidia.com/gpu", "amd": "amd.com/gpu"}
+GPU_RESOURCE_NAMES = frozenset(VENDOR_RESOURCE.values())
+
+
+def is_gpu_resource(name: str) -> bool:
+    """True for resource names that count GPUs (whole, shared or MIG slices)."""
+    return name in GPU_RESOURCE_NAMES or name.startswith(("nvidia.com/gpu", "nvidia.com/mig-", "amd.com/gpu"))
+
+
+@dataclass(frozen=True)
+class ResourceList:
+    """Resource name → quantity, in name order."""
+
+    items: tuple[tuple[str, Quantity], ...] = ()
+
+    def get(self, name: str) -> Quantity | None:
+        """Quantity of ``name`` or None."""
+        return dict(self.items).get(name)
+
+    def names(self) -> list[str]:
+        """Resource names present."""
+        return [k for k, _ in self.items]
+
+    def as_dict(self) -> dict[str, str]:
+        """Plain ``{name: quantity-as-written}`` for objects we emit."""
+        return {k: str(v) for k, v in self.items}
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+
+@dataclass(frozen=True)
+class Taint:
+    """A node taint."""
+
+    key: str
+    value: str
+    effect: str
+
+
+@dataclass(frozen=True)
+class MigConfig:
+    """MIG layout of a pool's GPUs."""
+
+    strategy: Literal["none", "single", "mixed"] = "none"
+    devices: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class SharingConfig:
+    """GPU sharing by the NVIDIA device plugin."""
+
+    strategy: Literal["none", "timeSlicing", "mps"] = "none"
+    replicas: int = 1
+    rename_by_default: bool = False
+    fail_requests_greater_than_one: bool = False
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    """GPUs in each node of a pool."""
+
+    vendor: Vendor
+    per_node: int
+    model: str | None = None
+    memory: Quantity | None = None
+    mig: MigConfig = field(default_factory=MigConfig)
+    sharing: SharingConfig = field(default_factory=SharingConfig)
+    allowed_devices: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class NodePool:
+    """A group of identical nodes."""
+
+    name: str
+    path: PathTuple
+    platform: Platform
+    nodes: int
+    cpu: Quantity | None
+    memory: Quantity | None
+    hosts: tuple[str, ...]
+    gpu: GpuSpec | None
+    labels: tuple[tuple[str, str], ...]
+    taints: tuple[Taint, ...]
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class NvidiaPlugin:
+    """NVIDIA device plugin settings."""
+
+    enabled: bool | None
+    image: str
+    version: str
+    gpu_feature_discovery: bool
+    device_list_strategy: str
+
+
+@dataclass(frozen=True)
+class AmdPlugin:
+    """AMD device plugin settings."""
+
+    enabled: bool | None
+    image: str
+    version: str
+    labeller: bool
+
+
+@dataclass(frozen=True)
+class DevicePlugins:
+    """Device plugin settings."""
+
+    namespace: str
+    nvidia: NvidiaPlugin
+    amd: AmdPlugin
+
+
+@dataclass(frozen=True)
+class PriorityClass:
+    """A Kubernetes PriorityClass."""
+
+    name: str
+    path: PathTuple
+    value: int
+    global_default: bool
+    preemption_policy: str | None
+    description: str | None
+
+
+@dataclass(frozen=True)
+class Queue:
+    """A queue of the shared Volcano/YARN queue tree."""
+
+    name: str
+    path: PathTuple
+    parent: str | None
+    weight: int
+    priority: int | None
+    reclaimable: bool | None
+    capability: ResourceList
+    deserved: ResourceList
+    guarantee: ResourceList
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Volcano:
+    """Volcano settings."""
+
+    namespace: str
+    scheduler_name: str
+    manage_scheduler_config: bool
+
+
+@dataclass(frozen=True)
+class GpuRequest:
+    """GPUs per TaskManager."""
+
+    amount: int
+    pool: str | None
+    vendor: Vendor | None
+    model: str | None
+    resource: str | None
+
+
+@dataclass(frozen=True)
+class ProcessResources:
+    """Container resources of a Flink process."""
+
+    cpu: Quantity
+    memory: Quantity
+
+
+@dataclass(frozen=True)
+class TaskManager:
+    """TaskManager shape."""
+
+    replicas: int
+    slots: int
+    cpu: Quantity
+    memory: Quantity
+    gpu: GpuRequest | None
+
+
+@dataclass(frozen=True)
+class Job:
+    """Application-mode job."""
+
+    jar_uri: str | None
+    entry_class: str | None
+    args: tuple[str, ...]
+    parallelism: int | None
+    upgrade_mode: str | None
+
+
+@dataclass(frozen=True)
+class FlinkCluster:
+    """A Flink cluster with `flink.defaults` applied."""
+
+    name: str
+    path: PathTuple
+    version: str
+    image: str | None
+    config_format: str
+    target: str
+    mode: str
+    namespace: str
+    queue: str | None
+    priority_class: str | None
+    service_account: str
+    job_manager: ProcessResources
+    task_manager: TaskManager
+    coordination: bool
+    coordination_file: str
+    config: tuple[tuple[str, str | int | float | bool], ...]
+    job: Job | None
+    from_defaults: frozenset[tuple[str, ...]] = frozenset()
+
+    def field_path(self, *keys: str) -> PathTuple:
+        """Merged-document path of a field, pointing into ``flink.defaults`` when it was inherited."""
+        if keys in self.from_defaults:
+            return ("flink", "defaults", *keys)
+        return (*self.path, *keys)
+
+    @property
+    def version_tuple(self) -> tuple[int, int]:
+        """(major, minor) of the Flink version."""
+        major, minor = self.version.split(".")[:2]
+        return int(major), int(minor)
+
+
+@dataclass(frozen=True)
+class YarnResourceType:
+    """Allocation bounds for a YARN resource type."""
+
+    name: str
+    path: PathTuple
+    minimum_allocation: int | None
+    maximum_allocation: int | None
+    units: str | None
+
+
+@dataclass(frozen=True)
+class Yarn:
+    """YARN GPU settings."""
+
+    per_model_types: bool
+    resource_types: tuple[YarnResourceType, ...]
+    cgroups: str
+    cgroups_mount_path: str
+    cgroups_hierarchy: str
+    nvidia_smi_path: str
+    docker_enabled: bool
+    docker_runtime: str
+    docker_allowed_devices: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Discovery:
+    """Where the discovery script and coordination file live on nodes."""
+
+    install_dir: str
+    coordination_file: str
+    file_mode: str
+    user: str
+    group: str
+
+    @property
+    def script_path(self) -> str:
+        """Absolute path of the installed discovery script."""
+        return f"{self.install_dir}/accelplane-gpu-discovery"
+
+
+@dataclass(frozen=True)
+class NodeImage:
+    """Node/container image settings."""
+
+    base_image: str
+    nvidia_ml_py_version: str
+    image: str | None = None
+
+
+@dataclass(frozen=True)
+class Spec:
+    """The whole cluster spec, defaults applied."""
+
+    name: str
+    description: str
+    platforms: tuple[Platform, ...]
+    labels: tuple[tuple[str, str], ...]
+    node_pools: tuple[NodePool, ...]
+    device_plugins: DevicePlugins
+    priority_classes: tuple[PriorityClass, ...]
+    volcano: Volcano
+    queues: tuple[Queue, ...]
+    flink_clusters: tuple[FlinkCluster, ...]
+    yarn: Yarn | None
+    discovery: Discovery
+    node_image: NodeImage | None
+    raw: dict[str, Any] = field(compare=False, repr=False, default_factory=dict)
+
+    def has_platform(self, platform: Platform) -> bool:
+        """True when the cluster needs artifacts for ``platform``."""
+        return platform in self.platforms
+
+    def pool(self, name: str) -> NodePool | None:
+        """Node pool by name."""
+        return next((p for p in self.node_pools if p.name == name), None)
+
+    def queue(self, name: str) -> Queue | None:
+        """Queue by name."""
+        return next((q for q in self.queues if q.name == name), None)
+
+    def priority_class(self, name: str) -> PriorityClass | None:
+        """PriorityClass by name."""
+        return next((p for p in self.priority_classes if p.name == name), None)
+
+    def common_labels(self) -> dict[str, str]:
+        """Labels every generated Kubernetes object carries."""
+        labels = dict(self.labels)
+        labels["app.kubernetes.io/managed-by"] = "accelplane"
+        labels["accelplane.io/cluster"] = self.name
+        return labels
+
+
+class _Converter:
+    """Collects quantity problems while converting the document."""
+
+    def __init__(self) -> None:
+        self.problems: list[Problem] = []
+
+    def quantity(self, raw: Any, path: PathTuple) -> Quantity | None:
+        if raw is None:
+            return None
+        try:
+            return Quantity.parse(raw)
+        except QuantityError as exc:
+            self.problems.append(Problem(path, str(exc)))
+            return None
+
+    def req_quantity(self, raw: Any, default: str, path: PathTuple) -> Quantity:
+        q = self.quantity(raw if raw is not None else default, path)
+        return q if q is not None else Quantity.parse(default)
+
+    def resources(self, raw: dict[str, Any] | None, path: PathTuple) -> ResourceList:
+        items = []
+        for name in sorted(raw or {}):
+            q = self.quantity(raw[name], (*path, name))  # type: ignore[index]
+            if q is not None:
+                items.append((name, q))
+        return ResourceList(tuple(items))
+
+
+def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = _deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def _sorted_named(items: list[dict[str, Any]], prefix: PathTuple) -> list[tuple[PathTuple, dict[str, Any]]]:
+    """Named entries with their merged-document paths, sorted by name (list order never matters)."""
+    indexed = [((*prefix, i), item) for i, item in enumerate(items)]
+    return sorted(indexed, key=lambda e: str(e[1]["name"]))
+
+
+def _pool(b: _Converter, path: PathTuple, d: dict[str, Any]) -> NodePool:
+    gpu = None
+    if "gpu" in d:
+        g = d["gpu"]
+        mig = g.get("mig", {})
+        sharing = g.get("sharing", {})
+        gpu = GpuSpec(
+            vendor=g["vendor"],
+            per_node=g["perNode"],
+            model=g.get("model"),
+            memory=b.quantity(g.get("memory"), (*path, "gpu", "memory")),
+            mig=MigConfig(mig.get("strategy", "none"), tuple(sorted(mig.get("devices", {}).items()))),
+            sharing=SharingConfig(
+                strategy=sharing.get("strategy", "none"),
+                replicas=sharing.get("replicas", 1),
+                rename_by_default=sharing.get("renameByDefault", False),
+                fail_requests_greater_than_one=sharing.get("failRequestsGreaterThanOne", False),
+            ),
+            allowed_devices=tuple(sorted(g.get("allowedDevices", []))),
+        )
+    taints = tuple(
+        sorted(
+            (Taint(t["key"], t.get("value", ""), t["effect"]) for t in d.get("taints", [])),
+            key=lambda t: (t.key, t.value, t.effect),
+        )
+    )
+    return NodePool(
+        name=d["name"],
+        path=path,
+        platform=d.get("platform", "kubernetes"),
+        nodes=d["nodes"],
+        cpu=b.quantity(d.get("cpu"), (*path, "cpu")),
+        memory=b.quantity(d.get("memory"), (*path, "memory")),
+        hosts=tuple(sorted(d.get("hosts", []))),
+        gpu=gpu,
+        labels=tuple(sorted(d.get("labels", {}).items())),
+        taints=taints,
+        description=d.get("description", ""),
+    )
+
+
+def _key_paths(d: dict[str, Any], prefix: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
+    """Every key path in a nested dict (``("taskManager", "gpu", "amount")`` …)."""
+    out: set[tuple[str, ...]] = set()
+    for k, v in d.items():
+        out.add((*prefix, k))
+        if isinstance(v, dict):
+            out |= _key_paths(v, (*prefix, k))
+    return out
+
+
+def _flink_cluster(
+    b: _Converter,
+    path: PathTuple,
+    d: dict[str, Any],
+    defaults: dict[str, Any],
+    discovery: Discovery,
+    node_image: NodeImage | None,
+) -> FlinkCluster:
+    c = _deep_merge(defaults, d)
+    own = _key_paths(d)
+    inherited = frozenset(p for p in _key_paths(defaults) if p not in own)
+    version = str(c.get("version", DEFAULT_FLINK_VERSION))
+    jm = c.get("jobManager", {})
+    tm = c.get("taskManager", {})
+    g = tm.get("gpu")
+    gpu = (
+        GpuRequest(g.get("amount", 1), g.get("pool"), g.get("vendor"), g.get("model"), g.get("resource"))
+        if g is not None
+        else None
+    )
+    job = c.get("job")
+    disc = c.get("discovery", {})
+    return FlinkCluster(
+        name=c["name"],
+        path=path,
+        version=version,
+        image=c.get("image", node_image.image if node_image is not None else None),
+        config_format=c.get("configFormat", "auto"),
+        target=c.get("target", "kubernetes"),
+        mode=c.get("mode", "application"),
+        namespace=c.get("namespace", "default"),
+        queue=c.get("queue"),
+        priority_class=c.get("priorityClass"),
+        service_account=c.get("serviceAccount", "flink"),
+        job_manager=ProcessResources(
+            b.req_quantity(jm.get("cpu"), "1", (*path, "jobManager", "cpu")),
+            b.req_quantity(jm.get("memory"), "1600Mi", (*path, "jobManager", "memory")),
+        ),
+        task_manager=TaskManager(
+            replicas=tm.get("replicas", 1),
+            slots=tm.get("slots", 1),
+            cpu=b.req_quantity(tm.get("cpu"), "1", (*path, "taskManager", "cpu")),
+            memory=b.req_quantity(tm.get("memory"), "1728Mi", (*path, "taskManager", "memory")),
+            gpu=gpu,
+        ),
+        coordination=disc.get("coordination", True),
+        coordination_file=disc.get("coordinationFile", discovery.coordination_file),
+        config=tuple(sorted(c.get("config", {}).items())),
+        job=(
+            Job(
+                job.get("jarURI"),
+                job.get("entryClass"),
+                tuple(job.get("args", [])),
+                job.get("parallelism"),
+                job.get("upgradeMode"),
+            )
+            if job is not None
+            else None
+        ),
+        from_defaults=inherited,
+    )
+
+
+def build_model(data: dict[str, Any]) -> tuple[Spec | None, list[Problem]]:
+    """Build the typed model from a schema-valid merged document.
+
+    Returns the model and the problems found while converting (unparseable quantities); the model is
+    None when there are problems.
+    """
+    b = _Converter()
+    cluster = data["cluster"]
+    dp = data.get("devicePlugins", {})
+    nv = dp.get("nvidia", {})
+    amd = dp.get("amd", {})
+    vol = data.get("volcano", {})
+    disc = data.get("discovery", {})
+    discovery = Discovery(
+        install_dir=disc.get("installDir", DEFAULT_DISCOVERY_INSTALL_DIR),
+        coordination_file=disc.get("coordinationFile", DEFAULT_COORDINATION_FILE),
+        file_mode=disc.get("fileMode", "0660"),
+        user=disc.get("user", "flink"),
+        group=disc.get("group", "flink"),
+    )
+    flink = data.get("flink", {})
+    defaults = flink.get("defaults", {})
+    yarn = None
+    if "yarn" in data or "yarn" in cluster["platforms"]:
+        y = data.get("yarn", {})
+        docker = y.get("docker", {})
+        yarn = Yarn(
+            per_model_types=y.get("perModelTypes", False),
+            resource_types=tuple(
+                YarnResourceType(
+                    r["name"], p, r.get("minimumAllocation"), r.get("maximumAllocation"), r.get("units")
+                )
+                for p, r in _sorted_named(y.get("resourceTypes", []), ("yarn", "resourceTypes"))
+            ),
+            cgroups=y.get("cgroups", "v2"),
+            cgroups_mount_path=y.get("cgroupsMountPath", "/sys/fs/cgroup"),
+            cgroups_hierarchy=y.get("cgroupsHierarchy", "yarn"),
+            nvidia_smi_path=y.get("nvidiaSmiPath", "/usr/bin/nvidia-smi"),
+            docker_enabled=docker.get("enabled", False),
+            docker_runtime=docker.get("runtime", "nvidia"),
+            docker_allowed_devices=tuple(sorted(docker.get("allowedDevices", []))),
+        )
+    node_image = None
+    if "nodeImage" in data:
+        ni = data["nodeImage"]
+        node_image = NodeImage(
+            base_image=ni.get("baseImage", f"flink:{DEFAULT_FLINK_VERSION}-java17"),
+            nvidia_ml_py_version=ni.get("nvidiaMlPyVersion", DEFAULT_NVIDIA_ML_PY_VERSION),
+            image=ni.get("image"),
+        )
+    spec = Spec(
+        name=cluster["name"],
+        description=cluster.get("description", ""),
+        platforms=tuple(sorted(cluster["platforms"])),
+        labels=tuple(sorted(cluster.get("labels", {}).items())),
+        node_pools=tuple(_pool(b, p, d) for p, d in _sorted_named(data.get("nodePools", []), ("nodePools",))),
+        device_plugins=DevicePlugins(
+            namespace=dp.get("namespace", "kube-system"),
+            nvidia=NvidiaPlugin(
+                enabled=nv.get("enabled"),
+                image=nv.get("image", DEFAULT_NVIDIA_PLUGIN_IMAGE),
+                version=nv.get("version", DEFAULT_NVIDIA_PLUGIN_VERSION),
+                gpu_feature_discovery=nv.get("gpuFeatureDiscovery", True),
+                device_list_strategy=nv.get("deviceListStrategy", "envvar"),
+            ),
+            amd=AmdPlugin(
+                enabled=amd.get("enabled"),
+                image=amd.get("image", DEFAULT_AMD_PLUGIN_IMAGE),
+                version=amd.get("version", DEFAULT_AMD_PLUGIN_VERSION),
+                labeller=amd.get("labeller", False),
+            ),
+        ),
+        priority_classes=tuple(
+            PriorityClass(
+                name=d["name"],
+                path=p,
+                value=d["value"],
+                global_default=d.get("globalDefault", False),
+                preemption_policy=d.get("preemptionPolicy"),
+                description=d.get("description"),
+            )
+            for p, d in _sorted_named(data.get("priorityClasses", []), ("priorityClasses",))
+        ),
+        volcano=Volcano(
+            namespace=vol.get("namespace", "volcano-system"),
+            scheduler_name=vol.get("schedulerName", "volcano"),
+            manage_scheduler_config=vol.get("manageSchedulerConfig", True),
+        ),
+        queues=tuple(
+            Queue(
+                name=d["name"],
+                path=p,
+                parent=d.get("parent"),
+                weight=d.get("weight", 1),
+                priority=d.get("priority"),
+                reclaimable=d.get("reclaimable"),
+                capability=b.resources(d.get("capability"), (*p, "capability")),
+                deserved=b.resources(d.get("deserved"), (*p, "deserved")),
+                guarantee=b.resources(d.get("guarantee"), (*p, "guarantee")),
+                description=d.get("description", ""),
+            )
+            for p, d in _sorted_named(data.get("queues", []), ("queues",))
+        ),
+        flink_clusters=tuple(
+            _flink_cluster(b, p, d, defaults, discovery, node_image)
+            for p, d in _sorted_named(flink.get("clusters", []), ("flink", "clusters"))
+        ),
+        yarn=yarn,
+        discovery=discovery,
+        node_image=node_image,
+        raw=data,
+    )
+    if b.problems:
+        return None, b.problems
+    return spec, []
+
+
+def total_gpus(values: ResourceList) -> Decimal:
+    """Sum of every GPU-counting resource in a resource list."""
+    return sum((q.value for n, q in values.items if is_gpu_resource(n)), Decimal(0))

@@ -1,0 +1,127 @@
+"""The Pulumi program: one stack per cluster spec (``__main__.py`` calls `main`).
+
+Stack configuration (``stacks/Pulumi.<stack>.yaml``, see docs/pulumi.md):
+
+* ``accelplane:spec`` (required) — the cluster spec, relative to the project directory (the one
+  holding ``Pulumi.yaml``; Pulumi runs the program there) or absolute;
+* ``accelplane:renderDir`` (optional) — on ``pulumi up`` (never on preview), once every Kubernetes
+  resource was applied, write the complete render tree there, byte for byte what
+  ``accelplane render --out`` writes (relative to the project directory);
+* ``kubernetes:kubeconfig`` / ``kubernetes:context`` (optional) — passed to the explicit Kubernetes
+  provider the program creates for clusters on the ``kubernetes`` platform.
+
+An invalid spec fails the program with exactly the ``file: path: message`` lines
+``accelplane validate`` prints, and no resource is registered.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from accelplane.errors import SpecErrors
+from accelplane.pipeline import ValidatedSpec, load_validated
+from accelplane.pulumi.planning import PlanError, sha256
+from accelplane.pulumi.platform import GpuPlatform, GpuPlatformArgs
+from accelplane.render import bundle_files, write_tree
+
+PROJECT = "accelplane"
+PROVIDER_NAME = "kubernetes"
+
+
+@dataclass(frozen=True)
+class ProgramSettings:
+    """What the stack configuration asks for, paths resolved against the project directory."""
+
+    spec: Path
+    render_dir: Path | None
+    kubeconfig: str | None
+    context: str | None
+
+
+def read_settings(project_dir: Path) -> ProgramSettings:
+    """Read ``accelplane:*`` and ``kubernetes:*`` stack configuration."""
+    config = pulumi.Config(PROJECT)
+    kube_config = pulumi.Config("kubernetes")
+    render_dir = config.get("renderDir")
+    return ProgramSettings(
+        spec=project_dir / config.require("spec"),
+        render_dir=project_dir / render_dir if render_dir else None,
+        kubeconfig=kube_config.get("kubeconfig"),
+        context=kube_config.get("context"),
+    )
+
+
+def spec_error_text(exc: SpecErrors) -> str:
+    """The text ``accelplane validate`` prints on stderr for these errors (same lines, same order)."""
+    n = len(exc.errors)
+    lines = [str(e) for e in exc.errors]
+    lines.append(f"accelplane: {n} error{'s' if n != 1 else ''}")
+    return "\n".join(lines)
+
+
+def load(settings: ProgramSettings) -> ValidatedSpec:
+    """Validate the stack's spec exactly like the CLI; an invalid spec is a clean `pulumi.RunError`."""
+    try:
+        return load_validated(settings.spec)
+    except SpecErrors as exc:
+        raise pulumi.RunError(spec_error_text(exc)) from None
+
+
+def kubernetes_provider(settings: ProgramSettings) -> k8s.Provider:
+    """The explicit provider every Kubernetes resource of the stack uses.
+
+    ``enable_config_map_mutable`` makes changed data of a mutable ConfigMap (the Volcano scheduler
+    configuration) an in-place update instead of a delete-and-recreate of a name other components
+    mount; immutable ConfigMaps are content-addressed and never change in place (docs/pulumi.md).
+    """
+    return k8s.Provider(
+        PROVIDER_NAME,
+        kubeconfig=settings.kubeconfig,
+        context=settings.context,
+        enable_config_map_mutable=True,
+    )
+
+
+def main(project_dir: str | os.PathLike[str] | None = None) -> GpuPlatform:
+    """Build the stack: one `GpuPlatform` for the configured spec, stack outputs, optional render tree."""
+    root = Path(project_dir) if project_dir is not None else Path.cwd()
+    settings = read_settings(root)
+    validated = load(settings)
+    spec = validated.model
+    opts = None
+    if spec.has_platform("kubernetes"):
+        opts = pulumi.ResourceOptions(providers=[kubernetes_provider(settings)])
+    try:
+        platform = GpuPlatform(spec.name, GpuPlatformArgs(spec=spec), opts)
+    except PlanError as exc:
+        raise pulumi.RunError(f"accelplane: cannot build the Pulumi program for {spec.name}: {exc}") from None
+
+    for key, value in platform.outputs.items():
+        pulumi.export(key, value)
+    pulumi.export(
+        "specFiles",
+        {
+            os.path.relpath(p, root): sha256(p.read_text(encoding="utf-8"))
+            for p in sorted(validated.loaded.files)
+        },
+    )
+    if settings.render_dir is not None:
+        export_render_dir(platform, settings.render_dir)
+    return platform
+
+
+def export_render_dir(platform: GpuPlatform, render_dir: Path) -> None:
+    """On an update, write the render tree once every Kubernetes resource is applied; export its path.
+
+    A preview never writes (the output stays the configured path)."""
+    if pulumi.runtime.is_dry_run():
+        pulumi.export("renderDir", str(render_dir))
+        return
+    files = bundle_files(platform.bundle)
+    applied = pulumi.Output.all(*(r.id for r in platform.resources.values()))
+    pulumi.export("renderDir", applied.apply(lambda _: str(write_tree(files, render_dir))))

@@ -1,0 +1,159 @@
+"""Generic mapping of a plain manifest to ONE typed pulumi_kubernetes resource.
+
+The mapping is keyed by ``(apiVersion, kind)``. Core kinds use their typed class (the manifest's
+top-level fields become the class's snake_case arguments; nested dicts are passed verbatim, which
+is the camelCase wire format the provider expects); kinds served by a CRD (Volcano Queue/PodGroup,
+Flink operator FlinkDeployment/FlinkSessionJob) use ``apiextensions.CustomResource``. A kind that is
+not in the table is an error naming the object and the table, never a silent skip.
+
+Resource options derived from the object itself:
+
+* ``metadata.name`` is always explicit (the builders set it), so Pulumi never auto-names;
+* ConfigMaps with ``immutable: true`` are content-addressed (their name carries a hash of their
+  data, see `accelplane.discovery_constants`): new content is a new object, and the old one is
+  kept in the cluster when it leaves the program (``retain_on_delete``) because pods started from
+  an older pod template — e.g. TaskManagers a running Flink JobManager still creates — mount it
+  by its old name. See docs/pulumi.md, "ConfigMap update strategy".
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from accelplane.artifacts import K8sObject
+from accelplane.pulumi.planning import PlanError, logical_name
+
+
+class UnsupportedObjectError(PlanError):
+    """A builder produced a Kubernetes object the Pulumi layer has no resource mapping for."""
+
+
+@dataclass(frozen=True)
+class KindMapping:
+    """How one (apiVersion, kind) is registered: typed class (None → CustomResource) and scope."""
+
+    resource_class: type[pulumi.CustomResource] | None
+    namespaced: bool
+
+
+KINDS: dict[tuple[str, str], KindMapping] = {
+    ("v1", "ConfigMap"): KindMapping(k8s.core.v1.ConfigMap, True),
+    ("v1", "Namespace"): KindMapping(k8s.core.v1.Namespace, False),
+    ("v1", "ServiceAccount"): KindMapping(k8s.core.v1.ServiceAccount, True),
+    ("apps/v1", "DaemonSet"): KindMapping(k8s.apps.v1.DaemonSet, True),
+    ("apps/v1", "Deployment"): KindMapping(k8s.apps.v1.Deployment, True),
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): KindMapping(k8s.rbac.v1.ClusterRole, False),
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): KindMapping(
+        k8s.rbac.v1.ClusterRoleBinding, False
+    ),
+    ("rbac.authorization.k8s.io/v1", "Role"): KindMapping(k8s.rbac.v1.Role, True),
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): KindMapping(k8s.rbac.v1.RoleBinding, True),
+    ("scheduling.k8s.io/v1", "PriorityClass"): KindMapping(k8s.scheduling.v1.PriorityClass, False),
+    ("scheduling.volcano.sh/v1beta1", "Queue"): KindMapping(None, False),
+    ("scheduling.volcano.sh/v1beta1", "PodGroup"): KindMapping(None, True),
+    ("flink.apache.org/v1beta1", "FlinkDeployment"): KindMapping(None, True),
+    ("flink.apache.org/v1beta1", "FlinkSessionJob"): KindMapping(None, True),
+}
+"""Every (apiVersion, kind) the Pulumi program can apply. Add a line here when a builder emits a new kind."""
+
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def snake_case(name: str) -> str:
+    """``globalDefault`` → ``global_default`` (the Python argument of a typed resource)."""
+    return _CAMEL_BOUNDARY.sub("_", name).lower()
+
+
+_ACCEPTED: dict[str, frozenset[str]] = {}
+_NOT_FIELDS = frozenset({"__self__", "resource_name", "opts", "__props__", "api_version", "kind", "metadata"})
+
+
+def _accepted_arguments(cls: type[pulumi.CustomResource]) -> frozenset[str]:
+    """Top-level fields a typed resource class accepts (the keyword parameters of its generated
+    ``_internal_init``, the one signature every pulumi_kubernetes resource class has)."""
+    key = f"{cls.__module__}.{cls.__qualname__}"
+    if key not in _ACCEPTED:
+        init = cls._internal_init  # type: ignore[attr-defined]
+        _ACCEPTED[key] = frozenset(inspect.signature(init).parameters) - _NOT_FIELDS
+    return _ACCEPTED[key]
+
+
+def _describe(obj: K8sObject) -> str:
+    return f"{obj.api_version} {obj.kind} {logical_name(obj)} (family {obj.family!r})"
+
+
+def mapping_for(obj: K8sObject) -> KindMapping:
+    """The mapping of an object; `UnsupportedObjectError` when its (apiVersion, kind) is unknown or its
+    scope (namespace set or not) contradicts the kind."""
+    mapping = KINDS.get((obj.api_version, obj.kind))
+    if mapping is None:
+        known = ", ".join(f"{a} {k}" for a, k in sorted(KINDS))
+        raise UnsupportedObjectError(
+            f"no Pulumi resource mapping for {_describe(obj)}; supported kinds: {known} "
+            "(add the kind to components/accelplane/pulumi/kube.py KINDS)"
+        )
+    if mapping.namespaced and not obj.namespace:
+        raise UnsupportedObjectError(f"{_describe(obj)} is namespaced but has no metadata.namespace")
+    if not mapping.namespaced and obj.namespace:
+        raise UnsupportedObjectError(f"{_describe(obj)} is cluster-scoped but has metadata.namespace")
+    return mapping
+
+
+def check_supported(objects: Iterable[K8sObject]) -> None:
+    """Raise one `UnsupportedObjectError` listing every object that cannot be applied (before any
+    resource is registered, so an unsupported kind never leaves a half-built program)."""
+    problems: list[str] = []
+    for obj in objects:
+        try:
+            mapping = mapping_for(obj)
+            _resource_arguments(obj, mapping)
+        except UnsupportedObjectError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise UnsupportedObjectError("; ".join(problems))
+
+
+def _resource_arguments(obj: K8sObject, mapping: KindMapping) -> dict[str, Any]:
+    """Constructor keyword arguments (besides name and opts) carrying the manifest verbatim."""
+    body = {k: copy.deepcopy(v) for k, v in obj.manifest.items() if k not in ("apiVersion", "kind")}
+    if mapping.resource_class is None:
+        extra = sorted(set(body) - {"metadata", "spec"})
+        if extra:
+            raise UnsupportedObjectError(
+                f"{_describe(obj)} has top-level fields {extra}; a CustomResource carries only metadata and spec"
+            )
+        return {"api_version": obj.api_version, "kind": obj.kind, **body}
+    kwargs = {snake_case(k): v for k, v in body.items()}
+    unknown = sorted(set(kwargs) - _accepted_arguments(mapping.resource_class) - {"metadata"})
+    if unknown:
+        raise UnsupportedObjectError(
+            f"{_describe(obj)} has top-level fields {unknown} that "
+            f"{mapping.resource_class.__module__}.{mapping.resource_class.__name__} does not accept"
+        )
+    return kwargs
+
+
+def object_options(obj: K8sObject) -> pulumi.ResourceOptions:
+    """Resource options that follow from the object itself (see the module docstring)."""
+    immutable_configmap = obj.kind == "ConfigMap" and obj.manifest.get("immutable") is True
+    return pulumi.ResourceOptions(retain_on_delete=True if immutable_configmap else None)
+
+
+def register(obj: K8sObject, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
+    """Register one object as its typed resource, named `logical_name(obj)`."""
+    mapping = mapping_for(obj)
+    kwargs = _resource_arguments(obj, mapping)
+    merged = pulumi.ResourceOptions.merge(opts, object_options(obj))
+    name = logical_name(obj)
+    if mapping.resource_class is None:
+        return k8s.apiextensions.CustomResource(name, opts=merged, **kwargs)
+    resource: pulumi.CustomResource = mapping.resource_class(name, opts=merged, **kwargs)
+    return resource

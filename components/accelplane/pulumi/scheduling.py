@@ -1,0 +1,28 @@
+"""Scheduling family: Volcano Queues, PriorityClasses, the Volcano scheduler ConfigMap (and PodGroups
+when the PodGroup builder tags them ``scheduling``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from accelplane.builders.volcano import SCHEDULER_CONFIGMAP
+from accelplane.pulumi.family import FamilyComponent
+
+
+class Scheduling(FamilyComponent):
+    """``accelplane:scheduling:Scheduling``.
+
+    Extra outputs: ``queueNames``, ``priorityClassNames``, ``podGroupNames`` (``namespace/name``) and
+    ``schedulerConfigMap`` (``namespace/name`` of the Volcano scheduler ConfigMap, empty when the spec
+    leaves it to Volcano's own installation).
+    """
+
+    def extra_outputs(self) -> dict[str, Any]:
+        """Queue, PriorityClass and PodGroup names, and the scheduler ConfigMap."""
+        configmaps = [n for n in self.names_of("ConfigMap") if n.endswith(f"/{SCHEDULER_CONFIGMAP}")]
+        return {
+            "queueNames": self.names_of("Queue"),
+            "priorityClassNames": self.names_of("PriorityClass"),
+            "podGroupNames": self.names_of("PodGroup"),
+            "schedulerConfigMap": configmaps[0] if configmaps else "",
+        }

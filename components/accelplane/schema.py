@@ -1,0 +1,88 @@
+"""JSON Schema validation of a merged spec (Draft 2020-12), reporting every error at once."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
+
+from accelplane.errors import Problem
+from accelplane.package_data import schema_path
+
+
+@cache
+def load_schema() -> dict[str, Any]:
+    """Return the spec schema (parsed once per process)."""
+    with schema_path().open(encoding="utf-8") as fh:
+        schema: dict[str, Any] = json.load(fh)
+    return schema
+
+
+@cache
+def _validator() -> Draft202012Validator:
+    schema = load_schema()
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def _short(value: object, limit: int = 60) -> str:
+    """``repr`` of a value, shortened so a huge value can't flood the error output."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[: limit - 15]}…' ({len(str(value))} chars)"
+
+
+def _message(error: ValidationError) -> str:
+    """Turn a jsonschema error into a short message a spec author understands."""
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    custom = schema.get("errorMessage")
+    if error.validator == "maxLength" and not custom:
+        return f"{_short(error.instance)} is longer than {error.validator_value} characters"
+    if error.validator == "additionalProperties" and error.validator_value is False:
+        allowed = sorted(schema.get("properties", {}))
+        extra = sorted(set(error.instance) - set(allowed)) if isinstance(error.instance, dict) else []
+        names = ", ".join(repr(e) for e in extra)
+        return f"unknown field(s) {names}; allowed: {', '.join(allowed)}"
+    if error.validator == "required":
+        return str(error.message).replace("is a required property", "is required")
+    if error.validator in ("pattern", "not", "anyOf", "maxLength", "minLength") and custom:
+        return f"{_short(error.instance)} {custom}"
+    if error.validator == "propertyNames":
+        sub = next(iter(error.context or []), None)
+        inner = sub.schema.get("errorMessage") if sub is not None and isinstance(sub.schema, dict) else None
+        return f"key {error.instance!r} {inner}" if inner else str(error.message)
+    if error.validator == "enum":
+        options = error.validator_value if isinstance(error.validator_value, list) else []
+        return f"{_short(error.instance)} is not one of {', '.join(repr(v) for v in options)}"
+    if error.validator == "type":
+        return f"{_short(error.instance)} is not of type {error.validator_value}"
+    return str(error.message)
+
+
+def _propertynames_problems(error: ValidationError) -> list[Problem]:
+    # propertyNames errors point at the map; name the offending key in the path.
+    problems = []
+    context: list[ValidationError] = list(error.context or [])
+    for sub in context:
+        key = sub.instance
+        inner = sub.schema.get("errorMessage") if isinstance(sub.schema, dict) else None
+        problems.append(Problem((*error.absolute_path, str(key)), f"key {key!r} {inner or sub.message}"))
+    return problems or [Problem(tuple(error.absolute_path), _message(error))]
+
+
+def validate_document(data: Any) -> list[Problem]:
+    """Validate ``data`` against the spec schema; return every problem (empty list when valid)."""
+    problems: list[Problem] = []
+    for error in _validator().iter_errors(data):
+        if error.validator == "propertyNames":
+            problems.extend(_propertynames_problems(error))
+        elif "propertyNames" in error.relative_schema_path:
+            # a map key failed its pattern: name the key in the path
+            custom = error.schema.get("errorMessage") if isinstance(error.schema, dict) else None
+            key = str(error.instance)
+            problems.append(Problem((*error.absolute_path, key), f"key {key!r} {custom or error.message}"))
+        else:
+            problems.append(Problem(tuple(error.absolute_path), _message(error)))
+    return sorted(set(problems), key=lambda p: ([str(x) for x in p.path], p.message))
