@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.validators import REFERENCE_DIR, REPO_ROOT
+from tests.support.validators import REFERENCE_DIR, REPO_ROOT
 
 STACKS_DIR = REPO_ROOT / "stacks"
 EXAMPLE_SPECS = sorted(p for p in STACKS_DIR.glob("*.yaml") if not p.name.startswith("Pulumi."))

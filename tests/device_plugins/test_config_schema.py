@@ -15,8 +15,8 @@ import yaml
 
 from tests.conftest import EXAMPLE_SPECS
 from tests.device_plugins.helpers import config_errors, kitchen_sink_doc, write
-from tests.support_render import objects_for
-from tests.validators import reference
+from tests.support.render import objects_for
+from tests.support.validators import reference
 
 
 def _configs(spec_path: Path) -> dict[str, dict[str, Any]]:

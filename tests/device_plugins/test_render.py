@@ -16,8 +16,8 @@ from accelplane.pipeline import load_validated
 
 from tests.conftest import EXAMPLE_SPECS
 from tests.device_plugins.helpers import api_server_pod_problems, kitchen_sink_doc, pool, spec_doc, write
-from tests.support_render import files_for, objects_for
-from tests.validators import validate_k8s_object
+from tests.support.render import files_for, objects_for
+from tests.support.validators import validate_k8s_object
 
 
 def _family(spec_path: Path) -> list[K8sObject]:

@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from tests.device_plugins.helpers import pool, spec_doc, write
-from tests.support_render import objects_for
-from tests.validators import reference
+from tests.support.render import objects_for
+from tests.support.validators import reference
 
 NVIDIA_VERSION = "v0.20.0"  # upstream release the reference files come from
 AMD_VERSION = "1.31.0.10"

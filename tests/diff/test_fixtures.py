@@ -11,7 +11,7 @@ import yaml
 from accelplane.diff.kinds import parse_flink_legacy, parse_hadoop_xml, parse_ini
 
 from tests.diff.scenarios import BASE_DIR, SCENARIOS, scenario_tree
-from tests.validators import validate_k8s_object
+from tests.support.validators import validate_k8s_object
 
 BIN = Path(sys.executable).parent
 

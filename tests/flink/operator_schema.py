@@ -20,7 +20,7 @@ from typing import Any
 
 import jsonschema
 
-from tests.validators import validate_core_object
+from tests.support.validators import validate_core_object
 
 _STRING_MAP = {"type": "object", "additionalProperties": {"type": "string"}}
 _POD_TEMPLATE = {

@@ -11,7 +11,7 @@ import yaml
 from accelplane.cli import main
 
 from tests.flink.specs import KUBERNETES, STANDALONE, variant
-from tests.validators import SOURCE_ROOT
+from tests.support.validators import SOURCE_ROOT
 
 TM = KUBERNETES["flink"]["clusters"][0]["taskManager"]
 

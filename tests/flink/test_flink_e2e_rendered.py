@@ -29,7 +29,7 @@ from accelplane.render import bundle_files
 
 from tests.conftest import EXAMPLE_SPECS
 from tests.support.flink_cluster import load_file_with_flink, require_flink_home, run_gpu_scenario
-from tests.validators import REPO_ROOT
+from tests.support.validators import REPO_ROOT
 
 pytestmark = pytest.mark.flink
 

@@ -27,8 +27,8 @@ from accelplane.render import bundle_files
 from tests.conftest import EXAMPLE_SPECS
 from tests.flink.operator_schema import validate_flink_deployment
 from tests.flink.specs import KUBERNETES, model, variant, write
-from tests.support_render import files_for
-from tests.validators import validate_core_object, validate_crd_object
+from tests.support.render import files_for
+from tests.support.validators import validate_core_object, validate_crd_object
 
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
 

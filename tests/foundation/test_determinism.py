@@ -12,7 +12,7 @@ from accelplane.cli import main
 from accelplane.schema import load_schema
 
 from tests.conftest import EXAMPLE_SPECS
-from tests.support_render import files_for
+from tests.support.render import files_for
 
 
 def _tree(root: Path) -> dict[str, bytes]:

@@ -10,8 +10,8 @@ import yaml
 from accelplane.builders.volcano import SCHEDULER_CONF_KEY
 
 from tests.conftest import EXAMPLE_SPECS
-from tests.support_render import objects_for
-from tests.validators import reference, validate_crd_object, validate_k8s_object
+from tests.support.render import objects_for
+from tests.support.validators import reference, validate_crd_object, validate_k8s_object
 
 FULL_QUEUE = """\
 cluster: {name: demo, platforms: [kubernetes]}

@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.fuzz.schema_strategy import spec_documents
-from tests.validators import validate_rendered_files
+from tests.support.validators import validate_rendered_files
 
 SCHEMA = load_schema()
 WORKDIR = Path(tempfile.mkdtemp(prefix="accelplane-fuzz-"))

@@ -21,7 +21,7 @@ from accelplane.errors import SpecErrors
 from accelplane.pipeline import load_validated
 from accelplane.render import bundle_files
 
-from tests.validators import REPO_ROOT, validate_rendered_files
+from tests.support.validators import REPO_ROOT, validate_rendered_files
 
 HOSTILE = [
     "double \" and single ' quotes",

@@ -28,7 +28,7 @@ from tests.node_image.support import (
     tool,
     write_rendered,
 )
-from tests.support_render import files_for
+from tests.support.render import files_for
 
 # cloud-init silently ignores unknown top-level keys, so a typo ("write_file") would be a no-op.
 # Every top-level key we emit must be one of these real cloud-init module keys.

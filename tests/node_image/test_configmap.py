@@ -13,8 +13,8 @@ from accelplane.pipeline import load_validated
 
 from tests.conftest import STACKS_DIR
 from tests.node_image.support import FULL_SPEC
-from tests.support_render import files_for, objects_for
-from tests.validators import validate_k8s_object
+from tests.support.render import files_for, objects_for
+from tests.support.validators import validate_k8s_object
 
 
 def _configmaps(spec_path: Path) -> list[dict[str, object]]:

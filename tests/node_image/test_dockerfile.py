@@ -12,7 +12,7 @@ from accelplane.discovery_constants import script_text
 
 from tests.conftest import STACKS_DIR
 from tests.node_image.support import FULL_SPEC, SPEC_CASES, artifact, tool
-from tests.support_render import files_for
+from tests.support.render import files_for
 
 
 def hadolint(dockerfile: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:

@@ -30,7 +30,7 @@ from tests.node_image.support import (
     tool,
     write_rendered,
 )
-from tests.support_render import files_for
+from tests.support.render import files_for
 
 SCRIPT = "usr/local/libexec/accelplane/accelplane-gpu-discovery"
 TMPFILES = "etc/tmpfiles.d/accelplane-gpu.conf"

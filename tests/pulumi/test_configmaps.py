@@ -18,7 +18,7 @@ from tests.support.configmap_rollout import (
     rollout_annotations,
     rollout_hash,
 )
-from tests.support_render import bundle_for
+from tests.support.render import bundle_for
 
 
 def configmap(name: str, data: dict[str, str], immutable: bool = False) -> dict[str, object]:

@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from tests.validators import REPO_ROOT, SOURCE_ROOT
+from tests.support.validators import REPO_ROOT, SOURCE_ROOT
 
 PROBE = """
 import json, sys

@@ -9,7 +9,7 @@ from pathlib import Path
 from accelplane.model import Spec
 from accelplane.pipeline import load_validated
 
-from tests.support_render import files_for
+from tests.support.render import files_for
 
 # A YARN cluster exercising every feature: per-model types, Docker, cgroups v2, an explicit
 # allowed-device list, an AMD pool (no GPU plugin), a CPU-only pool, hierarchical queues.

@@ -24,7 +24,7 @@ from accelplane.gpu_resources import yarn_gpu_type
 from accelplane.templating import render_template
 
 from tests.conftest import EXAMPLE_SPECS
-from tests.support_render import files_for
+from tests.support.render import files_for
 from tests.yarn.support import BASE, model_of, parse_configuration, parse_container_executor, yarn_files
 
 WriteSpec = Callable[..., Path]

@@ -34,7 +34,7 @@ from accelplane.pipeline import load_validated
 from accelplane.render import write_tree
 
 from tests.conftest import EXAMPLE_SPECS
-from tests.support_render import files_for
+from tests.support.render import files_for
 from tests.yarn.hadoop import Probe
 from tests.yarn.support import BASE, model_of, parse_configuration
 

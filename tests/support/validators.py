@@ -15,7 +15,7 @@ import jsonschema
 import kubernetes_validate
 import yaml
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 SOURCE_ROOT = REPO_ROOT / "components"
 """Where the `accelplane` import package lives (``components/accelplane``)."""
 REFERENCE_DIR = REPO_ROOT / "tests" / "upstream"
