@@ -26,8 +26,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "components"))
 
-from accelplane.builders import build_all  # noqa: E402
-from accelplane.pipeline import load_validated  # noqa: E402
+from accelplane.pipeline import render_spec  # noqa: E402
 from accelplane.render import bundle_files  # noqa: E402
 
 from bench.generate import write_spec  # noqa: E402
@@ -48,8 +47,8 @@ def bench_render(units: list[int], runs: int, workdir: Path) -> list[list[str]]:
     rows = []
     for n in units:
         spec = write_spec(n, workdir)
-        bundle = build_all(load_validated(spec).model)
-        render = median_time(lambda spec=spec: bundle_files(build_all(load_validated(spec).model)), runs)  # type: ignore[misc]
+        bundle = render_spec(spec).bundle
+        render = median_time(lambda spec=spec: render_spec(spec).files, runs)  # type: ignore[misc]
         floor = median_time(lambda bundle=bundle: bundle_files(bundle), runs)  # type: ignore[misc]
         files = len(bundle_files(bundle))
         rows.append([f"render, {n} unit{'s' if n > 1 else ''} ({files} files)", f"{render * 1000:.0f} ms", f"{floor * 1000:.0f} ms", f"{render / floor:.1f}×"])
@@ -77,7 +76,7 @@ def bench_pulumi(units: int, runs: int, workdir: Path) -> list[list[str]]:
     from pulumi_kubernetes.core.v1 import ConfigMap
 
     spec = write_spec(units, workdir)
-    objects = len(build_all(load_validated(spec).model).objects)
+    objects = len(render_spec(spec).bundle.objects)
 
     class Mocks(pulumi.runtime.Mocks):
         def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:

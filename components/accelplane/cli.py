@@ -47,12 +47,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_render(args: argparse.Namespace) -> int:
     """Render one spec into an output directory (atomically)."""
-    from accelplane.builders import build_all
-    from accelplane.pipeline import load_validated
-    from accelplane.render import bundle_files, write_tree
+    from accelplane.pipeline import render_spec
+    from accelplane.render import write_tree
 
-    validated = load_validated(args.spec)
-    files = bundle_files(build_all(validated.model))
+    files = render_spec(args.spec).files
     out = write_tree(files, args.out)
     if not args.quiet:
         print(f"{args.spec}: rendered {len(files)} files into {out}")

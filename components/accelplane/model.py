@@ -63,6 +63,8 @@ class Taint:
     key: str
     value: str
     effect: str
+    path: PathTuple = field(default=(), compare=False)
+    """Where the taint is written in the merged spec (for error messages; not part of its identity)."""
 
 
 @dataclass(frozen=True)
@@ -325,7 +327,6 @@ class Spec:
     yarn: Yarn | None
     discovery: Discovery
     node_image: NodeImage | None
-    raw: dict[str, Any] = field(compare=False, repr=False, default_factory=dict)
 
     def has_platform(self, platform: Platform) -> bool:
         """True when the cluster needs artifacts for ``platform``."""
@@ -414,7 +415,10 @@ def _pool(b: _Converter, path: PathTuple, d: dict[str, Any]) -> NodePool:
         )
     taints = tuple(
         sorted(
-            (Taint(t["key"], t.get("value", ""), t["effect"]) for t in d.get("taints", [])),
+            (
+                Taint(t["key"], t.get("value", ""), t["effect"], (*path, "taints", i))
+                for i, t in enumerate(d.get("taints", []))
+            ),
             key=lambda t: (t.key, t.value, t.effect),
         )
     )
@@ -616,7 +620,6 @@ def build_model(data: dict[str, Any]) -> tuple[Spec | None, list[Problem]]:
         yarn=yarn,
         discovery=discovery,
         node_image=node_image,
-        raw=data,
     )
     if b.problems:
         return None, b.problems

@@ -24,7 +24,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from accelplane.errors import SpecErrors
-from accelplane.pipeline import ValidatedSpec, load_validated
+from accelplane.pipeline import RenderedSpec, render_spec
 from accelplane.pulumi.planning import PlanError, sha256
 from accelplane.pulumi.platform import GpuPlatform, GpuPlatformArgs
 from accelplane.render import bundle_files, write_tree
@@ -64,10 +64,11 @@ def spec_error_text(exc: SpecErrors) -> str:
     return "\n".join(lines)
 
 
-def load(settings: ProgramSettings) -> ValidatedSpec:
-    """Validate the stack's spec exactly like the CLI; an invalid spec is a clean `pulumi.RunError`."""
+def load(settings: ProgramSettings) -> RenderedSpec:
+    """Validate and build the stack's spec exactly like the CLI; an invalid spec is a clean
+    `pulumi.RunError`."""
     try:
-        return load_validated(settings.spec)
+        return render_spec(settings.spec)
     except SpecErrors as exc:
         raise pulumi.RunError(spec_error_text(exc)) from None
 
@@ -91,13 +92,13 @@ def main(project_dir: str | os.PathLike[str] | None = None) -> GpuPlatform:
     """Build the stack: one `GpuPlatform` for the configured spec, stack outputs, optional render tree."""
     root = Path(project_dir) if project_dir is not None else Path.cwd()
     settings = read_settings(root)
-    validated = load(settings)
-    spec = validated.model
+    rendered = load(settings)
+    spec = rendered.model
     opts = None
     if spec.has_platform("kubernetes"):
         opts = pulumi.ResourceOptions(providers=[kubernetes_provider(settings)])
     try:
-        platform = GpuPlatform(spec.name, GpuPlatformArgs(spec=spec), opts)
+        platform = GpuPlatform(spec.name, GpuPlatformArgs(spec=spec, bundle=rendered.bundle), opts)
     except PlanError as exc:
         raise pulumi.RunError(f"accelplane: cannot build the Pulumi program for {spec.name}: {exc}") from None
 
@@ -107,7 +108,7 @@ def main(project_dir: str | os.PathLike[str] | None = None) -> GpuPlatform:
         "specFiles",
         {
             os.path.relpath(p, root): sha256(p.read_text(encoding="utf-8"))
-            for p in sorted(validated.loaded.files)
+            for p in sorted(rendered.validated.loaded.files)
         },
     )
     if settings.render_dir is not None:

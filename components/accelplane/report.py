@@ -1,6 +1,6 @@
 """`accelplane report`: GPU capacity per queue and per Flink cluster, as tables and an SVG chart.
 
-Cluster GPUs are what the device plugins advertise (`accelplane.gpu_resources.advertised_resources`
+Cluster GPUs are what the device plugins advertise (`accelplane.derive.gpu_resources.advertised_resources`
 × nodes), summed per resource name over the pools the queue tree schedules onto: the Kubernetes
 pools when the cluster runs Kubernetes (Volcano queues), else the YARN pools (capacity-scheduler
 queues). Queue numbers are the queue's own ``capability``/``deserved``/``guarantee``; shares are
@@ -16,14 +16,14 @@ from decimal import Decimal
 from typing import Any
 from xml.sax.saxutils import escape
 
-from accelplane.checks.scheduling import queue_parent
-from accelplane.gpu_resources import (
+from accelplane.derive.gpu_resources import (
     advertised_resources,
     candidate_pools,
     kubernetes_gpu_resource,
     target_platform,
     yarn_gpu_type,
 )
+from accelplane.derive.queues import queue_parent
 from accelplane.model import NodePool, Queue, Spec, is_gpu_resource
 from accelplane.quantity import format_quantity
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from accelplane.builders import device_plugins as dp_builder
+from accelplane.derive import device_plugin_placement as dp_placement
 from accelplane.checks.device_plugins import untolerated_pool_taints
 from accelplane.model import build_model
 
@@ -349,7 +349,7 @@ def test_untolerated_pool_taint(
     """Tolerations are derived from the pools' taints, so no spec produces a DaemonSet that does not
     tolerate its own pool; the check guards that derivation. Simulate a regression of it (only the
     upstream base tolerations) and the spec is rejected with the taint's path."""
-    monkeypatch.setattr(dp_builder, "merged_tolerations", lambda base, pools: list(base))
+    monkeypatch.setattr(dp_placement, "merged_tolerations", lambda base, pools: list(base))
     doc = spec_doc(
         [pool("a100", taints=[GPU_TAINT, {"key": "dedicated", "value": "flink", "effect": "NoExecute"}])],
         device_plugins={"nvidia": {"gpuFeatureDiscovery": False}},
@@ -370,8 +370,8 @@ def test_untolerated_pool_taints_function() -> None:
     spec, _ = build_model(spec_doc([pool("a100", taints=[{"key": "k", "effect": "NoSchedule"}])]))
     assert spec is not None
     a100 = spec.node_pools[0]
-    ok = dp_builder.Placement("ds", (a100,), ({"key": "k", "operator": "Exists"},))
-    bad = dp_builder.Placement("ds", (a100,), ({"key": "k", "operator": "Equal", "value": "v"},))
+    ok = dp_placement.Placement("ds", (a100,), ({"key": "k", "operator": "Exists"},))
+    bad = dp_placement.Placement("ds", (a100,), ({"key": "k", "operator": "Equal", "value": "v"},))
     assert list(untolerated_pool_taints(spec, ok)) == []
     [problem] = untolerated_pool_taints(spec, bad)
     assert problem.path == ("nodePools", 0, "taints", 0)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from accelplane.gpu_resources import (
+from accelplane.derive.gpu_resources import (
     advertised_resources,
     gfd_product_label_for_pool,
     max_request_per_container,
@@ -160,6 +160,6 @@ def test_gfd_product_label_for_pool_follows_mig_and_sharing() -> None:
     ],
 )
 def test_agent_written_labels(key: str, agent_written: bool) -> None:
-    from accelplane.node_selection import is_agent_written_label
+    from accelplane.derive.node_selection import is_agent_written_label
 
     assert is_agent_written_label(key) is agent_written

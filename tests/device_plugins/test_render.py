@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 import yaml
 from accelplane.artifacts import K8sObject
-from accelplane.builders import build_all, device_plugins
+from accelplane.builders import build_all
+from accelplane.derive import device_plugin_placement
+from accelplane.derive.node_selection import selects, tolerates
 from accelplane.model import Taint
-from accelplane.node_selection import selects, tolerates
 from accelplane.pipeline import load_validated
 
 from tests.conftest import EXAMPLE_SPECS
@@ -22,7 +23,7 @@ from tests.support.validators import validate_k8s_object
 
 def _family(spec_path: Path) -> list[K8sObject]:
     return [
-        o for o in build_all(load_validated(spec_path).model).objects if o.family == device_plugins.FAMILY
+        o for o in build_all(load_validated(spec_path).model).objects if o.family == "device-plugins"
     ]
 
 
@@ -80,7 +81,7 @@ def test_daemonsets_select_exactly_their_pools_and_tolerate_them(kitchen_sink: P
     spec = load_validated(kitchen_sink).model
     objs = _by_name(_rendered(kitchen_sink))
     k8s_pools = [p for p in spec.node_pools if p.platform == "kubernetes"]
-    for placement in device_plugins.placements(spec):
+    for placement in device_plugin_placement.placements(spec):
         pod = objs[("DaemonSet", placement.name)]["spec"]["template"]["spec"]
         terms = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
             "nodeSelectorTerms"
@@ -112,7 +113,7 @@ def test_one_mig_setting_drives_plugin_gfd_and_names(kitchen_sink: Path) -> None
         for o in objs.values()
         if o["kind"] == "ConfigMap"
     }
-    for p in device_plugins.kubernetes_gpu_pools(spec, "nvidia"):
+    for p in device_plugin_placement.kubernetes_gpu_pools(spec, "nvidia"):
         assert p.gpu is not None
         plugin = objs[("DaemonSet", f"nvidia-device-plugin-{p.name}")]["spec"]["template"]["spec"]
         gfd = objs[("DaemonSet", f"gpu-feature-discovery-{p.name}")]["spec"]["template"]["spec"]

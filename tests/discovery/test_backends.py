@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from accelplane import gpu_discovery as gd
+from accelplane.discovery import gpu_discovery as gd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

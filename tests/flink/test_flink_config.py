@@ -13,15 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 from accelplane.builders import build_all
-from accelplane.builders.flink_config import (
-    config_format,
-    effective_config,
-    flink_memory,
-    legacy_value_problem,
-    render_config,
-    yaml_key,
-    yaml_value,
-)
+from accelplane.builders.flink_config import render_config
+from accelplane.derive.flink_keys import config_format, effective_config, flink_memory
+from accelplane.derive.flink_values import legacy_value_problem, yaml_key, yaml_value
 from accelplane.quantity import Quantity
 from accelplane.render import bundle_files
 

@@ -19,11 +19,8 @@ from pathlib import Path
 
 import pytest
 from accelplane.builders import build_all
-from accelplane.builders.flink_config import (
-    config_format,
-    effective_config,
-    legacy_value,
-)
+from accelplane.derive.flink_keys import config_format, effective_config
+from accelplane.derive.flink_values import legacy_value
 from accelplane.pipeline import load_validated
 from accelplane.render import bundle_files
 

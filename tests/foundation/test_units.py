@@ -72,7 +72,7 @@ def test_names() -> None:
 
 
 def test_candidate_pools_match_models_by_e2data_normalisation(write_spec) -> None:  # type: ignore[no-untyped-def]
-    from accelplane.gpu_resources import candidate_pools
+    from accelplane.derive.gpu_resources import candidate_pools
     from accelplane.pipeline import load_validated
 
     spec = write_spec(

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from accelplane.checks.discovery_paths import node_platforms
+from accelplane.derive.discovery_paths import node_platforms
 from accelplane.pipeline import load_validated
 
 from tests.conftest import EXAMPLE_SPECS, STACKS_DIR

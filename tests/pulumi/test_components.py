@@ -83,7 +83,7 @@ def only(*objects: K8sObject, files: tuple[FileArtifact, ...] = ()) -> Callable[
 
 def run_platform(pulumi_run: RunProgram, spec: Spec, builder: Callable[[Spec], Bundle]) -> ProgramRun:
     return pulumi_run(
-        {}, stack="prod-eu", program=lambda: GpuPlatform(spec.name, GpuPlatformArgs(spec, builder))
+        {}, stack="prod-eu", program=lambda: GpuPlatform(spec.name, GpuPlatformArgs(spec, builder(spec)))
     )
 
 
@@ -480,7 +480,9 @@ def test_program_reports_unsupported_objects_without_traceback(
     from accelplane import program
 
     secret = k8s_object("v1", "Secret", "creds", family="flink", namespace="flink", labels=LABELS)
-    monkeypatch.setattr(program, "GpuPlatformArgs", lambda spec: GpuPlatformArgs(spec, with_objects(secret)))
+    monkeypatch.setattr(
+        program, "GpuPlatformArgs", lambda spec, bundle: GpuPlatformArgs(spec, with_objects(secret)(spec))
+    )
     with pytest.raises(
         pulumi.RunError,
         match=r"cannot build the Pulumi program for prod-eu: no Pulumi resource mapping for v1 Secret",

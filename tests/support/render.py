@@ -7,19 +7,17 @@ from typing import Any
 
 import yaml
 from accelplane.artifacts import Bundle
-from accelplane.builders import build_all
-from accelplane.pipeline import load_validated
-from accelplane.render import bundle_files
+from accelplane.pipeline import render_spec
 
 
 def bundle_for(spec_path: Path | str) -> Bundle:
     """Validated spec → the bundle every consumer sees."""
-    return build_all(load_validated(spec_path).model)
+    return render_spec(spec_path).bundle
 
 
 def files_for(spec_path: Path | str) -> dict[str, tuple[str, int]]:
     """Validated spec → ``{relative path: (text, mode)}`` exactly as `render` writes it."""
-    return bundle_files(bundle_for(spec_path))
+    return render_spec(spec_path).files
 
 
 def objects_for(spec_path: Path | str) -> list[dict[str, Any]]:

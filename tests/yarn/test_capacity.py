@@ -8,7 +8,7 @@ from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 
-from accelplane.builders.yarn_queues import (
+from accelplane.derive.yarn_capacity import (
     RESOURCE_CALCULATOR,
     distribute,
     format_percent,
@@ -147,7 +147,7 @@ def test_absolute_mode_vectors_are_consistent(write_spec: WriteSpec) -> None:
     )
     spec = model_of(write_spec(_spec(queues)))
     plan = plan_queues(spec)
-    assert plan.mode == "absolute" and plan.problems == []
+    assert plan.mode == "absolute" and plan.infeasible == []
     props = {p.name: p.value for p in plan.properties}
     root = {"memory": 4 * 128 * 1024, "vcores": 128, "yarn.io/gpu": 16}
     mins = {q: _vector(props[f"{CS}{p}.capacity"]) for q, p in queue_paths(spec).items()}

@@ -273,7 +273,7 @@ def test_amount_check_at_model_level_uses_yarn_gpu_type(write_spec: WriteSpec) -
     assert list(check(spec)) == []
     import dataclasses
 
-    from accelplane.builders.yarn_types import type_bounds
+    from accelplane.derive.yarn_types import type_bounds
 
     v100 = type_bounds(spec)["yarn.io/gpu-teslav100sxm232gb"]
     tight = dataclasses.replace(v100, maximum_allocation=1)

@@ -12,15 +12,15 @@ from accelplane.builders.yarn import (
     resource_types_properties,
     yarn_site_properties,
 )
-from accelplane.builders.yarn_queues import plan_queues
-from accelplane.builders.yarn_types import (
+from accelplane.derive.gpu_resources import yarn_gpu_type
+from accelplane.derive.yarn_capacity import plan_queues
+from accelplane.derive.yarn_types import (
     ConfProperty,
     container_gpu_request,
     needed_types,
     yarn_gpu_clusters,
     yarn_pools,
 )
-from accelplane.gpu_resources import yarn_gpu_type
 from accelplane.templating import render_template
 
 from tests.conftest import EXAMPLE_SPECS

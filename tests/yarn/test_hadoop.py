@@ -18,8 +18,9 @@ from accelplane.builders.yarn import (
     resource_types_properties,
     yarn_site_properties,
 )
-from accelplane.builders.yarn_queues import plan_queues
-from accelplane.builders.yarn_types import (
+from accelplane.derive.gpu_resources import yarn_gpu_type
+from accelplane.derive.yarn_capacity import plan_queues
+from accelplane.derive.yarn_types import (
     container_gpu_request,
     needed_types,
     node_amounts,
@@ -28,7 +29,6 @@ from accelplane.builders.yarn_types import (
     yarn_pools,
 )
 from accelplane.errors import SpecErrors
-from accelplane.gpu_resources import yarn_gpu_type
 from accelplane.names import is_valid_yarn_resource_name
 from accelplane.pipeline import load_validated
 from accelplane.render import write_tree

@@ -9,8 +9,8 @@ from decimal import Decimal
 from typing import Any
 
 from accelplane.builders import build_all
-from accelplane.builders.yarn_queues import plan_queues
 from accelplane.checks import run_checks
+from accelplane.derive.yarn_capacity import plan_queues
 from accelplane.model import build_model
 from accelplane.render import bundle_files
 from accelplane.schema import validate_document

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 
 from accelplane.artifacts import Bundle, k8s_object
-from accelplane.checks.discovery_paths import IMAGE_PLATFORMS, gpu_clusters
+from accelplane.derive.discovery_paths import IMAGE_PLATFORMS, gpu_clusters
 from accelplane.discovery_constants import CONFIGMAP_KEY, configmap_name, script_text
 from accelplane.model import Spec
 

@@ -15,17 +15,16 @@ Per cluster, by target:
 from __future__ import annotations
 
 from accelplane.artifacts import Bundle, FileArtifact, k8s_object
-from accelplane.builders.flink_config import (
-    JOBMANAGER_POD_TEMPLATE,
-    TASKMANAGER_POD_TEMPLATE,
-    config_file_name,
-    effective_config,
-    render_config,
-    standalone_workers,
-)
+from accelplane.builders.flink_config import config_file_name, render_config
 from accelplane.builders.flink_operator import flink_deployment
 from accelplane.builders.pod_templates import Role, flink_cluster_labels, pod_template
 from accelplane.builders.podgroups import podgroup
+from accelplane.derive.flink_keys import (
+    JOBMANAGER_POD_TEMPLATE,
+    TASKMANAGER_POD_TEMPLATE,
+    effective_config,
+    standalone_workers,
+)
 from accelplane.model import FlinkCluster, Spec
 from accelplane.yaml_io import dump_yaml
 

@@ -13,14 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from accelplane.artifacts import K8sObject, k8s_object
-from accelplane.builders.flink_config import (
-    cpu_number,
-    effective_config,
-    flink_image,
-    mebibytes,
-    operator_value,
-)
 from accelplane.builders.pod_templates import flink_cluster_labels, pod_template
+from accelplane.derive.flink_keys import cpu_number, effective_config, flink_image, mebibytes
+from accelplane.derive.flink_values import operator_value
 from accelplane.model import FlinkCluster, ProcessResources, Spec
 
 FLINK_DEPLOYMENT_API = "flink.apache.org/v1beta1"

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import yaml
 
 from accelplane.artifacts import Bundle, FileArtifact
-from accelplane.checks.discovery_paths import (
+from accelplane.derive.discovery_paths import (
     IMAGE_PLATFORMS,
     CoordinationFile,
     coordination_files,

@@ -1,4 +1,4 @@
-"""JobManager and TaskManager pod templates of each Flink cluster on Kubernetes (DESIGN.md §4).
+"""JobManager and TaskManager pod templates of each Flink cluster on Kubernetes on Kubernetes.
 
 Released Flink has no scheduler-name option and the Flink Kubernetes Operator no Volcano support,
 so Volcano gang scheduling is wired through pod templates: ``schedulerName``, the PodGroup
@@ -15,15 +15,15 @@ container from its configuration (``external-resource.gpu.kubernetes.config-key`
 
 from __future__ import annotations
 
-import posixpath
 from typing import Any, Literal
 
 from accelplane import discovery_constants
-from accelplane.builders.flink_config import flink_image, gpu_amount
-from accelplane.gpu_resources import candidate_pools, cluster_vendor, gfd_product_label_for_pool
+from accelplane.derive.flink_keys import flink_image, gpu_amount
+from accelplane.derive.flink_pods import coordination_dir, podgroup_name
+from accelplane.derive.gpu_resources import candidate_pools, cluster_vendor, gfd_product_label_for_pool
+from accelplane.derive.node_selection import merged_tolerations, pool_labels, pool_node_affinity
 from accelplane.model import FlinkCluster, NodePool, Spec
 from accelplane.names import GPU_PRODUCT_LABEL, gfd_product_label
-from accelplane.node_selection import merged_tolerations, pool_labels, pool_node_affinity
 
 Role = Literal["jobmanager", "taskmanager"]
 
@@ -35,16 +35,6 @@ DISCOVERY_VOLUME = "accelplane-gpu-discovery"
 COORDINATION_VOLUME = "accelplane-gpu-coordination"
 COORDINATION_INIT_CONTAINER = "accelplane-coordination-dir"
 SCRIPT_MODE = 0o555
-
-
-def podgroup_name(cluster: FlinkCluster) -> str:
-    """Name of the cluster's Volcano PodGroup (``podgroup-<cluster id>``)."""
-    return f"podgroup-{cluster.name}"
-
-
-def coordination_dir(cluster: FlinkCluster) -> str:
-    """Host directory holding the cluster's coordination file (mounted at the same path)."""
-    return posixpath.dirname(cluster.coordination_file)
 
 
 def flink_cluster_labels(spec: Spec, cluster: FlinkCluster) -> dict[str, str]:
@@ -73,7 +63,7 @@ def placement(spec: Spec, cluster: FlinkCluster) -> dict[str, Any]:
     """``nodeSelector``/``affinity``/``tolerations`` for the cluster's GPU TaskManagers.
 
     One candidate pool with labels → its labels as nodeSelector; several → one required node
-    affinity term per pool (OR, `accelplane.node_selection.pool_node_affinity`). When any candidate
+    affinity term per pool (OR, `accelplane.derive.node_selection.pool_node_affinity`). When any candidate
     pool has no labels, pool selection is left to the GPU resource request. An explicit NVIDIA GPU
     model adds ``nvidia.com/gpu.product`` (the value GPU Feature Discovery writes on that pool's
     nodes) to every term. Tolerations: every taint of every candidate pool.

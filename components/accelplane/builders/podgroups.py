@@ -1,4 +1,4 @@
-"""One Volcano PodGroup per Flink cluster on Kubernetes (DESIGN.md §4).
+"""One Volcano PodGroup per Flink cluster on Kubernetes.
 
 ``minResources`` is what the whole cluster requests: the JobManager plus every TaskManager, with
 CPU and memory exactly as Flink puts them on the containers (memory in whole MiB) and the GPUs
@@ -15,42 +15,15 @@ leave the JobManager Pending forever. The gang guarantee comes from ``minResourc
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Any
 
 from accelplane.artifacts import K8sObject, k8s_object
-from accelplane.builders.flink_config import gpu_amount, mebibytes
-from accelplane.builders.pod_templates import flink_cluster_labels, podgroup_name
-from accelplane.gpu_resources import kubernetes_gpu_resource
+from accelplane.builders.pod_templates import flink_cluster_labels
+from accelplane.derive.flink_pods import format_min_resources, min_resources, podgroup_name
 from accelplane.model import FlinkCluster, Spec
-from accelplane.quantity import format_quantity
 
 PODGROUP_API = "scheduling.volcano.sh/v1beta1"
 MIN_MEMBER = 1
-
-
-def min_resources(spec: Spec, cluster: FlinkCluster) -> dict[str, Decimal]:
-    """Resource name → exact total the cluster requests (JobManager + all TaskManagers)."""
-    tm = cluster.task_manager
-    memory_mib = mebibytes(cluster.job_manager.memory) + tm.replicas * mebibytes(tm.memory)
-    totals: dict[str, Decimal] = {
-        "cpu": cluster.job_manager.cpu.value + tm.replicas * tm.cpu.value,
-        "memory": Decimal(memory_mib * 2**20),
-    }
-    resource = kubernetes_gpu_resource(spec, cluster)
-    if resource is not None:
-        totals[resource] = Decimal(tm.replicas * gpu_amount(cluster))
-    return dict(sorted(totals.items()))
-
-
-def pod_count(cluster: FlinkCluster) -> int:
-    """Pods of the cluster when fully running: the JobManager and every TaskManager."""
-    return 1 + cluster.task_manager.replicas
-
-
-def format_min_resources(values: dict[str, Decimal]) -> dict[str, str]:
-    """Canonical quantity strings (memory binary, everything else decimal)."""
-    return {name: format_quantity(v, binary=name == "memory") for name, v in values.items()}
 
 
 def podgroup_spec(spec: Spec, cluster: FlinkCluster) -> dict[str, Any]:

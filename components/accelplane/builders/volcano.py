@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from accelplane.artifacts import Bundle, k8s_object
-from accelplane.checks.scheduling import queue_parent, uses_hierarchy
+from accelplane.derive.queues import queue_parent, uses_hierarchy
 from accelplane.model import Spec
 from accelplane.templating import render_template
 

@@ -16,9 +16,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from accelplane.builders.device_plugins import Placement, kubernetes_gpu_pools, placements, plugin_enabled
-from accelplane.errors import PathTuple, Problem
-from accelplane.gpu_resources import (
+from accelplane.derive.device_plugin_placement import (
+    Placement,
+    kubernetes_gpu_pools,
+    placements,
+    plugin_enabled,
+)
+from accelplane.derive.gpu_resources import (
     advertised_resources,
     candidate_pools,
     gfd_product_label_for_pool,
@@ -26,9 +30,10 @@ from accelplane.gpu_resources import (
     max_request_per_container,
     target_platform,
 )
-from accelplane.model import FlinkCluster, NodePool, Spec, Taint, Vendor, is_gpu_resource
+from accelplane.derive.node_selection import is_agent_written_label, pool_labels, selects, untolerated
+from accelplane.errors import PathTuple, Problem
+from accelplane.model import FlinkCluster, NodePool, Spec, Vendor, is_gpu_resource
 from accelplane.names import is_label_value
-from accelplane.node_selection import is_agent_written_label, pool_labels, selects, untolerated
 
 MAX_MIG_SLICES = 7
 _PROFILE_RE = re.compile(r"^([1-8])g\.")
@@ -130,17 +135,6 @@ def _check_pool_gpu(pool: NodePool) -> Iterator[Problem]:
 # --- DaemonSet placement ----------------------------------------------------------------------
 
 
-def _taint_path(spec: Spec, pool: NodePool, taint: Taint) -> PathTuple:
-    """Merged-document path of one of a pool's taints (model taints are sorted, the spec's are not)."""
-    raw = spec.raw.get("nodePools", [])
-    index = pool.path[-1]
-    entries = raw[index].get("taints", []) if isinstance(index, int) and index < len(raw) else []
-    for i, t in enumerate(entries):
-        if (t.get("key"), t.get("value", ""), t.get("effect")) == (taint.key, taint.value, taint.effect):
-            return (*pool.path, "taints", i)
-    return (*pool.path, "taints")
-
-
 def untolerated_pool_taints(spec: Spec, placement: Placement) -> Iterator[Problem]:
     """Taints of a DaemonSet's own pools that its tolerations do not cover."""
     for pool in placement.pools:
@@ -149,7 +143,7 @@ def untolerated_pool_taints(spec: Spec, placement: Placement) -> Iterator[Proble
                 f"{taint.key}={taint.value}:{taint.effect}" if taint.value else f"{taint.key}:{taint.effect}"
             )
             yield Problem(
-                _taint_path(spec, pool, taint),
+                taint.path,
                 f"taint {shown} is not tolerated by DaemonSet {placement.name}, so it never runs on pool "
                 f"{pool.name!r} and the pool's GPUs are never advertised",
             )

@@ -17,26 +17,28 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterator
 
-from accelplane.builders.flink_config import (
+from accelplane.derive.discovery_paths import prepared_coordination_files
+from accelplane.derive.flink_keys import (
     GPU_PREFIX,
     KUBERNETES_TARGETS,
     WRONG_COORDINATION_FLAG,
     config_format,
     format_problem,
     gpu_amount,
-    legacy_value_problem,
     managed_keys,
     managed_prefixes,
     standalone_workers,
     whole_mebibytes,
-    yaml_value_problem,
 )
-from accelplane.builders.pod_templates import coordination_dir, podgroup_name
-from accelplane.builders.podgroups import format_min_resources, min_resources, pod_count
-from accelplane.checks.discovery_paths import prepared_coordination_files
-from accelplane.checks.scheduling import leaf_queue_names
-from accelplane.errors import PathTuple, Problem
-from accelplane.gpu_resources import (
+from accelplane.derive.flink_pods import (
+    coordination_dir,
+    format_min_resources,
+    min_resources,
+    pod_count,
+    podgroup_name,
+)
+from accelplane.derive.flink_values import legacy_value_problem, yaml_value_problem
+from accelplane.derive.gpu_resources import (
     advertised_resources,
     candidate_pools,
     cluster_vendor,
@@ -45,6 +47,8 @@ from accelplane.gpu_resources import (
     target_platform,
     yarn_gpu_type,
 )
+from accelplane.derive.queues import leaf_queue_names
+from accelplane.errors import PathTuple, Problem
 from accelplane.model import FlinkCluster, NodePool, Spec
 from accelplane.names import normalize_gpu_model
 

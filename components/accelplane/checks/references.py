@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from accelplane.checks.scheduling import ROOT_QUEUE, leaf_queue_names
+from accelplane.derive.queues import ROOT_QUEUE, leaf_queue_names
 from accelplane.errors import Problem
 from accelplane.model import Spec
 

@@ -1,44 +1,15 @@
-"""Checks on Volcano queues and PriorityClasses (DESIGN.md §4)."""
+"""Checks on Volcano queues and PriorityClasses: a tree Volcano accepts, limits that can be met."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from decimal import Decimal
 
+from accelplane.derive.queues import MAX_QUEUE_DEPTH, ROOT_QUEUE, queue_depth, queue_parent
 from accelplane.errors import Problem
-from accelplane.model import Queue, ResourceList, Spec, is_gpu_resource
+from accelplane.model import ResourceList, Spec, is_gpu_resource
 
-MAX_QUEUE_DEPTH = 5
-ROOT_QUEUE = "root"
 REQUIRED_WITH_GPU = ("cpu", "memory", "pods")
-
-
-def queue_parent(queue: Queue) -> str | None:
-    """The effective parent: None for top-level queues (``parent: root`` is the same as none)."""
-    return None if queue.parent in (None, ROOT_QUEUE) else queue.parent
-
-
-def uses_hierarchy(spec: Spec) -> bool:
-    """True when any queue has a parent other than the implicit root."""
-    return any(queue_parent(q) is not None for q in spec.queues)
-
-
-def leaf_queue_names(spec: Spec) -> set[str]:
-    """Names of queues that no other queue names as parent (only these may hold jobs)."""
-    parents = {queue_parent(q) for q in spec.queues}
-    return {q.name for q in spec.queues if q.name not in parents}
-
-
-def queue_depth(spec: Spec, queue: Queue) -> int | None:
-    """Depth below root (top-level = 1), or None when the parent chain has a cycle or a gap."""
-    depth, seen, current = 1, {queue.name}, queue
-    while (parent := queue_parent(current)) is not None:
-        nxt = spec.queue(parent)
-        if nxt is None or nxt.name in seen:
-            return None
-        seen.add(nxt.name)
-        current, depth = nxt, depth + 1
-    return depth
 
 
 def _ordered(a: ResourceList, b: ResourceList) -> Iterator[tuple[str, Decimal, Decimal]]:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from accelplane.builders.yarn_queues import plan_queues
-from accelplane.builders.yarn_types import (
+from accelplane.derive.gpu_resources import YARN_GPU, yarn_gpu_type
+from accelplane.derive.yarn_capacity import plan_queues
+from accelplane.derive.yarn_types import (
     BUILTIN_TYPES,
     RESERVED_NAMES,
     container_gpu_request,
@@ -25,7 +26,6 @@ from accelplane.builders.yarn_types import (
     yarn_pools,
 )
 from accelplane.errors import Problem
-from accelplane.gpu_resources import YARN_GPU, yarn_gpu_type
 from accelplane.model import NodePool, Spec
 from accelplane.names import is_valid_yarn_resource_name
 
@@ -221,4 +221,4 @@ def check(spec: Spec) -> Iterator[Problem]:
     yield from _check_resource_types(spec)
     yield from _check_flink(spec)
     yield from _check_docker(spec)
-    yield from plan_queues(spec).problems
+    yield from plan_queues(spec).infeasible

@@ -66,13 +66,11 @@ def read_tree(directory: str | os.PathLike[str]) -> Tree:
 
 
 def _load_and_render(path: str | os.PathLike[str]) -> tuple[Tree, Spec, list[Path]]:
-    from accelplane.builders import build_all
-    from accelplane.pipeline import load_validated
-    from accelplane.render import bundle_files
+    from accelplane.pipeline import render_spec
 
-    validated = load_validated(path)
-    files: Tree = dict(bundle_files(build_all(validated.model)))
-    return files, validated.model, list(validated.loaded.files)
+    rendered = render_spec(path)
+    files: Tree = dict(rendered.files)
+    return files, rendered.model, list(rendered.validated.loaded.files)
 
 
 def render_spec(path: str | os.PathLike[str]) -> tuple[Tree, Spec]:

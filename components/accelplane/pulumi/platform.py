@@ -1,6 +1,6 @@
 """``accelplane:index:GpuPlatform`` — everything one cluster spec produces, as one component.
 
-It calls the same builders as `accelplane render` (`accelplane.builders.build_all`), then gives each
+It calls the same builders as `accelplane render` (`accelplane.pipeline.render_spec`), then gives each
 artifact family a component (a specialised one from `FAMILY_COMPONENTS`, else the generic
 `FamilyComponent`) and registers every object as a child of its family's component, in one global
 dependency order: each object gets ``depends_on`` for the objects it references (a PodGroup for its
@@ -9,14 +9,12 @@ Queue and PriorityClass), whichever family built them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
 
 from accelplane.artifacts import Bundle
-from accelplane.builders import build_all
 from accelplane.model import Spec
 from accelplane.pulumi import kube
 from accelplane.pulumi.device_plugins import DevicePlugins
@@ -47,11 +45,12 @@ FAMILY_COMPONENTS: dict[str, type[FamilyComponent]] = {
 
 @dataclass(frozen=True)
 class GpuPlatformArgs:
-    """Inputs of `GpuPlatform`: the validated typed model, and the builder that turns it into the
-    bundle (`build_all`, exactly what `accelplane render` runs; tests may pass another)."""
+    """Inputs of `GpuPlatform`: the validated typed model and the bundle built from it
+    (`accelplane.pipeline.render_spec`, exactly what `accelplane render` writes; tests may pass
+    another)."""
 
     spec: Spec
-    builder: Callable[[Spec], Bundle] = field(default=build_all)
+    bundle: Bundle
 
 
 def file_entries(bundle: Bundle) -> dict[str, dict[str, str]]:
@@ -79,7 +78,7 @@ class GpuPlatform(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GpuPlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("accelplane:index:GpuPlatform", name, None, opts)
-        bundle = args.builder(args.spec)
+        bundle = args.bundle
         kube.check_supported(bundle.objects)
         order = creation_order(bundle.objects)
         deps = dependencies(bundle.objects)

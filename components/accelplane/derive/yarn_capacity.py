@@ -19,7 +19,8 @@ mode, chosen from the spec:
 
 Both modes: ``reclaimable: false`` → ``disable_preemption=true``; ``priority`` → ``priority`` (with
 ``ordering-policy=priority-utilization`` on the parent, without which Hadoop ignores it).
-The plan carries the problems it found, so the check reports exactly what the builder would hit.
+The plan records why it cannot be written (`QueuePlan.infeasible`); `accelplane.checks.yarn` reports
+those, so the check reports exactly what would stop the builder.
 """
 
 from __future__ import annotations
@@ -29,7 +30,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Literal
 
-from accelplane.builders.yarn_types import (
+from accelplane.derive.gpu_resources import YARN_GPU
+from accelplane.derive.queues import ROOT_QUEUE, queue_depth, queue_parent
+from accelplane.derive.yarn_types import (
     MIB,
     ConfProperty,
     cluster_totals,
@@ -38,9 +41,7 @@ from accelplane.builders.yarn_types import (
     vendor_totals,
     yarn_pools,
 )
-from accelplane.checks.scheduling import ROOT_QUEUE, queue_depth, queue_parent
 from accelplane.errors import Problem
-from accelplane.gpu_resources import YARN_GPU
 from accelplane.model import VENDOR_RESOURCE, Queue, ResourceList, Spec
 
 PREFIX = "yarn.scheduler.capacity."
@@ -59,7 +60,9 @@ class QueuePlan:
 
     mode: Mode
     properties: list[ConfProperty] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
+    infeasible: list[Problem] = field(default_factory=list)
+    """Why the plan cannot be written (`accelplane.checks.yarn` reports these; builders never see a
+    spec that has any, because the pipeline runs the checks first)."""
 
 
 def distribute(total: int, weights: Sequence[tuple[str, int]]) -> dict[str, int]:
@@ -240,7 +243,7 @@ def _absolute(
     for q in children:
         cap, problems = _explicit(spec, q, q.capability, "capability", fill_vendors=True)
         des, more = _explicit(spec, q, q.deserved, "deserved", fill_vendors=False)
-        plan.problems.extend(problems + more)
+        plan.infeasible.extend(problems + more)
         maxes[q.name] = {d: min(cap.get(d, pmax[d]), pmax[d]) for d in dims}
         deserved[q.name] = des
     mins: dict[str, Vector] = {q.name: {} for q in children}
@@ -251,7 +254,7 @@ def _absolute(
             where = f"queue {parent.name!r} gets" if parent else "the YARN node pools provide"
             for name in sorted(explicit):
                 q = next(c for c in children if c.name == name)
-                plan.problems.append(
+                plan.infeasible.append(
                     Problem(
                         (*q.path, "deserved"),
                         f"the deserved {_label(d)} of the queues under {path} add up to "
@@ -266,7 +269,7 @@ def _absolute(
     for q in children:
         qpath = f"{path}.{q.name}"
         if mins[q.name][MEMORY] < 1:
-            plan.problems.append(
+            plan.infeasible.append(
                 Problem(
                     q.path,
                     f"queue {q.name!r} would get 0 MiB of memory as its YARN capacity; Hadoop ignores an "
@@ -322,7 +325,7 @@ def plan_queues(spec: Spec) -> QueuePlan:
                 missing = " and ".join(
                     k for k, v in (("cpu", pool.cpu), ("memory", pool.memory)) if v is None
                 )
-                plan.problems.append(
+                plan.infeasible.append(
                     Problem(
                         pool.path,
                         f"YARN node pool {pool.name!r} must set {missing}: queues limit cpu/memory/GPUs, so "

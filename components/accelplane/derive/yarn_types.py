@@ -12,7 +12,7 @@ Rules:
   ``yarn.io/gpu-<normalised model>`` (E2Data rule, `accelplane.names.yarn_gpu_type_for_model`), a
   plain countable resource with the same per-node amount as ``yarn.io/gpu``: a V100 NodeManager
   declares ``yarn.io/gpu: 4`` *and* ``yarn.io/gpu-teslav100sxm232gb: 4``.
-* Every type `accelplane.gpu_resources.yarn_gpu_type` returns for a YARN Flink cluster is declared,
+* Every type `accelplane.derive.gpu_resources.yarn_gpu_type` returns for a YARN Flink cluster is declared,
   so ``external-resource.gpu.yarn.config-key`` always names a known type.
 * Every NodeManager file lists every declared GPU type (0 where the pool has none of it).
 """
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from accelplane.gpu_resources import YARN_GPU, yarn_gpu_type
+from accelplane.derive.gpu_resources import YARN_GPU, yarn_gpu_type
 from accelplane.model import FlinkCluster, NodePool, Spec, YarnResourceType
 from accelplane.names import yarn_gpu_type_for_model
 

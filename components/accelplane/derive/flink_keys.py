@@ -1,0 +1,351 @@
+"""What a Flink cluster's configuration holds, derived once for checks, builders and reports.
+
+Everything Flink-specific that more than one artifact needs is derived here once: the config file
+format chosen by version, the key names that changed between Flink releases, memory and CPU in
+Flink's own units, the external-resource (GPU) keys and the keys each target manages, which the
+user may not set again in ``config``. The file itself is written by
+`accelplane.builders.flink_config`; the value syntax of both formats is `accelplane.derive.flink_values`.
+
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from accelplane.derive.flink_values import ConfigValue
+from accelplane.derive.gpu_resources import (
+    candidate_pools,
+    kubernetes_gpu_resource,
+    target_platform,
+    yarn_gpu_type,
+)
+from accelplane.model import FlinkCluster, Spec
+from accelplane.quantity import Quantity
+
+ConfigFormat = Literal["config.yaml", "flink-conf.yaml"]
+
+KUBERNETES_TARGETS = frozenset({"kubernetes", "kubernetes-operator"})
+GPU_RESOURCE = "gpu"
+GPU_PREFIX = f"external-resource.{GPU_RESOURCE}."
+GPU_DRIVER_FACTORY = "org.apache.flink.externalresource.gpu.GPUDriverFactory"
+COORDINATION_FLAG = "--enable-coordination-mode"
+COORDINATION_FILE_FLAG = "--coordination-file"
+FILE_MODE_FLAG = "--file-mode"
+ISOLATED_DEVICES_FLAG = "--isolated-devices"
+WRONG_COORDINATION_FLAG = "--enable-coordination"
+MIB = 2**20
+
+# Directory where the native-Kubernetes client finds the pod templates (the ConfigMap
+# ``accelplane-flink-<cluster>`` mounted there, or DIR/flink/<cluster>/ copied there).
+POD_TEMPLATE_DIR = "/opt/flink/accelplane"
+JOBMANAGER_POD_TEMPLATE = "jobmanager-pod-template.yaml"
+TASKMANAGER_POD_TEMPLATE = "taskmanager-pod-template.yaml"
+
+# Keys the Flink Kubernetes Operator refuses in spec.flinkConfiguration (DefaultValidator).
+OPERATOR_FORBIDDEN_KEYS = frozenset(
+    {"kubernetes.namespace", "kubernetes.cluster-id", "high-availability.cluster-id"}
+)
+
+# Other spellings Flink 1.20 reads for a key we generate (deprecated or fallback keys of the same
+# ConfigOption): a user key with one of these names would silently compete with ours.
+KEY_ALIASES: Mapping[str, tuple[str, ...]] = {
+    "kubernetes.container.image.ref": ("kubernetes.container.image",),
+    "kubernetes.jobmanager.cpu.amount": ("kubernetes.jobmanager.cpu",),
+    "kubernetes.taskmanager.cpu.amount": ("kubernetes.taskmanager.cpu",),
+    "kubernetes.jobmanager.service-account": ("kubernetes.service-account",),
+    "kubernetes.taskmanager.service-account": ("kubernetes.service-account",),
+    "kubernetes.pod-template-file.jobmanager": (
+        "kubernetes.pod-template-file",
+        "kubernetes.pod-template-file.default",
+    ),
+    "kubernetes.pod-template-file.taskmanager": (
+        "kubernetes.pod-template-file",
+        "kubernetes.pod-template-file.default",
+    ),
+    "jobmanager.memory.process.size": ("jobmanager.heap.size", "jobmanager.heap.mb"),
+    "taskmanager.memory.process.size": ("taskmanager.heap.size", "taskmanager.heap.mb"),
+}
+
+
+@dataclass(frozen=True)
+class GeneratedKey:
+    """A key accelplane writes, its value and the spec field it comes from (for error messages)."""
+
+    key: str
+    value: ConfigValue
+    source: str
+
+
+def is_kubernetes(cluster: FlinkCluster) -> bool:
+    """True for the native-Kubernetes and operator targets."""
+    return cluster.target in KUBERNETES_TARGETS
+
+
+def config_format(cluster: FlinkCluster) -> ConfigFormat:
+    """The config file Flink reads: explicit ``configFormat``, else by version
+    (``config.yaml`` from 1.19 on, ``flink-conf.yaml`` up to 1.18)."""
+    if cluster.config_format in ("config.yaml", "flink-conf.yaml"):
+        return cluster.config_format  # type: ignore[return-value]
+    return "config.yaml" if cluster.version_tuple >= (1, 19) else "flink-conf.yaml"
+
+
+def format_problem(cluster: FlinkCluster) -> str | None:
+    """Why the configured ``configFormat`` cannot work with the cluster's Flink version, or None."""
+    version = cluster.version_tuple
+    if cluster.config_format == "flink-conf.yaml" and version >= (2, 0):
+        return (
+            f"Flink {cluster.version} reads only config.yaml (flink-conf.yaml support was removed in 2.0); "
+            "remove configFormat or set it to config.yaml (bin/migrate-config-file.sh converts an old file)"
+        )
+    if cluster.config_format == "config.yaml" and version <= (1, 18):
+        return (
+            f"Flink {cluster.version} reads only flink-conf.yaml (config.yaml exists from 1.19 on); "
+            "remove configFormat or set it to flink-conf.yaml"
+        )
+    return None
+
+
+def flink_memory(q: Quantity) -> str:
+    """A byte quantity in Flink's MemorySize syntax, with the largest exact binary unit (``2g``,
+    ``1600m``); Flink's units are binary (``m`` = MiB)."""
+    n = int(q.value)
+    for unit, size in (("t", 2**40), ("g", 2**30), ("m", 2**20), ("k", 2**10)):
+        if n % size == 0 and n >= size:
+            return f"{n // size}{unit}"
+    return f"{n}b"
+
+
+def whole_mebibytes(q: Quantity) -> bool:
+    """True when ``q`` is a whole number of MiB (what Flink requests from Kubernetes and YARN)."""
+    return q.value == q.value.to_integral_value() and int(q.value) % MIB == 0 and q.value > 0
+
+
+def mebibytes(q: Quantity) -> int:
+    """Memory in whole MiB as Flink requests it for the container (truncated, like Flink)."""
+    return int(q.value) // MIB
+
+
+def cpu_number(q: Quantity) -> int | float:
+    """CPU as the number Flink's ``*.cpu.amount`` and the operator's ``resource.cpu`` take."""
+    value = q.value
+    if value == value.to_integral_value():
+        return int(value)
+    return float(value)
+
+
+def _versioned(cluster: FlinkCluster, new: str, old: str, since: tuple[int, int]) -> str:
+    return new if cluster.version_tuple >= since else old
+
+
+def image_key(cluster: FlinkCluster) -> str:
+    """``kubernetes.container.image.ref`` (Flink ≥ 1.17) or ``kubernetes.container.image``."""
+    return _versioned(cluster, "kubernetes.container.image.ref", "kubernetes.container.image", (1, 17))
+
+
+def cpu_key(cluster: FlinkCluster, role: Literal["jobmanager", "taskmanager"]) -> str:
+    """``kubernetes.<role>.cpu.amount`` (Flink ≥ 1.17) or ``kubernetes.<role>.cpu``."""
+    return _versioned(cluster, f"kubernetes.{role}.cpu.amount", f"kubernetes.{role}.cpu", (1, 17))
+
+
+def flink_image(cluster: FlinkCluster) -> str:
+    """The Flink image of the cluster's pods (``flink:<version>-java17`` when unset)."""
+    return cluster.image or f"flink:{cluster.version}-java17"
+
+
+def pod_template_path(name: str) -> str:
+    """Absolute path the native-Kubernetes client reads a pod template from."""
+    return f"{POD_TEMPLATE_DIR}/{name}"
+
+
+def discovery_args(spec: Spec, cluster: FlinkCluster) -> str | None:
+    """``external-resource.gpu.param.discovery-script.args``: the coordination flags (coordination
+    file and the mode a new one gets, ``discovery.fileMode``), or None without coordination.
+
+    Flink splits the args on whitespace with no quoting; the coordination file path is restricted
+    by the schema to characters without whitespace.
+    """
+    if not cluster.coordination:
+        return None
+    args = (
+        f"{COORDINATION_FLAG} {COORDINATION_FILE_FLAG} {cluster.coordination_file} "
+        f"{FILE_MODE_FLAG} {spec.discovery.file_mode}"
+    )
+    if devices_isolated_per_container(spec, cluster):
+        args += f" {ISOLATED_DEVICES_FLAG}"
+    return args
+
+
+def devices_isolated_per_container(spec: Spec, cluster: FlinkCluster) -> bool:
+    """True when each TaskManager runs in its own container (own PID namespace) whose visible GPUs
+    were allocated to it exclusively: Kubernetes (device plugin) and YARN with the Docker runtime
+    (GPU plugin + ``nvidia-docker-v2``). The discovery script then reclaims coordination records
+    that another, gone, container left for a GPU it can see (``--isolated-devices``); without it
+    such records could only be cleared by a reboot, since a PID from another namespace can't be
+    checked."""
+    if target_platform(cluster) == "kubernetes":
+        return True
+    return cluster.target == "yarn" and spec.yarn is not None and spec.yarn.docker_enabled
+
+
+def gpu_amount(cluster: FlinkCluster) -> int:
+    """GPUs per TaskManager (0 without GPUs)."""
+    gpu = cluster.task_manager.gpu
+    return gpu.amount if gpu is not None else 0
+
+
+def _gpu_keys(spec: Spec, cluster: FlinkCluster) -> list[GeneratedKey]:
+    amount = gpu_amount(cluster)
+    if amount == 0:
+        return []
+    keys = [
+        GeneratedKey("external-resources", (GPU_RESOURCE,), "taskManager.gpu"),
+        GeneratedKey(f"{GPU_PREFIX}amount", amount, "taskManager.gpu.amount"),
+        GeneratedKey(f"{GPU_PREFIX}driver-factory.class", GPU_DRIVER_FACTORY, "taskManager.gpu"),
+        GeneratedKey(
+            f"{GPU_PREFIX}param.discovery-script.path", spec.discovery.script_path, "discovery.installDir"
+        ),
+    ]
+    args = discovery_args(spec, cluster)
+    if args is not None:
+        keys.append(GeneratedKey(f"{GPU_PREFIX}param.discovery-script.args", args, "discovery.coordination"))
+    if is_kubernetes(cluster):
+        resource = kubernetes_gpu_resource(spec, cluster)
+        assert resource is not None
+        keys.append(GeneratedKey(f"{GPU_PREFIX}kubernetes.config-key", resource, "taskManager.gpu"))
+    elif cluster.target == "yarn":
+        yarn_type = yarn_gpu_type(spec, cluster)
+        assert yarn_type is not None
+        keys.append(GeneratedKey(f"{GPU_PREFIX}yarn.config-key", yarn_type, "taskManager.gpu"))
+    return keys
+
+
+def _process_keys(cluster: FlinkCluster) -> list[GeneratedKey]:
+    return [
+        GeneratedKey("taskmanager.numberOfTaskSlots", cluster.task_manager.slots, "taskManager.slots"),
+        GeneratedKey(
+            "jobmanager.memory.process.size", flink_memory(cluster.job_manager.memory), "jobManager.memory"
+        ),
+        GeneratedKey(
+            "taskmanager.memory.process.size", flink_memory(cluster.task_manager.memory), "taskManager.memory"
+        ),
+    ]
+
+
+def _native_kubernetes_keys(cluster: FlinkCluster) -> list[GeneratedKey]:
+    keys = [
+        GeneratedKey("kubernetes.cluster-id", cluster.name, "name"),
+        GeneratedKey("kubernetes.namespace", cluster.namespace, "namespace"),
+        GeneratedKey("kubernetes.jobmanager.service-account", cluster.service_account, "serviceAccount"),
+        GeneratedKey("kubernetes.taskmanager.service-account", cluster.service_account, "serviceAccount"),
+        GeneratedKey(image_key(cluster), flink_image(cluster), "image"),
+        GeneratedKey(cpu_key(cluster, "jobmanager"), cpu_number(cluster.job_manager.cpu), "jobManager.cpu"),
+        GeneratedKey(
+            cpu_key(cluster, "taskmanager"), cpu_number(cluster.task_manager.cpu), "taskManager.cpu"
+        ),
+        GeneratedKey(
+            "kubernetes.pod-template-file.jobmanager",
+            pod_template_path(JOBMANAGER_POD_TEMPLATE),
+            "pod templates",
+        ),
+        GeneratedKey(
+            "kubernetes.pod-template-file.taskmanager",
+            pod_template_path(TASKMANAGER_POD_TEMPLATE),
+            "pod templates",
+        ),
+    ]
+    if cluster.mode == "application":
+        keys.append(GeneratedKey("execution.target", "kubernetes-application", "mode"))
+    return keys
+
+
+def _yarn_keys(cluster: FlinkCluster) -> list[GeneratedKey]:
+    keys = [
+        GeneratedKey("yarn.application.name", cluster.name, "name"),
+        GeneratedKey("yarn.appmaster.vcores", int(cluster.job_manager.cpu.value), "jobManager.cpu"),
+        GeneratedKey("yarn.containers.vcores", int(cluster.task_manager.cpu.value), "taskManager.cpu"),
+    ]
+    if cluster.queue is not None:
+        keys.append(GeneratedKey("yarn.application.queue", cluster.queue, "queue"))
+    if cluster.mode == "application":
+        keys.append(GeneratedKey("execution.target", "yarn-application", "mode"))
+    return keys
+
+
+def generated_keys(spec: Spec, cluster: FlinkCluster) -> list[GeneratedKey]:
+    """Every key accelplane writes for the cluster (for the operator: into ``flinkConfiguration``)."""
+    keys = [GeneratedKey("taskmanager.numberOfTaskSlots", cluster.task_manager.slots, "taskManager.slots")]
+    if cluster.target == "kubernetes-operator":
+        return keys + _gpu_keys(spec, cluster)
+    keys = _process_keys(cluster)
+    if cluster.target == "kubernetes":
+        keys += _native_kubernetes_keys(cluster)
+    elif cluster.target == "yarn":
+        keys += _yarn_keys(cluster)
+    if cluster.job is not None and cluster.job.parallelism is not None:
+        keys.append(GeneratedKey("parallelism.default", cluster.job.parallelism, "job.parallelism"))
+    return keys + _gpu_keys(spec, cluster)
+
+
+@dataclass(frozen=True)
+class ManagedKey:
+    """A key the user may not set in ``config``: who sets it, and from which spec field."""
+
+    source: str
+    by_operator: bool = False
+
+    def origin(self) -> str:
+        """Phrase for error messages."""
+        if self.by_operator:
+            return f"set by the Flink Kubernetes Operator from the FlinkDeployment that accelplane builds from {self.source}"
+        return f"generated by accelplane from {self.source}"
+
+
+def managed_keys(spec: Spec, cluster: FlinkCluster) -> dict[str, ManagedKey]:
+    """Keys the user may not set in ``config``, with the spec field that controls each.
+
+    The generated keys and their Flink aliases; for the operator also the keys it derives from the
+    FlinkDeployment (cluster id, namespace, HA cluster id, image, resources, service account, pod
+    templates).
+    """
+    managed: dict[str, ManagedKey] = {}
+    owned: list[tuple[GeneratedKey, bool]] = [(k, False) for k in generated_keys(spec, cluster)]
+    if cluster.target == "kubernetes-operator":
+        native = _process_keys(cluster) + _native_kubernetes_keys(cluster)
+        owned += [(k, True) for k in native if k.key != "execution.target"]
+        owned.append((GeneratedKey("high-availability.cluster-id", cluster.name, "name"), True))
+    for k, by_operator in owned:
+        for key in (k.key, *KEY_ALIASES.get(k.key, ())):
+            managed.setdefault(key, ManagedKey(k.source, by_operator))
+    return managed
+
+
+def managed_prefixes(cluster: FlinkCluster) -> tuple[str, ...]:
+    """Key prefixes the user may not set in ``config`` (the GPU resource's keys when it has GPUs)."""
+    return (GPU_PREFIX,) if gpu_amount(cluster) > 0 else ()
+
+
+def effective_config(spec: Spec, cluster: FlinkCluster) -> dict[str, ConfigValue]:
+    """Generated keys plus the user's ``config`` keys, sorted by key (checks guarantee no clash)."""
+    values: dict[str, ConfigValue] = {k.key: k.value for k in generated_keys(spec, cluster)}
+    for key, value in cluster.config:
+        values.setdefault(key, value)
+    return dict(sorted(values.items()))
+
+
+def standalone_workers(spec: Spec, cluster: FlinkCluster) -> list[tuple[str, int, int]]:
+    """Hosts of a standalone GPU cluster's ``workers`` file: ``(host, TaskManagers, GPUs per node)``.
+
+    The TaskManagers are spread round-robin over the hosts of the pools that can host them (in
+    pool, then host order); empty when the target is not standalone, there are no GPUs or the
+    pools list no hosts.
+    """
+    if cluster.target != "standalone" or gpu_amount(cluster) == 0:
+        return []
+    hosts = [(h, p.gpu.per_node if p.gpu else 0) for p in candidate_pools(spec, cluster) for h in p.hosts]
+    if not hosts:
+        return []
+    replicas = cluster.task_manager.replicas
+    base, extra = divmod(replicas, len(hosts))
+    return [(h, base + (1 if i < extra else 0), per_node) for i, (h, per_node) in enumerate(hosts)]

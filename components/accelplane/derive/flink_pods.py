@@ -1,0 +1,51 @@
+"""Facts about the pods of a Flink cluster on Kubernetes that checks, builders and reports share.
+
+The PodGroup's name and ``minResources`` (what the whole cluster requests: the JobManager plus
+every TaskManager, with CPU and memory exactly as Flink puts them on the containers, memory in whole
+MiB, and the GPUs under the resource name the TaskManagers request), the pod count, and the host
+directory of the coordination file.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from decimal import Decimal
+
+from accelplane.derive.flink_keys import gpu_amount, mebibytes
+from accelplane.derive.gpu_resources import kubernetes_gpu_resource
+from accelplane.model import FlinkCluster, Spec
+from accelplane.quantity import format_quantity
+
+
+def podgroup_name(cluster: FlinkCluster) -> str:
+    """Name of the cluster's Volcano PodGroup (``podgroup-<cluster id>``)."""
+    return f"podgroup-{cluster.name}"
+
+
+def coordination_dir(cluster: FlinkCluster) -> str:
+    """Host directory holding the cluster's coordination file (mounted at the same path)."""
+    return posixpath.dirname(cluster.coordination_file)
+
+
+def min_resources(spec: Spec, cluster: FlinkCluster) -> dict[str, Decimal]:
+    """Resource name → exact total the cluster requests (JobManager + all TaskManagers)."""
+    tm = cluster.task_manager
+    memory_mib = mebibytes(cluster.job_manager.memory) + tm.replicas * mebibytes(tm.memory)
+    totals: dict[str, Decimal] = {
+        "cpu": cluster.job_manager.cpu.value + tm.replicas * tm.cpu.value,
+        "memory": Decimal(memory_mib * 2**20),
+    }
+    resource = kubernetes_gpu_resource(spec, cluster)
+    if resource is not None:
+        totals[resource] = Decimal(tm.replicas * gpu_amount(cluster))
+    return dict(sorted(totals.items()))
+
+
+def pod_count(cluster: FlinkCluster) -> int:
+    """Pods of the cluster when fully running: the JobManager and every TaskManager."""
+    return 1 + cluster.task_manager.replicas
+
+
+def format_min_resources(values: dict[str, Decimal]) -> dict[str, str]:
+    """Canonical quantity strings (memory binary, everything else decimal)."""
+    return {name: format_quantity(v, binary=name == "memory") for name, v in values.items()}

@@ -1,0 +1,40 @@
+"""The queue tree as both checks and builders see it: parents, leaves, depth.
+
+Volcano and YARN's CapacityScheduler both use one tree with an implicit root; these helpers are the
+one reading of the spec's ``parent`` fields that every check, builder and report shares.
+"""
+
+from __future__ import annotations
+
+from accelplane.model import Queue, Spec
+
+MAX_QUEUE_DEPTH = 5
+ROOT_QUEUE = "root"
+
+
+def queue_parent(queue: Queue) -> str | None:
+    """The effective parent: None for top-level queues (``parent: root`` is the same as none)."""
+    return None if queue.parent in (None, ROOT_QUEUE) else queue.parent
+
+
+def uses_hierarchy(spec: Spec) -> bool:
+    """True when any queue has a parent other than the implicit root."""
+    return any(queue_parent(q) is not None for q in spec.queues)
+
+
+def leaf_queue_names(spec: Spec) -> set[str]:
+    """Names of queues that no other queue names as parent (only these may hold jobs)."""
+    parents = {queue_parent(q) for q in spec.queues}
+    return {q.name for q in spec.queues if q.name not in parents}
+
+
+def queue_depth(spec: Spec, queue: Queue) -> int | None:
+    """Depth below root (top-level = 1), or None when the parent chain has a cycle or a gap."""
+    depth, seen, current = 1, {queue.name}, queue
+    while (parent := queue_parent(current)) is not None:
+        nxt = spec.queue(parent)
+        if nxt is None or nxt.name in seen:
+            return None
+        seen.add(nxt.name)
+        current, depth = nxt, depth + 1
+    return depth
