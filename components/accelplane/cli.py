@@ -64,7 +64,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
         print(markdown_reference(), end="")
         return EXIT_OK
-    from accelplane.schema import load_schema
+    from accelplane.schema_document import load_schema
 
     print(json.dumps(load_schema(), indent=2, ensure_ascii=False))
     return EXIT_OK

@@ -13,18 +13,11 @@ from typing import Any, Literal
 
 from accelplane.errors import PathTuple, Problem
 from accelplane.quantity import Quantity, QuantityError
+from accelplane.schema_document import schema_default
 
 Vendor = Literal["nvidia", "amd"]
 Platform = Literal["kubernetes", "yarn", "standalone"]
 
-DEFAULT_NVIDIA_PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin"
-DEFAULT_NVIDIA_PLUGIN_VERSION = "v0.20.0"
-DEFAULT_AMD_PLUGIN_IMAGE = "rocm/k8s-device-plugin"
-DEFAULT_AMD_PLUGIN_VERSION = "1.31.0.10"
-DEFAULT_FLINK_VERSION = "1.20"
-DEFAULT_COORDINATION_FILE = "/var/lib/accelplane/gpu-coordination"
-DEFAULT_DISCOVERY_INSTALL_DIR = "/opt/flink/plugins/external-resource-gpu"
-DEFAULT_NVIDIA_ML_PY_VERSION = "12.575.51"
 VENDOR_RESOURCE = {"nvidia": "nvidia.com/gpu", "amd": "amd.com/gpu"}
 GPU_RESOURCE_NAMES = frozenset(VENDOR_RESOURCE.values())
 
@@ -404,12 +397,14 @@ def _pool(b: _Converter, path: PathTuple, d: dict[str, Any]) -> NodePool:
             per_node=g["perNode"],
             model=g.get("model"),
             memory=b.quantity(g.get("memory"), (*path, "gpu", "memory")),
-            mig=MigConfig(mig.get("strategy", "none"), tuple(sorted(mig.get("devices", {}).items()))),
+            mig=MigConfig(mig.get("strategy", schema_default("$defs.gpu.mig.strategy")), tuple(sorted(mig.get("devices", {}).items()))),
             sharing=SharingConfig(
-                strategy=sharing.get("strategy", "none"),
-                replicas=sharing.get("replicas", 1),
-                rename_by_default=sharing.get("renameByDefault", False),
-                fail_requests_greater_than_one=sharing.get("failRequestsGreaterThanOne", False),
+                strategy=sharing.get("strategy", schema_default("$defs.gpu.sharing.strategy")),
+                replicas=sharing.get("replicas", schema_default("$defs.gpu.sharing.replicas")),
+                rename_by_default=sharing.get("renameByDefault", schema_default("$defs.gpu.sharing.renameByDefault")),
+                fail_requests_greater_than_one=sharing.get(
+                    "failRequestsGreaterThanOne", schema_default("$defs.gpu.sharing.failRequestsGreaterThanOne")
+                ),
             ),
             allowed_devices=tuple(sorted(g.get("allowedDevices", []))),
         )
@@ -425,7 +420,7 @@ def _pool(b: _Converter, path: PathTuple, d: dict[str, Any]) -> NodePool:
     return NodePool(
         name=d["name"],
         path=path,
-        platform=d.get("platform", "kubernetes"),
+        platform=d.get("platform", schema_default("$defs.nodePool.platform")),
         nodes=d["nodes"],
         cpu=b.quantity(d.get("cpu"), (*path, "cpu")),
         memory=b.quantity(d.get("memory"), (*path, "memory")),
@@ -458,12 +453,12 @@ def _flink_cluster(
     c = _deep_merge(defaults, d)
     own = _key_paths(d)
     inherited = frozenset(p for p in _key_paths(defaults) if p not in own)
-    version = str(c.get("version", DEFAULT_FLINK_VERSION))
+    version = str(c.get("version", schema_default("$defs.flinkSettings.version")))
     jm = c.get("jobManager", {})
     tm = c.get("taskManager", {})
     g = tm.get("gpu")
     gpu = (
-        GpuRequest(g.get("amount", 1), g.get("pool"), g.get("vendor"), g.get("model"), g.get("resource"))
+        GpuRequest(g.get("amount", schema_default("$defs.gpuRequest.amount")), g.get("pool"), g.get("vendor"), g.get("model"), g.get("resource"))
         if g is not None
         else None
     )
@@ -474,25 +469,25 @@ def _flink_cluster(
         path=path,
         version=version,
         image=c.get("image", node_image.image if node_image is not None else None),
-        config_format=c.get("configFormat", "auto"),
-        target=c.get("target", "kubernetes"),
-        mode=c.get("mode", "application"),
-        namespace=c.get("namespace", "default"),
+        config_format=c.get("configFormat", schema_default("$defs.flinkSettings.configFormat")),
+        target=c.get("target", schema_default("$defs.flinkSettings.target")),
+        mode=c.get("mode", schema_default("$defs.flinkSettings.mode")),
+        namespace=c.get("namespace", schema_default("$defs.flinkSettings.namespace")),
         queue=c.get("queue"),
         priority_class=c.get("priorityClass"),
-        service_account=c.get("serviceAccount", "flink"),
+        service_account=c.get("serviceAccount", schema_default("$defs.flinkSettings.serviceAccount")),
         job_manager=ProcessResources(
             b.req_quantity(jm.get("cpu"), "1", (*path, "jobManager", "cpu")),
             b.req_quantity(jm.get("memory"), "1600Mi", (*path, "jobManager", "memory")),
         ),
         task_manager=TaskManager(
-            replicas=tm.get("replicas", 1),
-            slots=tm.get("slots", 1),
+            replicas=tm.get("replicas", schema_default("$defs.taskManager.replicas")),
+            slots=tm.get("slots", schema_default("$defs.taskManager.slots")),
             cpu=b.req_quantity(tm.get("cpu"), "1", (*path, "taskManager", "cpu")),
             memory=b.req_quantity(tm.get("memory"), "1728Mi", (*path, "taskManager", "memory")),
             gpu=gpu,
         ),
-        coordination=disc.get("coordination", True),
+        coordination=disc.get("coordination", schema_default("$defs.discoverySettings.coordination")),
         coordination_file=disc.get("coordinationFile", discovery.coordination_file),
         config=tuple(sorted(c.get("config", {}).items())),
         job=(
@@ -524,11 +519,11 @@ def build_model(data: dict[str, Any]) -> tuple[Spec | None, list[Problem]]:
     vol = data.get("volcano", {})
     disc = data.get("discovery", {})
     discovery = Discovery(
-        install_dir=disc.get("installDir", DEFAULT_DISCOVERY_INSTALL_DIR),
-        coordination_file=disc.get("coordinationFile", DEFAULT_COORDINATION_FILE),
-        file_mode=disc.get("fileMode", "0660"),
-        user=disc.get("user", "flink"),
-        group=disc.get("group", "flink"),
+        install_dir=disc.get("installDir", schema_default("discovery.installDir")),
+        coordination_file=disc.get("coordinationFile", schema_default("discovery.coordinationFile")),
+        file_mode=disc.get("fileMode", schema_default("discovery.fileMode")),
+        user=disc.get("user", schema_default("discovery.user")),
+        group=disc.get("group", schema_default("discovery.group")),
     )
     flink = data.get("flink", {})
     defaults = flink.get("defaults", {})
@@ -537,27 +532,27 @@ def build_model(data: dict[str, Any]) -> tuple[Spec | None, list[Problem]]:
         y = data.get("yarn", {})
         docker = y.get("docker", {})
         yarn = Yarn(
-            per_model_types=y.get("perModelTypes", False),
+            per_model_types=y.get("perModelTypes", schema_default("yarn.perModelTypes")),
             resource_types=tuple(
                 YarnResourceType(
                     r["name"], p, r.get("minimumAllocation"), r.get("maximumAllocation"), r.get("units")
                 )
                 for p, r in _sorted_named(y.get("resourceTypes", []), ("yarn", "resourceTypes"))
             ),
-            cgroups=y.get("cgroups", "v2"),
-            cgroups_mount_path=y.get("cgroupsMountPath", "/sys/fs/cgroup"),
-            cgroups_hierarchy=y.get("cgroupsHierarchy", "yarn"),
-            nvidia_smi_path=y.get("nvidiaSmiPath", "/usr/bin/nvidia-smi"),
-            docker_enabled=docker.get("enabled", False),
-            docker_runtime=docker.get("runtime", "nvidia"),
+            cgroups=y.get("cgroups", schema_default("yarn.cgroups")),
+            cgroups_mount_path=y.get("cgroupsMountPath", schema_default("yarn.cgroupsMountPath")),
+            cgroups_hierarchy=y.get("cgroupsHierarchy", schema_default("yarn.cgroupsHierarchy")),
+            nvidia_smi_path=y.get("nvidiaSmiPath", schema_default("yarn.nvidiaSmiPath")),
+            docker_enabled=docker.get("enabled", schema_default("yarn.docker.enabled")),
+            docker_runtime=docker.get("runtime", schema_default("yarn.docker.runtime")),
             docker_allowed_devices=tuple(sorted(docker.get("allowedDevices", []))),
         )
     node_image = None
     if "nodeImage" in data:
         ni = data["nodeImage"]
         node_image = NodeImage(
-            base_image=ni.get("baseImage", f"flink:{DEFAULT_FLINK_VERSION}-java17"),
-            nvidia_ml_py_version=ni.get("nvidiaMlPyVersion", DEFAULT_NVIDIA_ML_PY_VERSION),
+            base_image=ni.get("baseImage", f"flink:{schema_default('$defs.flinkSettings.version')}-java17"),
+            nvidia_ml_py_version=ni.get("nvidiaMlPyVersion", schema_default("nodeImage.nvidiaMlPyVersion")),
             image=ni.get("image"),
         )
     spec = Spec(
@@ -567,19 +562,19 @@ def build_model(data: dict[str, Any]) -> tuple[Spec | None, list[Problem]]:
         labels=tuple(sorted(cluster.get("labels", {}).items())),
         node_pools=tuple(_pool(b, p, d) for p, d in _sorted_named(data.get("nodePools", []), ("nodePools",))),
         device_plugins=DevicePlugins(
-            namespace=dp.get("namespace", "kube-system"),
+            namespace=dp.get("namespace", schema_default("devicePlugins.namespace")),
             nvidia=NvidiaPlugin(
                 enabled=nv.get("enabled"),
-                image=nv.get("image", DEFAULT_NVIDIA_PLUGIN_IMAGE),
-                version=nv.get("version", DEFAULT_NVIDIA_PLUGIN_VERSION),
-                gpu_feature_discovery=nv.get("gpuFeatureDiscovery", True),
-                device_list_strategy=nv.get("deviceListStrategy", "envvar"),
+                image=nv.get("image", schema_default("devicePlugins.nvidia.image")),
+                version=nv.get("version", schema_default("devicePlugins.nvidia.version")),
+                gpu_feature_discovery=nv.get("gpuFeatureDiscovery", schema_default("devicePlugins.nvidia.gpuFeatureDiscovery")),
+                device_list_strategy=nv.get("deviceListStrategy", schema_default("devicePlugins.nvidia.deviceListStrategy")),
             ),
             amd=AmdPlugin(
                 enabled=amd.get("enabled"),
-                image=amd.get("image", DEFAULT_AMD_PLUGIN_IMAGE),
-                version=amd.get("version", DEFAULT_AMD_PLUGIN_VERSION),
-                labeller=amd.get("labeller", False),
+                image=amd.get("image", schema_default("devicePlugins.amd.image")),
+                version=amd.get("version", schema_default("devicePlugins.amd.version")),
+                labeller=amd.get("labeller", schema_default("devicePlugins.amd.labeller")),
             ),
         ),
         priority_classes=tuple(
@@ -587,23 +582,23 @@ def build_model(data: dict[str, Any]) -> tuple[Spec | None, list[Problem]]:
                 name=d["name"],
                 path=p,
                 value=d["value"],
-                global_default=d.get("globalDefault", False),
+                global_default=d.get("globalDefault", schema_default("$defs.priorityClass.globalDefault")),
                 preemption_policy=d.get("preemptionPolicy"),
                 description=d.get("description"),
             )
             for p, d in _sorted_named(data.get("priorityClasses", []), ("priorityClasses",))
         ),
         volcano=Volcano(
-            namespace=vol.get("namespace", "volcano-system"),
-            scheduler_name=vol.get("schedulerName", "volcano"),
-            manage_scheduler_config=vol.get("manageSchedulerConfig", True),
+            namespace=vol.get("namespace", schema_default("volcano.namespace")),
+            scheduler_name=vol.get("schedulerName", schema_default("volcano.schedulerName")),
+            manage_scheduler_config=vol.get("manageSchedulerConfig", schema_default("volcano.manageSchedulerConfig")),
         ),
         queues=tuple(
             Queue(
                 name=d["name"],
                 path=p,
                 parent=d.get("parent"),
-                weight=d.get("weight", 1),
+                weight=d.get("weight", schema_default("$defs.queue.weight")),
                 priority=d.get("priority"),
                 reclaimable=d.get("reclaimable"),
                 capability=b.resources(d.get("capability"), (*p, "capability")),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from typing import Any
 
@@ -10,15 +9,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
 from accelplane.errors import Problem
-from accelplane.package_data import schema_path
-
-
-@cache
-def load_schema() -> dict[str, Any]:
-    """Return the spec schema (parsed once per process)."""
-    with schema_path().open(encoding="utf-8") as fh:
-        schema: dict[str, Any] = json.load(fh)
-    return schema
+from accelplane.schema_document import load_schema
 
 
 @cache

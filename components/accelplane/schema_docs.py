@@ -6,9 +6,10 @@ between the ``<!-- spec-reference:start -->`` and ``<!-- spec-reference:end -->`
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from accelplane.schema import load_schema
+from accelplane.schema_document import load_schema
 
 START = "<!-- spec-reference:start -->"
 END = "<!-- spec-reference:end -->"
@@ -56,7 +57,10 @@ def _rows(schema: dict[str, Any], node: dict[str, Any], prefix: str, out: list[s
         prop = _resolve(schema, prop)
         path = f"{prefix}.{name}" if prefix else name
         req = "yes" if name in required else ""
-        out.append(f"| `{path}` | {_type_of(schema, prop)} | {req} | {_cell(prop.get('description', ''))} |")
+        text = prop.get("description", "")
+        if "default" in prop:
+            text = f"{text} Default: `{json.dumps(prop['default'])}`."
+        out.append(f"| `{path}` | {_type_of(schema, prop)} | {req} | {_cell(text)} |")
         if prop.get("type") == "object" and "properties" in prop:
             _rows(schema, prop, path, out)
         elif prop.get("type") == "array":

@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from accelplane.derive import device_plugin_placement as dp_placement
 from accelplane.checks.device_plugins import untolerated_pool_taints
+from accelplane.derive import device_plugin_placement as dp_placement
 from accelplane.model import build_model
 
 from tests.device_plugins.helpers import pool, run_validate, spec_doc, tm_cluster, write

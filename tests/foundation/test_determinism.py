@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 from accelplane.cli import main
-from accelplane.schema import load_schema
+from accelplane.schema_document import load_schema
 
 from tests.conftest import EXAMPLE_SPECS
 from tests.support.render import files_for

@@ -76,7 +76,7 @@ def test_imports_go_downward(name: str) -> None:
     mine = layer_of(name)
     wrong = []
     for target in sorted(imports(ALL[name])):
-        if not target.startswith("accelplane") or target not in ALL and target.rsplit(".", 1)[0] not in ALL:
+        if not target.startswith("accelplane") or (target not in ALL and target.rsplit(".", 1)[0] not in ALL):
             continue
         target_module = target if target in ALL else target.rsplit(".", 1)[0]
         if layer_of(target_module) > mine:

@@ -11,7 +11,8 @@ from accelplane.builders import build_all
 from accelplane.errors import SpecErrors
 from accelplane.pipeline import load_validated
 from accelplane.render import bundle_files
-from accelplane.schema import load_schema, validate_document
+from accelplane.schema import validate_document
+from accelplane.schema_document import load_schema
 from hypothesis import given
 from hypothesis import strategies as st
 
