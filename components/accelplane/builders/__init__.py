@@ -1,12 +1,15 @@
 """Pure builders: typed model → plain artifacts. No builder imports pulumi.
 
-Each family module exposes ``build(spec) -> Bundle``; `build_all` composes them in a fixed order
-and returns one canonically ordered bundle that the renderer writes and the Pulumi program applies.
+Each builder module exposes ``FAMILY`` (the family its artifacts are tagged with: the name the
+renderer, `diff`, `report` and the Pulumi components use) and ``build(spec) -> Bundle``;
+`build_all` composes them in a fixed order and returns one canonically ordered bundle that the
+renderer writes and the Pulumi program applies.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import ModuleType
 
 from accelplane.artifacts import Bundle
 from accelplane.builders import (
@@ -22,26 +25,42 @@ from accelplane.model import Spec
 
 Builder = Callable[[Spec], Bundle]
 
-FAMILIES: tuple[tuple[str, Builder], ...] = (
-    ("priority", priority.build),
-    ("volcano", volcano.build),
-    ("device-plugins", device_plugins.build),
-    ("discovery", discovery_configmap.build),
-    ("node-image", node_image.build),
-    ("yarn", yarn.build),
-    ("flink", flink.build),
+BUILDER_MODULES: tuple[ModuleType, ...] = (
+    priority,
+    volcano,
+    device_plugins,
+    discovery_configmap,
+    node_image,
+    yarn,
+    flink,
 )
+"""Every builder, in the order `build_all` runs them."""
+
+FAMILIES: dict[str, tuple[Builder, ...]] = {}
+"""Family name (as the artifacts are tagged) → the builders producing it."""
+for _module in BUILDER_MODULES:
+    FAMILIES.setdefault(_module.FAMILY, ())
+    FAMILIES[_module.FAMILY] += (_module.build,)
 
 
 class DuplicateArtifactError(RuntimeError):
     """Two builders produced the same object or file (a bug, not a user mistake)."""
 
 
+class FamilyTagError(RuntimeError):
+    """A builder tagged an artifact with another family than its own (a bug, not a user mistake)."""
+
+
 def build_all(spec: Spec) -> Bundle:
     """Run every family's builder and return one bundle in canonical order."""
     total = Bundle()
-    for _, build in FAMILIES:
-        total.extend(build(spec))
+    for module in BUILDER_MODULES:
+        part: Bundle = module.build(spec)
+        wrong = {o.family for o in part.objects} | {f.family for f in part.files}
+        wrong -= {module.FAMILY}
+        if wrong:
+            raise FamilyTagError(f"{module.__name__} tagged artifacts {sorted(wrong)}, not {module.FAMILY!r}")
+        total.extend(part)
     keys = [o.key for o in total.objects]
     paths = [f.path for f in total.files]
     dupes = {k for k in keys if keys.count(k) > 1} | {p for p in paths if paths.count(p) > 1}
