@@ -36,11 +36,14 @@ def is_dns1123_subdomain(name: str) -> bool:
 
 
 def normalize_gpu_model(model: str) -> str:
-    """Return the E2Data per-model token: spaces and ``-`` removed, lowercased.
+    """Return the model token: lowercased, whitespace, ``-`` and ``_`` removed.
 
-    ``"Tesla V100-SXM2-32GB"`` → ``"teslav100sxm232gb"``; used for ``yarn.io/gpu-<model>`` types.
+    ``"Tesla V100-SXM2-32GB"`` → ``"teslav100sxm232gb"`` (the E2Data rule for ``yarn.io/gpu-<model>``
+    types). The discovery script matches ``--model`` with the same rule (``normalize_model``; it
+    ships standalone, so it keeps its own copy and ``tests/foundation/test_units.py`` keeps the two
+    identical).
     """
-    return re.sub(r"[\s-]+", "", model).lower()
+    return "".join(ch for ch in model.lower() if not ch.isspace() and ch not in "-_")
 
 
 _GFD_DROP_RE = re.compile(r"[^A-Za-z0-9_. -]")

@@ -24,6 +24,7 @@ from accelplane.derive.gpu_resources import (
     yarn_gpu_type,
 )
 from accelplane.derive.queues import queue_parent
+from accelplane.display import md_text
 from accelplane.model import NodePool, Queue, Spec, is_gpu_resource
 from accelplane.quantity import format_quantity
 
@@ -301,24 +302,14 @@ def format_text(report: Report) -> str:
     return "\n".join(out) + "\n"
 
 
-def _md_cell(text: str) -> str:
-    return (
-        text.replace("\\", "\\\\")
-        .replace("|", "\\|")
-        .replace("`", "\\`")
-        .replace("*", "\\*")
-        .replace("_", "\\_")
-    )
-
-
 def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
     out = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
-    return out + ["| " + " | ".join(_md_cell(c) for c in r) + " |" for r in rows]
+    return out + ["| " + " | ".join(md_text(c) for c in r) + " |" for r in rows]
 
 
 def format_markdown(report: Report) -> str:
     """Markdown tables (for a PR description or a wiki page)."""
-    out = [f"## GPU capacity: {_md_cell(report.cluster)}", "", f"Cluster GPUs ({_basis_title(report)}):", ""]
+    out = [f"## GPU capacity: {md_text(report.cluster)}", "", f"Cluster GPUs ({_basis_title(report)}):", ""]
     out += _md_table(
         ["Resource", "GPUs", "Pools"],
         [[r, str(report.cluster_total(r)), _pool_text(report, r)] for r in report.resources],
@@ -327,7 +318,7 @@ def format_markdown(report: Report) -> str:
     out += _md_table(QUEUE_HEADER, [_queue_cells(r, "\u00a0\u00a0") for r in report.queues])
     if report.without_gpu_limits:
         names = ", ".join(report.without_gpu_limits)
-        out += ["", f"Without GPU capability/deserved/guarantee: {_md_cell(names)}"]
+        out += ["", f"Without GPU capability/deserved/guarantee: {md_text(names)}"]
     out += ["", "### Flink clusters", ""]
     out += _md_table(FLINK_HEADER, [_flink_cells(r) for r in report.flink])
     return "\n".join(out) + "\n"

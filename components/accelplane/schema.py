@@ -8,6 +8,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
+from accelplane.display import short_repr
 from accelplane.errors import Problem
 from accelplane.schema_document import load_schema
 
@@ -19,18 +20,12 @@ def _validator() -> Draft202012Validator:
     return Draft202012Validator(schema)
 
 
-def _short(value: object, limit: int = 60) -> str:
-    """``repr`` of a value, shortened so a huge value can't flood the error output."""
-    text = repr(value)
-    return text if len(text) <= limit else f"{text[: limit - 15]}…' ({len(str(value))} chars)"
-
-
 def _message(error: ValidationError) -> str:
     """Turn a jsonschema error into a short message a spec author understands."""
     schema = error.schema if isinstance(error.schema, dict) else {}
     custom = schema.get("errorMessage")
     if error.validator == "maxLength" and not custom:
-        return f"{_short(error.instance)} is longer than {error.validator_value} characters"
+        return f"{short_repr(error.instance)} is longer than {error.validator_value} characters"
     if error.validator == "additionalProperties" and error.validator_value is False:
         allowed = sorted(schema.get("properties", {}))
         extra = sorted(set(error.instance) - set(allowed)) if isinstance(error.instance, dict) else []
@@ -39,16 +34,16 @@ def _message(error: ValidationError) -> str:
     if error.validator == "required":
         return str(error.message).replace("is a required property", "is required")
     if error.validator in ("pattern", "not", "anyOf", "maxLength", "minLength") and custom:
-        return f"{_short(error.instance)} {custom}"
+        return f"{short_repr(error.instance)} {custom}"
     if error.validator == "propertyNames":
         sub = next(iter(error.context or []), None)
         inner = sub.schema.get("errorMessage") if sub is not None and isinstance(sub.schema, dict) else None
         return f"key {error.instance!r} {inner}" if inner else str(error.message)
     if error.validator == "enum":
         options = error.validator_value if isinstance(error.validator_value, list) else []
-        return f"{_short(error.instance)} is not one of {', '.join(repr(v) for v in options)}"
+        return f"{short_repr(error.instance)} is not one of {', '.join(repr(v) for v in options)}"
     if error.validator == "type":
-        return f"{_short(error.instance)} is not of type {error.validator_value}"
+        return f"{short_repr(error.instance)} is not of type {error.validator_value}"
     return str(error.message)
 
 

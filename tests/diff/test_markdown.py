@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 from accelplane.diff import compare_trees
-from accelplane.diff.formats import format_markdown, md_code, md_text
+from accelplane.diff.formats import format_markdown
+from accelplane.display import md_code, md_text
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 

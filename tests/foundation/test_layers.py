@@ -20,8 +20,9 @@ PACKAGE = SOURCE_ROOT / "accelplane"
 # Lowest first. A module's layer is found by its longest matching prefix.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("accelplane", "accelplane.errors", "accelplane.quantity", "accelplane.names", "accelplane.package_data",
-     "accelplane.yaml_io", "accelplane.discovery_constants", "accelplane.discovery", "accelplane.terminal"),
+     "accelplane.yaml_io", "accelplane.discovery_constants", "accelplane.discovery", "accelplane.display"),
     ("accelplane.templating", "accelplane.spec_loader", "accelplane.schema", "accelplane.schema_docs",
+     "accelplane.schema_document",
      "accelplane.model", "accelplane.artifacts", "accelplane.kube"),
     ("accelplane.derive",),
     ("accelplane.checks", "accelplane.builders"),
@@ -63,7 +64,12 @@ def group(name: str, prefixes: tuple[str, ...]) -> str | None:
 
 
 def layer_of(name: str) -> int:
-    found = [(len(p), i) for i, layer in enumerate(LAYERS) for p in layer if name == p or name.startswith(p + ".")]
+    found = [
+        (len(p), i)
+        for i, layer in enumerate(LAYERS)
+        for p in layer
+        if name == p or (p != "accelplane" and name.startswith(p + "."))
+    ]
     assert found, f"{name} is in no layer: add it to LAYERS (and docs/architecture.md)"
     return max(found)[1]
 

@@ -13,6 +13,8 @@ from accelplane.names import (
     yarn_gpu_type_for_model,
 )
 from accelplane.quantity import QuantityError, format_quantity, parse_quantity
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 
 @pytest.mark.parametrize(
@@ -108,3 +110,12 @@ def test_flink_clusters_default_to_the_node_image(write_spec) -> None:  # type: 
         "uses-node-image": "registry.example.com/flink-gpu:1.20.1-java17-1",
         "own-image": "flink:1.20.1-java17",
     }
+
+
+@settings(max_examples=300)
+@given(st.text(max_size=40))
+def test_gpu_model_token_is_one_rule(model: str) -> None:
+    """The discovery script's --model rule is the package's (the script keeps a standalone copy)."""
+    from accelplane.discovery.gpu_discovery import normalize_model
+
+    assert normalize_model(model) == normalize_gpu_model(model)

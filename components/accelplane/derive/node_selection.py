@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from accelplane import kube
 from accelplane.model import NodePool, Taint
 
 # Taint effects that keep a pod off a node (PreferNoSchedule only discourages).
@@ -51,20 +52,8 @@ def toleration_for(taint: Taint) -> dict[str, str]:
 
 
 def tolerates(toleration: Mapping[str, Any], taint: Taint) -> bool:
-    """Kubernetes ``ToleratesTaint``: effect (empty = all), key (empty key + Exists = all keys),
-    operator ``Exists`` ignores the value, ``Equal`` (the default) compares it."""
-    effect = toleration.get("effect") or ""
-    if effect and effect != taint.effect:
-        return False
-    key = toleration.get("key") or ""
-    operator = toleration.get("operator") or "Equal"
-    if key == "":
-        return operator == "Exists"
-    if key != taint.key:
-        return False
-    if operator == "Exists":
-        return True
-    return (toleration.get("value") or "") == taint.value
+    """Kubernetes ``ToleratesTaint`` for one of a pool's taints (`accelplane.kube.tolerates`)."""
+    return kube.tolerates(toleration, taint.key, taint.value, taint.effect)
 
 
 def untolerated(tolerations: Sequence[Mapping[str, Any]], taints: Iterable[Taint]) -> list[Taint]:

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import html
 import json
-import re
 from collections.abc import Callable
 from typing import Any
 
 from accelplane.diff import DiffResult
 from accelplane.diff.impact import CATEGORY_TITLES, Impact
 from accelplane.diff.kinds import KIND_TITLES, ArtifactDiff, Change
+from accelplane.display import md_code, md_fence, md_text
 from accelplane.yaml_io import dump_yaml
 
 FORMATS = ("text", "markdown", "json")
@@ -176,34 +176,6 @@ def _by_kind(artifacts: tuple[ArtifactDiff, ...]) -> list[tuple[str, list[Artifa
 
 
 # -- markdown --------------------------------------------------------------------------------------------
-
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~#&!])")
-
-
-def md_text(text: str) -> str:
-    """Plain text safe in Markdown paragraphs and table cells (punctuation backslash-escaped)."""
-    return _MD_SPECIAL.sub(r"\\\1", text.replace("\n", " "))
-
-
-def md_code(text: str) -> str:
-    """A code span safe in a GFM table cell: backtick fence longer than any run inside, ``|`` escaped."""
-    text = text.replace("\n", " ")
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
-    fence = "`" * (longest + 1)
-    pad = (
-        " "
-        if text.startswith("`") or text.endswith("`") or (text.startswith(" ") and text.endswith(" "))
-        else ""
-    )
-    return f"{fence}{pad}{text.replace('|', chr(92) + '|')}{pad}{fence}"
-
-
-def md_fence(lines: list[str], lang: str = "diff") -> list[str]:
-    """A fenced code block whose fence is longer than any backtick run in ``lines``."""
-    longest = max((len(m) for line in lines for m in re.findall(r"`+", line)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return [f"{fence}{lang}", *lines, fence]
-
 
 def _md_table(header: list[str], rows: list[list[str]], align: list[str] | None = None) -> list[str]:
     align = align or ["---"] * len(header)

@@ -23,7 +23,6 @@ Rules (all generic over file kinds, so families that land later are covered):
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 from collections.abc import Iterable, Iterator
@@ -31,6 +30,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from accelplane.diff.kinds import EMBED_SEPARATOR, ArtifactDiff, Change, hash_stem, same
+from accelplane.display import show_value
+from accelplane.kube import configmap_refs, pod_selects_node, tolerates
 from accelplane.model import Spec, is_gpu_resource
 
 CATEGORY_TITLES: dict[str, str] = {
@@ -87,19 +88,6 @@ class Impact:
         return {"category": self.category, "subject": self.subject, "message": self.message}
 
 
-def show(value: Any) -> str:
-    """Short display of a value in impact lines."""
-    if value is None:
-        return "unset"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list | dict):
-        return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
-    return str(value)
-
-
 def _starts(path: str, prefix: str) -> bool:
     return path == prefix or path.startswith((prefix + ".", prefix + "[", prefix + EMBED_SEPARATOR))
 
@@ -122,11 +110,11 @@ def _brief(changes: Iterable[Change], limit: int = MAX_DETAILS) -> str:
         if c.text_diff:
             parts.append(f"{c.path} changed")
         elif c.op == "added":
-            parts.append(f"{c.path} added ({show(c.new)})")
+            parts.append(f"{c.path} added ({show_value(c.new)})")
         elif c.op == "removed":
-            parts.append(f"{c.path} removed (was {show(c.old)})")
+            parts.append(f"{c.path} removed (was {show_value(c.old)})")
         else:
-            parts.append(f"{c.path} {show(c.old)} → {show(c.new)}")
+            parts.append(f"{c.path} {show_value(c.old)} → {show_value(c.new)}")
     if len(items) > limit:
         parts.append(f"… {len(items) - limit} more")
     return "; ".join(parts)
@@ -145,7 +133,7 @@ def _queue_gpus(manifest: Any) -> dict[str, dict[str, str]]:
         "guarantee": guarantee.get("resource") or {} if isinstance(guarantee, dict) else {},
     }
     return {
-        field: {str(k): show(v) for k, v in sorted(values.items()) if is_gpu_resource(str(k))}
+        field: {str(k): show_value(v) for k, v in sorted(values.items()) if is_gpu_resource(str(k))}
         for field, values in sources.items()
         if isinstance(values, dict)
     }
@@ -195,10 +183,10 @@ def _queue_impacts(artifacts: list[ArtifactDiff]) -> Iterator[Impact]:
             continue
         for c in a.changes:
             if c.leaf.startswith("yarn.scheduler.capacity.") and any(
-                "gpu" in show(v).lower() for v in (c.leaf, c.old, c.new)
+                "gpu" in show_value(v).lower() for v in (c.leaf, c.old, c.new)
             ):
                 yield Impact(
-                    "queues", f"YARN {c.leaf}", f"YARN {c.leaf}: {show(c.old)} → {show(c.new)} ({a.ident})"
+                    "queues", f"YARN {c.leaf}", f"YARN {c.leaf}: {show_value(c.old)} → {show_value(c.new)} ({a.ident})"
                 )
 
 
@@ -221,12 +209,12 @@ def _podgroup_summary(manifest: Any) -> str:
     spec = manifest.get("spec", {}) if isinstance(manifest, dict) else {}
     parts = []
     if "queue" in spec:
-        parts.append(f"queue {show(spec['queue'])}")
+        parts.append(f"queue {show_value(spec['queue'])}")
     if "minMember" in spec:
-        parts.append(f"minMember {show(spec['minMember'])}")
+        parts.append(f"minMember {show_value(spec['minMember'])}")
     for res, v in sorted((spec.get("minResources") or {}).items()):
         if is_gpu_resource(str(res)):
-            parts.append(f"{res} {show(v)}")
+            parts.append(f"{res} {show_value(v)}")
     return ", ".join(parts)
 
 
@@ -272,7 +260,7 @@ def _flink_impacts(artifacts: list[ArtifactDiff]) -> Iterator[Impact]:
         elif a.status in ("added", "removed") and a.kind == "flink-config":
             data = a.new_data if a.status == "added" else a.old_data
             found = {k: v for k, v in (data or {}).items() if FLINK_KEY.match(str(k))}
-            detail = ", ".join(f"{k}: {show(v)}" for k, v in sorted(found.items())) or "no GPU keys"
+            detail = ", ".join(f"{k}: {show_value(v)}" for k, v in sorted(found.items())) or "no GPU keys"
             yield Impact("flink", subject, f"{subject} {a.status} ({a.ident}: {detail})")
 
 
@@ -288,84 +276,16 @@ def _pod_spec(ds: Any) -> dict[str, Any]:
 
 
 def _configmap_refs(ds: Any) -> set[str]:
-    pod = _pod_spec(ds)
-    refs: set[str] = set()
-    for vol in pod.get("volumes") or []:
-        if isinstance(vol, dict):
-            cm = vol.get("configMap")
-            if isinstance(cm, dict) and "name" in cm:
-                refs.add(str(cm["name"]))
-            for src in (vol.get("projected") or {}).get("sources") or []:
-                if isinstance(src, dict) and isinstance(src.get("configMap"), dict):
-                    refs.add(str(src["configMap"].get("name")))
-    for c in (pod.get("containers") or []) + (pod.get("initContainers") or []):
-        if not isinstance(c, dict):
-            continue
-        for env in c.get("env") or []:
-            ref = ((env or {}).get("valueFrom") or {}).get("configMapKeyRef")
-            if isinstance(ref, dict) and "name" in ref:
-                refs.add(str(ref["name"]))
-        for src in c.get("envFrom") or []:
-            ref = (src or {}).get("configMapRef")
-            if isinstance(ref, dict) and "name" in ref:
-                refs.add(str(ref["name"]))
-    return refs
+    return configmap_refs(_pod_spec(ds))
 
 
-def _expr_matches(expr: dict[str, Any], labels: dict[str, str]) -> bool:
-    key, op, values = expr.get("key"), expr.get("operator"), [str(v) for v in expr.get("values") or []]
-    if op == "In":
-        return key in labels and labels[key] in values
-    if op == "NotIn":
-        return key not in labels or labels[key] not in values
-    if op == "Exists":
-        return key in labels
-    if op == "DoesNotExist":
-        return key not in labels
-    if op in ("Gt", "Lt") and key in labels and values:
-        try:
-            a, b = int(labels[key]), int(values[0])
-        except ValueError:
-            return False
-        return a > b if op == "Gt" else a < b
-    return False
-
-
-def _selects(pod: dict[str, Any], labels: dict[str, str]) -> bool:
-    selector = pod.get("nodeSelector") or {}
-    if any(labels.get(str(k)) != str(v) for k, v in selector.items()):
-        return False
-    required = (
-        ((pod.get("affinity") or {}).get("nodeAffinity") or {}).get(
-            "requiredDuringSchedulingIgnoredDuringExecution"
-        )
-        or {}
-    ).get("nodeSelectorTerms")
-    if required:
-        return any(
-            all(_expr_matches(e, labels) for e in (term or {}).get("matchExpressions") or [])
-            for term in required
-        )
-    return True
-
-
-def _tolerates(pod: dict[str, Any], key: str, value: str, effect: str) -> bool:
+def _tolerated(pod: dict[str, Any], key: str, value: str, effect: str) -> bool:
+    """True when the pod may run on a node with this taint (PreferNoSchedule never keeps it off)."""
     if effect == "PreferNoSchedule":
         return True
-    for t in pod.get("tolerations") or []:
-        if not isinstance(t, dict):
-            continue
-        op = t.get("operator", "Equal")
-        if t.get("key") not in (None, "", key):
-            continue
-        if not t.get("key") and op != "Exists":
-            continue
-        if op != "Exists" and str(t.get("value", "")) != value:
-            continue
-        if t.get("effect") not in (None, "", effect):
-            continue
-        return True
-    return False
+    return any(
+        tolerates(t, key, value, effect) for t in pod.get("tolerations") or [] if isinstance(t, dict)
+    )
 
 
 def _describe_selector(pod: dict[str, Any]) -> str:
@@ -395,8 +315,8 @@ def node_scope(ds: Any, model: Spec | None) -> str:
             p
             for p in model.node_pools
             if p.platform == "kubernetes"
-            and _selects(pod, dict(p.labels))
-            and all(_tolerates(pod, t.key, t.value, t.effect) for t in p.taints)
+            and pod_selects_node(pod, dict(p.labels))
+            and all(_tolerated(pod, t.key, t.value, t.effect) for t in p.taints)
         ]
         if pools:
             nodes = sum(p.nodes for p in pools)
@@ -513,7 +433,7 @@ def _pulumi_impacts(artifacts: list[ArtifactDiff]) -> Iterator[Impact]:
         if a.status == "renamed":
             names = [c for c in a.changes if c.path in ("metadata.name", "metadata.namespace")]
             why = ", ".join(f"{c.leaf} changed" for c in names) or "identity changed"
-            hashed = any(c.leaf == "name" and hash_stem(show(c.old)) == hash_stem(show(c.new)) for c in names)
+            hashed = any(c.leaf == "name" and hash_stem(show_value(c.old)) == hash_stem(show_value(c.new)) for c in names)
             if gk == ("", "ConfigMap") and _is_immutable(a.old_data):
                 what = (
                     "a new immutable ConfigMap is created; the old one is retained in the cluster "

@@ -321,7 +321,9 @@ def normalize_bus_id(bus: str) -> str:
 
 
 def normalize_model(name: str) -> str:
-    return "".join(ch for ch in name.lower() if ch not in " \t-_")
+    """Model token for --model matching: lowercased, whitespace, '-' and '_' removed (the same rule
+    as accelplane.names.normalize_gpu_model; this script ships standalone, so it keeps a copy)."""
+    return "".join(ch for ch in name.lower() if not ch.isspace() and ch not in "-_")
 
 
 def model_matches(name: str, wanted: str) -> bool:

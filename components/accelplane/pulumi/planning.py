@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from accelplane.artifacts import Bundle, FileArtifact, K8sObject
+from accelplane.kube import CONFIGMAP_REF_KEYS
 
 ObjectKey = tuple[str, str, str, str]
 """`K8sObject.key`: (API group — ``v1`` for the core group —, kind, namespace or "", name)."""
@@ -86,7 +87,7 @@ def _walk(node: Any, namespace: str | None, out: set[ObjectKey | None]) -> None:
                 out.add(_ref(SCHEDULING, "PriorityClass", None, value))
             elif key == "serviceAccountName":
                 out.add(_ref(CORE, "ServiceAccount", namespace, value))
-            elif key in ("configMap", "configMapRef", "configMapKeyRef") and isinstance(value, Mapping):
+            elif key in CONFIGMAP_REF_KEYS and isinstance(value, Mapping):
                 out.add(_ref(CORE, "ConfigMap", namespace, value.get("name")))
             elif key == "annotations" and isinstance(value, Mapping):
                 out.add(_ref(VOLCANO, "PodGroup", namespace, value.get(GROUP_NAME_ANNOTATION)))
