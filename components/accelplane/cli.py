@@ -82,8 +82,8 @@ def use_color(choice: str) -> bool:
 def cmd_diff(args: argparse.Namespace) -> int:
     """Compare two sides (spec, rendered directory or REV:path); exit 0 equal, 1 different, 2 error."""
     from accelplane.diff import compare
+    from accelplane.diff.changes import DiffInputError
     from accelplane.diff.formats import render
-    from accelplane.diff.kinds import DiffInputError
     from accelplane.diff.trees import load_side
 
     try:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from accelplane.diff.kinds import Tree
+from accelplane.diff.changes import Tree
 from accelplane.diff.trees import read_tree
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

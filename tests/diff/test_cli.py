@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from accelplane.cli import main
-from accelplane.diff.kinds import Tree
+from accelplane.diff.changes import Tree
 from accelplane.render import write_tree
 
 from tests.diff.scenarios import base_tree, scenario_tree

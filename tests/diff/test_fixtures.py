@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from accelplane.diff.kinds import parse_flink_legacy, parse_hadoop_xml, parse_ini
+from accelplane.diff.values import parse_flink_legacy, parse_hadoop_xml, parse_ini
 
 from tests.diff.scenarios import BASE_DIR, SCENARIOS, scenario_tree
 from tests.support.validators import validate_k8s_object

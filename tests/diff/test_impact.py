@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from accelplane.diff import compare_trees
-from accelplane.diff.kinds import Tree
+from accelplane.diff.changes import Tree
 
 
 def objects(*docs: str) -> Tree:

@@ -6,19 +6,10 @@ import textwrap
 
 import pytest
 from accelplane.diff import compare_trees
+from accelplane.diff.artifacts import diff_trees
+from accelplane.diff.changes import ArtifactDiff, Change, DiffInputError, Tree, classify
 from accelplane.diff.formats import format_text
-from accelplane.diff.kinds import (
-    ArtifactDiff,
-    Change,
-    DiffInputError,
-    Tree,
-    classify,
-    diff_trees,
-    diff_values,
-    parse_flink_legacy,
-    parse_ini,
-    unified,
-)
+from accelplane.diff.values import diff_values, parse_flink_legacy, parse_ini, unified
 
 
 def tree(**files: str) -> Tree:

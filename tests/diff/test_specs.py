@@ -8,7 +8,7 @@ import pytest
 from accelplane.builders import build_all
 from accelplane.cli import main
 from accelplane.diff import compare, compare_trees, load_side
-from accelplane.diff.impact import node_scope
+from accelplane.diff.impact.node_wide import node_scope
 from accelplane.pipeline import load_validated
 from accelplane.render import bundle_files, write_tree
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from accelplane.diff.impact import Impact, impacts
-from accelplane.diff.kinds import KIND_ORDER, ArtifactDiff, Tree, diff_trees, k8s_manifests
+from accelplane.diff.artifacts import diff_trees, k8s_manifests
+from accelplane.diff.changes import KIND_ORDER, ArtifactDiff, Tree
+from accelplane.diff.impact import impacts
+from accelplane.diff.impact.common import Impact
 from accelplane.diff.trees import Side, load_side
 from accelplane.model import Spec
 

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from typing import Any
 
 from accelplane.diff import DiffResult
-from accelplane.diff.impact import CATEGORY_TITLES, Impact
-from accelplane.diff.kinds import KIND_TITLES, ArtifactDiff, Change
+from accelplane.diff.changes import KIND_TITLES, ArtifactDiff, Change
+from accelplane.diff.impact.common import CATEGORY_TITLES, Impact
 from accelplane.display import md_code, md_fence, md_text
 from accelplane.yaml_io import dump_yaml
 

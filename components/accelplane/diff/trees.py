@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
-from accelplane.diff.kinds import Tree
+from accelplane.diff.changes import Tree
 from accelplane.errors import SpecError, SpecErrors, UsageError
 from accelplane.model import Spec
 from accelplane.render import MARKER

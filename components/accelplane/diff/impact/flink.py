@@ -1,0 +1,90 @@
+"""Flink-cluster impacts: Flink config keys ``external-resources``/``external-resource.<r>.amount``/
+``…config-key`` (in Flink config files, in ConfigMap data and in ``FlinkDeployment``
+``flinkConfiguration``), GPU ``resources`` in pod templates and workloads, and every Volcano
+``PodGroup`` change.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from accelplane.diff.changes import EMBED_SEPARATOR, ArtifactDiff
+from accelplane.diff.impact.common import FLINK_KEY, VOLCANO_GROUP, Impact, brief, group_kind, starts
+from accelplane.display import show_value
+from accelplane.model import is_gpu_resource
+
+# -- Flink -----------------------------------------------------------------------------------------
+
+
+def _flink_subject(a: ArtifactDiff, *, old: bool = False) -> str:
+    """``Flink cluster <name>`` for files under ``flink/<name>/``, else the artifact's name."""
+    ident = (a.old_ident or a.ident) if old else a.ident
+    if a.kind == "kubernetes":
+        return ident
+    path = (a.old_path if old else a.new_path) or a.old_path or a.new_path or ""
+    parts = path.split("/")
+    if len(parts) >= 3 and parts[0] == "flink":
+        return f"Flink cluster {parts[1]}"
+    return ident
+
+
+def _podgroup_summary(manifest: Any) -> str:
+    spec = manifest.get("spec", {}) if isinstance(manifest, dict) else {}
+    parts = []
+    if "queue" in spec:
+        parts.append(f"queue {show_value(spec['queue'])}")
+    if "minMember" in spec:
+        parts.append(f"minMember {show_value(spec['minMember'])}")
+    for res, v in sorted((spec.get("minResources") or {}).items()):
+        if is_gpu_resource(str(res)):
+            parts.append(f"{res} {show_value(v)}")
+    return ", ".join(parts)
+
+
+def flink_impacts(artifacts: list[ArtifactDiff]) -> Iterator[Impact]:
+    for a in artifacts:
+        subject = _flink_subject(a)
+        if a.kind == "kubernetes" and group_kind(a) == (VOLCANO_GROUP, "PodGroup"):
+            if a.status == "added":
+                yield Impact("flink", subject, f"{a.ident} added ({_podgroup_summary(a.new_data)})")
+            elif a.status == "removed":
+                yield Impact("flink", subject, f"{a.ident} removed (was {_podgroup_summary(a.old_data)})")
+            else:
+                relevant = [
+                    c
+                    for c in a.changes
+                    if (starts(c.path, "spec") and not starts(c.path, "spec.minResources"))
+                    or (starts(c.path, "spec.minResources") and is_gpu_resource(c.leaf))
+                ]
+                if a.status == "renamed":
+                    what = "renamed" + (f"; {brief(relevant)}" if relevant else "")
+                else:
+                    what = brief(relevant) if relevant else "metadata or non-GPU resources changed"
+                yield Impact("flink", subject, f"{a.title}: {what}")
+            continue
+        keys = [c for c in a.changes if FLINK_KEY.match(c.leaf)]
+        gpu_requests = [
+            c
+            for c in a.changes
+            if is_gpu_resource(c.leaf)
+            and re.search(r"(^|\.)resources(\.|\[)", c.path.split(EMBED_SEPARATOR)[-1])
+        ]
+        where = f"{subject} ({posixpath.basename(a.ident)})" if a.kind != "kubernetes" else subject
+        if a.status == "renamed" and a.kind == "flink-config":
+            old_subject = _flink_subject(
+                ArtifactDiff(a.kind, a.old_ident or "", "changed", a.old_path, a.old_path)
+            )
+            extra = f"; {brief(keys + gpu_requests)}" if keys or gpu_requests else ""
+            new_name = subject.removeprefix("Flink cluster ")
+            yield Impact("flink", subject, f"{old_subject} renamed to {new_name} ({a.title}){extra}")
+        elif keys or gpu_requests:
+            label = a.title if a.status == "renamed" else where
+            yield Impact("flink", subject, f"{label}: {brief(keys + gpu_requests)}")
+        elif a.status in ("added", "removed") and a.kind == "flink-config":
+            data = a.new_data if a.status == "added" else a.old_data
+            found = {k: v for k, v in (data or {}).items() if FLINK_KEY.match(str(k))}
+            detail = ", ".join(f"{k}: {show_value(v)}" for k, v in sorted(found.items())) or "no GPU keys"
+            yield Impact("flink", subject, f"{subject} {a.status} ({a.ident}: {detail})")

@@ -1,0 +1,100 @@
+"""Pulumi impacts, as accelplane's program applies changes (docs/pulumi.md): objects whose name or
+namespace changed (paired remove+add: a new URN, replaced; a content-hashed immutable ConfigMap's
+old version is retained), data changes of ``immutable: true`` ConfigMaps under the same name
+(mutable ConfigMaps are updated in place: the provider sets ``enableConfigMapMutable``),
+pulumi-kubernetes' other replace-on-change fields, and fields Kubernetes refuses to update in
+place that Pulumi does not replace on (PriorityClass ``value``/``preemptionPolicy``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from accelplane.diff.changes import ArtifactDiff
+from accelplane.diff.impact.common import Impact, brief, group_kind, k8s_artifacts, starts
+from accelplane.diff.pairing import hash_stem
+from accelplane.display import show_value
+
+# pulumi-kubernetes "forceNew" properties (provider/pkg/provider/diff.go): a change replaces the object.
+# ConfigMaps are special (see `_configmap_pulumi`): accelplane's provider sets enableConfigMapMutable,
+# so only ``immutable: true`` ConfigMaps are replaced when their data changes (docs/pulumi.md).
+PULUMI_FORCE_NEW: dict[tuple[str, str], tuple[str, ...]] = {
+    ("", "Secret"): ("type", "stringData", "data"),
+    ("", "Service"): ("spec.clusterIP",),
+    ("", "PersistentVolumeClaim"): ("spec",),
+    ("apps", "DaemonSet"): ("spec.selector",),
+    ("apps", "Deployment"): ("spec.selector",),
+    ("apps", "StatefulSet"): (
+        "spec.podManagementPolicy",
+        "spec.revisionHistoryLimit",
+        "spec.selector",
+        "spec.serviceName",
+        "spec.volumeClaimTemplates",
+    ),
+    ("batch", "Job"): ("spec.completions", "spec.parallelism", "spec.selector", "spec.template"),
+    ("rbac.authorization.k8s.io", "RoleBinding"): ("roleRef",),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): ("roleRef",),
+    ("storage.k8s.io", "StorageClass"): ("parameters", "provisioner"),
+}
+# Fields the API server refuses to update in place and pulumi-kubernetes does not replace on:
+# `pulumi up` would fail with "field is immutable".
+K8S_IMMUTABLE: dict[tuple[str, str], tuple[str, ...]] = {
+    ("scheduling.k8s.io", "PriorityClass"): ("value", "preemptionPolicy"),
+}
+
+
+# -- Pulumi ----------------------------------------------------------------------------------------
+
+
+def _is_immutable(manifest: Any) -> bool:
+    return isinstance(manifest, dict) and manifest.get("immutable") is True
+
+
+def pulumi_impacts(artifacts: list[ArtifactDiff]) -> Iterator[Impact]:
+    for a in k8s_artifacts(artifacts):
+        gk = group_kind(a)
+        if a.status == "renamed":
+            names = [c for c in a.changes if c.path in ("metadata.name", "metadata.namespace")]
+            why = ", ".join(f"{c.leaf} changed" for c in names) or "identity changed"
+            hashed = any(c.leaf == "name" and hash_stem(show_value(c.old)) == hash_stem(show_value(c.new)) for c in names)
+            if gk == ("", "ConfigMap") and _is_immutable(a.old_data):
+                what = (
+                    "a new immutable ConfigMap is created; the old one is retained in the cluster "
+                    "(retain_on_delete) for pods that still mount it — delete it by hand once unused"
+                )
+            else:
+                what = "replaced (new URN: Pulumi creates the new object, then deletes the old one)"
+            yield Impact(
+                "pulumi", a.ident, f"{a.title}: {why}{' (content-hashed name)' if hashed else ''} — {what}"
+            )
+            continue
+        if a.status != "changed":
+            continue
+        if gk == ("", "ConfigMap") and _is_immutable(a.old_data):
+            data = [c for c in a.changes if starts(c.path, "data") or starts(c.path, "binaryData")]
+            if data:
+                yield Impact(
+                    "pulumi",
+                    a.ident,
+                    f"{a.ident}: data of an immutable ConfigMap changed under the same name — Kubernetes "
+                    "refuses the update and Pulumi replaces it, but immutable ConfigMaps are retained on "
+                    'delete, so the re-create fails ("already exists") until the old one is deleted by '
+                    "hand; a content-hashed name avoids this",
+                )
+        reasons = [p for p in PULUMI_FORCE_NEW.get(gk, ()) if any(starts(c.path, p) for c in a.changes)]
+        if reasons:
+            yield Impact(
+                "pulumi",
+                a.ident,
+                f"{a.ident}: {', '.join(reasons)} changed — replaced under Pulumi (delete and recreate)",
+            )
+        for prefix in K8S_IMMUTABLE.get(gk, ()):
+            hits = [c for c in a.changes if starts(c.path, prefix)]
+            if hits:
+                yield Impact(
+                    "pulumi",
+                    a.ident,
+                    f"{a.ident}: {brief(hits)} — immutable in Kubernetes: the update is rejected "
+                    "(pulumi-kubernetes does not replace on it); delete and recreate the object",
+                )

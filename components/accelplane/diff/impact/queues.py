@@ -1,0 +1,82 @@
+"""Queue impacts: Volcano ``Queue`` objects whose GPU capability/deserved/guarantee changed,
+were added or removed; YARN capacity-scheduler properties that mention GPUs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from accelplane.diff.changes import ArtifactDiff
+from accelplane.diff.impact.common import VOLCANO_GROUP, Impact, group_kind, k8s_artifacts
+from accelplane.display import show_value
+from accelplane.model import is_gpu_resource
+
+# -- queues ----------------------------------------------------------------------------------------
+
+
+def _queue_gpus(manifest: Any) -> dict[str, dict[str, str]]:
+    spec = manifest.get("spec", {}) if isinstance(manifest, dict) else {}
+    spec = spec if isinstance(spec, dict) else {}
+    guarantee = spec.get("guarantee") or {}
+    sources = {
+        "capability": spec.get("capability") or {},
+        "deserved": spec.get("deserved") or {},
+        "guarantee": guarantee.get("resource") or {} if isinstance(guarantee, dict) else {},
+    }
+    return {
+        field: {str(k): show_value(v) for k, v in sorted(values.items()) if is_gpu_resource(str(k))}
+        for field, values in sources.items()
+        if isinstance(values, dict)
+    }
+
+
+def _describe_gpus(gpus: dict[str, dict[str, str]]) -> str:
+    resources = sorted({r for values in gpus.values() for r in values})
+    parts = [
+        f"{res} " + ", ".join(f"{field} {gpus[field][res]}" for field in gpus if res in gpus[field])
+        for res in resources
+    ]
+    return "; ".join(parts) if parts else "no GPU limits"
+
+
+def queue_impacts(artifacts: list[ArtifactDiff]) -> Iterator[Impact]:
+    for a in k8s_artifacts(artifacts):
+        if group_kind(a) != (VOLCANO_GROUP, "Queue"):
+            continue
+        name = a.ident.split(" ", 1)[1]
+        subject = f"queue {name}"
+        if a.status == "added":
+            yield Impact("queues", subject, f"queue {name} added: {_describe_gpus(_queue_gpus(a.new_data))}")
+        elif a.status == "removed":
+            yield Impact(
+                "queues", subject, f"queue {name} removed (had {_describe_gpus(_queue_gpus(a.old_data))})"
+            )
+        else:
+            old, new = _queue_gpus(a.old_data), _queue_gpus(a.new_data)
+            parts = []
+            for res in sorted({r for f in (*old.values(), *new.values()) for r in f}):
+                fields = []
+                for field in ("capability", "deserved", "guarantee"):
+                    o, n = old.get(field, {}).get(res), new.get(field, {}).get(res)
+                    if o != n:
+                        fields.append(f"{field} {o or 'unset'} → {n or 'unset'}")
+                if fields:
+                    parts.append(f"{res} " + ", ".join(fields))
+            if parts:
+                label = (
+                    f"queue {a.old_ident.split(' ', 1)[1]} → {name}"
+                    if a.status == "renamed" and a.old_ident
+                    else subject
+                )
+                yield Impact("queues", subject, f"{label}: " + "; ".join(parts))
+    for a in artifacts:
+        if a.kind != "hadoop-xml":
+            continue
+        for c in a.changes:
+            if c.leaf.startswith("yarn.scheduler.capacity.") and any(
+                "gpu" in show_value(v).lower() for v in (c.leaf, c.old, c.new)
+            ):
+                yield Impact(
+                    "queues", f"YARN {c.leaf}", f"YARN {c.leaf}: {show_value(c.old)} → {show_value(c.new)} ({a.ident})"
+                )
