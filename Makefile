@@ -38,7 +38,7 @@ $(FLINK_DIR)/.stamp-$(FLINK_VERSION): | $(PY)
 
 flink: $(FLINK_DIR)/.stamp-$(FLINK_VERSION)
 
-# Hadoop 3.5 jars (pyspark) for the real ResourceUtils checks; its own pip step (DESIGN §2).
+# Hadoop 3.5 jars (pyspark) for the real ResourceUtils checks; its own pip step.
 $(VENV)/.stamp-hadoop: pyproject.toml | $(PY)
 	$(PIP) install -e '.[hadoop]'
 	touch $@

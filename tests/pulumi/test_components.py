@@ -1,7 +1,7 @@
 """Components, generic mapping and ordering, exercised with hand-built bundles.
 
 The PodGroup, device-plugin, Flink-operator and discovery builders land in parallel branches, so
-these tests build such objects by hand (shaped like DESIGN.md §4 says) and check that the generic
+these tests build such objects by hand (shaped like the real builders emit them) and check that the generic
 Pulumi layer applies them — one typed resource each, right parents, ``depends_on`` derived from the
 objects — without any code change.
 """

@@ -138,7 +138,7 @@ def _gpu_container_and_volumes(
         init.append(coordination_dir_init_container(cluster, directory))
     container: dict[str, Any] = {"volumeMounts": mounts}
     if cluster_vendor(spec, cluster) == "nvidia":
-        # nvidia-smi/NVML indexes equal CUDA ordinals only in PCI bus order (DESIGN.md §2, P9).
+        # nvidia-smi/NVML indexes equal CUDA ordinals only in PCI bus order (CUDA_DEVICE_ORDER defaults to FASTEST_FIRST; docs/discovery.md).
         container["env"] = [{"name": "CUDA_DEVICE_ORDER", "value": "PCI_BUS_ID"}]
     return container, volumes, init
 

@@ -1,4 +1,4 @@
-"""Volcano Queues and the scheduler ConfigMap derived from the queue model (DESIGN.md §4)."""
+"""Volcano Queues and the scheduler ConfigMap derived from the queue model."""
 
 from __future__ import annotations
 

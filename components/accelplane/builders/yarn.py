@@ -1,4 +1,4 @@
-"""YARN GPU configuration files from the spec (DESIGN.md §3, docs/yarn.md).
+"""YARN GPU configuration files from the spec (docs/yarn.md).
 
 ``DIR/yarn/``:
 

@@ -1,4 +1,4 @@
-"""Checks on Flink clusters: the mistakes Volcano and Flink users hit in practice (DESIGN.md §2, §4).
+"""Checks on Flink clusters: the mistakes Volcano and Flink users hit in practice.
 
 * target vs. ``cluster.platforms``; Flink version vs. config file format and target;
 * memory Flink can request exactly (whole MiB), YARN vcores as integers;

@@ -1,4 +1,4 @@
-"""YARN resource types and NodeManager amounts, derived once from the spec (DESIGN.md §3).
+"""YARN resource types and NodeManager amounts, derived once from the spec.
 
 Used by the YARN builder (``resource-types.xml``, ``node-resources/<pool>.xml``, queue vectors)
 and by `accelplane.checks.yarn`, so what is checked is exactly what is rendered.
