@@ -1,0 +1,457 @@
+"""The pods Flink's own native-Kubernetes code builds from every rendered Kubernetes Flink cluster.
+
+For each example stack and each Flink cluster on Kubernetes, ``tests/support/flink_pods.py`` runs
+Flink 1.20's ``KubernetesClusterDescriptor`` / ``KubernetesJobManagerFactory`` /
+``KubernetesTaskManagerFactory`` (flink-dist, no API server) on the rendered config file and pod
+templates -- for ``target: kubernetes-operator`` on what the operator's ``FlinkConfigBuilder``
+derives from the rendered FlinkDeployment -- and checks the resulting JobManager and TaskManager
+pods (all clusters in one JVM):
+
+* ``kubernetes-validate --strict`` accepts them (and the JobManager Deployment, ConfigMaps and
+  Services Flink creates beside them);
+* every field of our templates survives, except exactly the ones Flink is documented to override
+  (:data:`FLINK_OVERRIDES`, see docs/flink.md "What Flink keeps, drops and overrides"): the Volcano
+  binding (``schedulerName``, the PodGroup annotation, ``priorityClassName``), placement
+  (node selector / affinity, tolerations), the discovery ConfigMap volume, the coordination
+  hostPath and its init container;
+* the main containers request what the PodGroup's ``minResources`` (and with it the queue checks,
+  which use the same numbers) assume: JobManager + replicas × TaskManager CPU, memory and GPUs, as
+  Flink computes them from its configuration; the PodGroup exists in the pods' namespace with the
+  cluster's queue.
+
+Every cluster is built with the one distribution installed here (Flink 1.20.5), also the example
+cluster that names Flink 2.1 (prod-eu/ad-hoc): its pod template and resource handling is the same
+code path, but 2.x-only changes would not show.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from accelplane.quantity import parse_quantity
+
+from tests.conftest import EXAMPLE_SPECS
+from tests.flink.specs import KUBERNETES, variant, write
+from tests.support.flink_cluster import require_flink_home
+from tests.support.flink_pods import FlinkPods, FlinkPodsCase, build_flink_pods, operator_case
+from tests.support.render import files_for
+from tests.support.validators import validate_core_object
+
+pytestmark = pytest.mark.flink
+
+GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
+
+#: Template fields Flink replaces (path -> why). Anything else that differs is a finding.
+FLINK_OVERRIDES = {
+    # InitTaskManagerDecorator: the pod is named <cluster-id>-taskmanager-<attempt>-<n>.
+    ("taskmanager", "metadata.name"),
+}
+
+
+@dataclass(frozen=True)
+class RenderedCluster:
+    """One Kubernetes Flink cluster of an example stack, as rendered."""
+
+    stack: str
+    name: str
+    target: str
+    case: FlinkPodsCase
+    jobmanager_template: dict[str, Any]
+    taskmanager_template: dict[str, Any]
+    podgroups: tuple[dict[str, Any], ...]
+    replicas: int
+    gpu_resource: str | None
+    gpu_amount: int
+
+    @property
+    def id(self) -> str:
+        return f"{self.stack}/{self.name}"
+
+
+def _podgroups(objects: list[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
+    return tuple(o for o in objects if o["kind"] == "PodGroup")
+
+
+def _gpu(config: Mapping[str, Any]) -> tuple[str | None, int]:
+    key = config.get("external-resource.gpu.kubernetes.config-key")
+    return (str(key), int(config["external-resource.gpu.amount"])) if key else (None, 0)
+
+
+@functools.cache
+def rendered_clusters() -> tuple[RenderedCluster, ...]:
+    """Every Kubernetes Flink cluster of every example stack (rendered in-process)."""
+    out: list[RenderedCluster] = []
+    for spec in EXAMPLE_SPECS:
+        files = files_for(spec)
+        objects = [yaml.safe_load(t) for p, (t, _) in files.items() if p.startswith("kubernetes/")]
+        groups = _podgroups(objects)
+        for path, (text, _) in sorted(files.items()):
+            parts = path.split("/")
+            if len(parts) != 3 or parts[0] != "flink" or parts[2] not in ("config.yaml", "flink-conf.yaml"):
+                continue
+            base = f"flink/{parts[1]}"
+            if f"{base}/jobmanager-pod-template.yaml" not in files:
+                continue  # yarn / standalone
+            jm = yaml.safe_load(files[f"{base}/jobmanager-pod-template.yaml"][0])
+            tm = yaml.safe_load(files[f"{base}/taskmanager-pod-template.yaml"][0])
+            config = yaml.safe_load(text) if parts[2] == "config.yaml" else _legacy(text)
+            replicas = _native_replicas(spec, parts[1])
+            gpu_resource, amount = _gpu(config)
+            out.append(
+                RenderedCluster(
+                    spec.stem, parts[1], "kubernetes", FlinkPodsCase(text, jm, tm, parts[2]),
+                    jm, tm, groups, replicas, gpu_resource, amount,
+                )
+            )
+        for dep in (o for o in objects if o["kind"] == "FlinkDeployment"):
+            s = dep["spec"]
+            gpu_resource, amount = _gpu(s["flinkConfiguration"])
+            out.append(
+                RenderedCluster(
+                    spec.stem, dep["metadata"]["name"], "kubernetes-operator", operator_case(dep),
+                    s["jobManager"]["podTemplate"], s["taskManager"]["podTemplate"], groups,
+                    s["taskManager"]["replicas"], gpu_resource, amount,
+                )
+            )
+    return tuple(out)
+
+
+def _legacy(text: str) -> dict[str, str]:
+    out = {}
+    for line in text.splitlines():
+        line = line.split("#", 1)[0]
+        if ": " in line:
+            key, value = line.split(": ", 1)
+            out[key.strip()] = value.strip()
+    return out
+
+
+def _native_replicas(spec_path: Path, cluster: str) -> int:
+    from accelplane.pipeline import load_validated
+
+    model = load_validated(spec_path).model
+    (c,) = [c for c in model.flink_clusters if c.name == cluster]
+    return c.task_manager.replicas
+
+
+CLUSTERS = rendered_clusters()
+
+
+@pytest.fixture(scope="module")
+def flink_pods_by_cluster() -> dict[str, FlinkPods]:
+    """Flink's pods for every cluster, from one JVM run."""
+    home = require_flink_home()
+    results = build_flink_pods([c.case for c in CLUSTERS], flink_home=home)
+    return {c.id: r for c, r in zip(CLUSTERS, results, strict=True)}
+
+
+def test_examples_cover_both_kubernetes_targets_and_gpu_kinds() -> None:
+    targets = {c.target for c in CLUSTERS}
+    assert targets == {"kubernetes", "kubernetes-operator"}
+    resources = {c.gpu_resource for c in CLUSTERS}
+    assert {"nvidia.com/gpu", "amd.com/gpu"} <= resources
+    assert any(r and r.startswith("nvidia.com/mig-") for r in resources)
+
+
+cluster_param = pytest.mark.parametrize("cluster", CLUSTERS, ids=[c.id for c in CLUSTERS])
+
+
+@cluster_param
+def test_flink_pods_pass_kubernetes_validate_strict(
+    cluster: RenderedCluster, flink_pods_by_cluster: dict[str, FlinkPods]
+) -> None:
+    pods = flink_pods_by_cluster[cluster.id]
+    validate_core_object(pods.jobmanager)
+    validate_core_object(pods.taskmanager)
+    validate_core_object(pods.jobmanager_deployment)
+    kinds = sorted(r["kind"] for r in pods.accompanying_resources)
+    assert "ConfigMap" in kinds and "Service" in kinds
+    for resource in pods.accompanying_resources:
+        validate_core_object(resource)
+    # What the schema cannot see: Flink appends its own volumes/mounts (flink-config-volume,
+    # pod-template-volume, user-artifacts-volume) to ours, so names and mount paths must not clash.
+    for pod in (pods.jobmanager, pods.taskmanager):
+        spec = pod["spec"]
+        names = [v["name"] for v in spec.get("volumes", [])]
+        assert len(names) == len(set(names)), names
+        containers = [*spec.get("initContainers", []), *spec["containers"]]
+        assert len({c["name"] for c in containers}) == len(containers)
+        for container in containers:
+            paths = [m["mountPath"] for m in container.get("volumeMounts", [])]
+            assert len(paths) == len(set(paths)), paths
+            assert {m["name"] for m in container.get("volumeMounts", [])} <= set(names)
+
+
+def changed_fields(template: Any, actual: Any, path: str = "") -> Iterator[str]:
+    """Paths of template fields that Flink dropped or changed. Lists of named items (containers,
+    volumes, env, mounts) are matched by name; other list items must appear unchanged."""
+    if isinstance(template, dict):
+        if not isinstance(actual, dict):
+            yield f"{path} (not an object)"
+            return
+        for key, value in template.items():
+            sub = f"{path}.{key}" if path else key
+            if key not in actual:
+                yield f"{sub} (dropped)"
+            else:
+                yield from changed_fields(value, actual[key], sub)
+    elif isinstance(template, list):
+        if not isinstance(actual, list):
+            yield f"{path} (not a list)"
+            return
+        for item in template:
+            name = item.get("name") if isinstance(item, dict) else None
+            if name is None:
+                if item not in actual:
+                    yield f"{path}[{item!r}] (dropped)"
+                continue
+            match = [a for a in actual if isinstance(a, dict) and a.get("name") == name]
+            if not match:
+                yield f"{path}[{name}] (dropped)"
+            else:
+                yield from changed_fields(item, match[0], f"{path}[{name}]")
+    elif template != actual:
+        yield f"{path} ({template!r} -> {actual!r})"
+
+
+def _findings(role: str, template: dict[str, Any], pod: dict[str, Any]) -> list[str]:
+    found = []
+    for part in ("metadata", "spec"):
+        for change in changed_fields(template[part], pod[part], part):
+            if (role, change.split(" ")[0]) not in FLINK_OVERRIDES:
+                found.append(change)
+    return found
+
+
+@cluster_param
+def test_flink_keeps_every_template_field(
+    cluster: RenderedCluster, flink_pods_by_cluster: dict[str, FlinkPods]
+) -> None:
+    """Everything our templates say reaches the pods, except the documented overrides."""
+    pods = flink_pods_by_cluster[cluster.id]
+    jm_pod_template = pods.jobmanager_deployment["spec"]["template"]  # what the Deployment stamps out
+    assert _findings("jobmanager", cluster.jobmanager_template, jm_pod_template) == []
+    assert _findings("taskmanager", cluster.taskmanager_template, pods.taskmanager) == []
+    assert pods.taskmanager["metadata"]["name"] == f"{cluster.name}-taskmanager-1-1"
+
+
+@cluster_param
+def test_volcano_binding_survives(cluster: RenderedCluster, flink_pods_by_cluster: dict[str, FlinkPods]) -> None:
+    pods = flink_pods_by_cluster[cluster.id]
+    (group,) = [
+        g for g in cluster.podgroups
+        if g["metadata"]["name"] == cluster.jobmanager_template["metadata"]["annotations"][GROUP_ANNOTATION]
+    ]
+    namespace = group["metadata"]["namespace"]
+    for pod, template in (
+        (pods.jobmanager, cluster.jobmanager_template),
+        (pods.taskmanager, cluster.taskmanager_template),
+    ):
+        assert pod["metadata"]["namespace"] == namespace
+        assert pod["metadata"]["annotations"][GROUP_ANNOTATION] == group["metadata"]["name"]
+        assert pod["spec"]["schedulerName"] == "volcano"
+        assert pod["spec"].get("priorityClassName") == group["spec"].get("priorityClassName")
+        for key in ("nodeSelector", "affinity", "tolerations", "initContainers"):
+            assert pod["spec"].get(key) == template["spec"].get(key), key
+    tm_spec = pods.taskmanager["spec"]
+    if cluster.gpu_amount:
+        volumes = {v["name"]: v for v in tm_spec["volumes"]}
+        assert volumes["accelplane-gpu-discovery"]["configMap"]["name"].startswith("accelplane-gpu-discovery-")
+        (main,) = [c for c in tm_spec["containers"] if c["name"] == "flink-main-container"]
+        mounts = {m["name"]: m for m in main["volumeMounts"]}
+        assert mounts["accelplane-gpu-discovery"]["subPath"] == "accelplane-gpu-discovery"
+        if "accelplane-gpu-coordination" in volumes:
+            assert volumes["accelplane-gpu-coordination"]["hostPath"]["type"] == "DirectoryOrCreate"
+            assert "accelplane-gpu-coordination" in mounts
+            assert [c["name"] for c in tm_spec["initContainers"]] == ["accelplane-coordination-dir"]
+        assert cluster.gpu_resource is not None
+        limits = main["resources"]["limits"]
+        assert limits[cluster.gpu_resource] == str(cluster.gpu_amount)
+        assert main["resources"]["requests"][cluster.gpu_resource] == str(cluster.gpu_amount)
+
+
+def _requests(pod: dict[str, Any]) -> dict[str, Decimal]:
+    """Resource requests of the pod's main container (what Volcano's gang/queue accounting uses;
+    init containers run before and are far smaller, see the TaskManager init container)."""
+    (main,) = [c for c in pod["spec"]["containers"] if c["name"] == "flink-main-container"]
+    requests = main["resources"]["requests"]
+    limits = main["resources"]["limits"]
+    assert requests == limits, "Flink's limit factors are 1.0 by default: requests == limits"
+    return {name: parse_quantity(str(value)) for name, value in requests.items()}
+
+
+@cluster_param
+def test_podgroup_min_resources_are_what_flink_requests(
+    cluster: RenderedCluster, flink_pods_by_cluster: dict[str, FlinkPods]
+) -> None:
+    pods = flink_pods_by_cluster[cluster.id]
+    jm, tm = _requests(pods.jobmanager), _requests(pods.taskmanager)
+    total: dict[str, Decimal] = dict(jm)
+    for name, value in tm.items():
+        total[name] = total.get(name, Decimal(0)) + cluster.replicas * value
+    (group,) = [
+        g for g in cluster.podgroups
+        if g["metadata"]["name"] == cluster.jobmanager_template["metadata"]["annotations"][GROUP_ANNOTATION]
+    ]
+    min_resources = {k: parse_quantity(v) for k, v in group["spec"]["minResources"].items()}
+    assert min_resources == total
+    # Flink's own numbers behind the requests
+    mib = Decimal(2**20)
+    assert jm["memory"] == pods.cluster_specification["masterMemoryMB"] * mib
+    assert tm["memory"] == pods.taskmanager_process["totalProcessMemoryMB"] * mib
+    assert tm["cpu"] == Decimal(str(pods.taskmanager_process["cpuCores"]))
+
+
+# ------------------------------------------------------------------------------------------------
+# What Flink does with config keys that compete with the templates / PodGroup (the findings the
+# builder and checks handle): each is shown with Flink's factories, then the spec-level handling.
+# ------------------------------------------------------------------------------------------------
+
+HA = {
+    "kubernetes.jobmanager.replicas": 2,
+    "high-availability.type": "kubernetes",
+    "high-availability.storageDir": "s3://bucket/ha",
+}
+OVERRIDE_EXTRA = (
+    'kubernetes.taskmanager.annotations: "scheduling.k8s.io/group-name:other,team:x"\n'
+    'kubernetes.jobmanager.annotations: "scheduling.k8s.io/group-name:other"\n'
+    'kubernetes.taskmanager.node-selector: "accelplane.io/pool:cpu-only,zone:a"\n'
+    'kubernetes.taskmanager.tolerations: "key:spot,operator:Exists,effect:NoSchedule"\n'
+)
+#: name -> (spec document, lines a user appends to the rendered config.yaml)
+FINDINGS: dict[str, tuple[dict[str, Any], str]] = {
+    "cpu-cores": (variant(KUBERNETES), "taskmanager.cpu.cores: 6\n"),
+    "standby": (variant(KUBERNETES, config=HA), ""),
+    "overrides": (variant(KUBERNETES), OVERRIDE_EXTRA),
+}
+OPERATOR_STANDBY = variant(
+    KUBERNETES,
+    target="kubernetes-operator",
+    job={"jarURI": "local:///opt/flink/usrlib/job.jar", "upgradeMode": "last-state"},
+    config=HA,
+)
+
+
+def _objects(path: Path) -> list[dict[str, Any]]:
+    return [yaml.safe_load(t) for p, (t, _) in files_for(path).items() if p.startswith("kubernetes/")]
+
+
+def _native_case(directory: Path, data: dict[str, Any], extra: str = "") -> tuple[FlinkPodsCase, dict[str, Any]]:
+    """The rendered job1 cluster of a spec document (``extra`` lines appended to its config.yaml,
+    i.e. what a user would get by editing the file) and its PodGroup."""
+    directory.mkdir(parents=True, exist_ok=True)
+    files = files_for(write(directory, data))
+    (group,) = [
+        yaml.safe_load(t) for p, (t, _) in files.items() if p.startswith("kubernetes/podgroup_")
+    ]
+    base = "flink/job1/"
+    case = FlinkPodsCase(
+        files[base + "config.yaml"][0] + extra,
+        files[base + "jobmanager-pod-template.yaml"][0],
+        files[base + "taskmanager-pod-template.yaml"][0],
+    )
+    return case, group
+
+
+@pytest.fixture(scope="module")
+def findings(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[FlinkPods, dict[str, Any]]]:
+    """Flink's pods (and the rendered PodGroup) for every finding, from one JVM run."""
+    home = require_flink_home()
+    root = tmp_path_factory.mktemp("findings")
+    inputs = {name: _native_case(root / name, data, extra) for name, (data, extra) in FINDINGS.items()}
+    objects = _objects(write(root, OPERATOR_STANDBY, "operator.yaml"))
+    (dep,) = [o for o in objects if o["kind"] == "FlinkDeployment"]
+    (group,) = [o for o in objects if o["kind"] == "PodGroup"]
+    inputs["operator-standby"] = (operator_case(dep), {**group, "deployment": dep})
+    results = build_flink_pods([case for case, _ in inputs.values()], flink_home=home)
+    return {name: (pods, g) for (name, (_, g)), pods in zip(inputs.items(), results, strict=True)}
+
+
+def _validate_errors(tmp_path: Path, data: dict[str, Any]) -> list[str]:
+    from accelplane.errors import SpecErrors
+    from accelplane.pipeline import load_validated
+
+    try:
+        load_validated(write(tmp_path, data, "checked.yaml"))
+    except SpecErrors as exc:
+        return [str(e) for e in exc.errors]
+    return []
+
+
+def test_taskmanager_cpu_cores_overrides_the_kubernetes_cpu(
+    tmp_path: Path, findings: dict[str, tuple[FlinkPods, dict[str, Any]]]
+) -> None:
+    """``taskmanager.cpu.cores`` beats ``kubernetes.taskmanager.cpu.amount`` in Flink's worker
+    sizing, so the TaskManagers would request other CPUs than minResources: accelplane refuses it."""
+    pods, group = findings["cpu-cores"]
+    assert _requests(pods.taskmanager)["cpu"] == 6  # the spec says 4
+    assert group["spec"]["minResources"]["cpu"] == "9"  # 1 + 2 × 4
+    errors = _validate_errors(tmp_path, variant(KUBERNETES, config={"taskmanager.cpu.cores": 6}))
+    assert len(errors) == 1 and "flink.clusters[0].config.taskmanager.cpu.cores" in errors[0]
+    assert "set taskManager.cpu instead" in errors[0]
+
+
+def test_standby_jobmanagers_are_counted_in_min_resources(
+    findings: dict[str, tuple[FlinkPods, dict[str, Any]]],
+) -> None:
+    """``kubernetes.jobmanager.replicas`` becomes the Deployment's replicas (each JobManager
+    requests its CPU and memory); minResources and the queue's pod count include them, and the
+    operator gets them as ``jobManager.replicas``."""
+    pods, group = findings["standby"]
+    assert pods.jobmanager_deployment["spec"]["replicas"] == 2
+    jm, tm = _requests(pods.jobmanager), _requests(pods.taskmanager)
+    expected = {name: 2 * jm.get(name, Decimal(0)) + 2 * tm.get(name, Decimal(0)) for name in {*jm, *tm}}
+    assert {k: parse_quantity(v) for k, v in group["spec"]["minResources"].items()} == expected
+    op_pods, op_group = findings["operator-standby"]
+    assert op_group["deployment"]["spec"]["jobManager"]["replicas"] == 2
+    assert op_pods.jobmanager_deployment["spec"]["replicas"] == 2
+    assert op_group["spec"]["minResources"] == group["spec"]["minResources"]
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (0, "must be a positive integer (JobManager pods), not 0"),
+        ("two", "must be a positive integer (JobManager pods), not 'two'"),
+        (2, "standby JobManagers need high availability"),
+    ],
+)
+def test_bad_jobmanager_replicas_are_refused(tmp_path: Path, value: object, message: str) -> None:
+    errors = _validate_errors(tmp_path, variant(KUBERNETES, config={"kubernetes.jobmanager.replicas": value}))
+    assert len(errors) == 1 and message in errors[0], errors
+
+
+def test_config_annotations_and_node_selector_win_over_the_templates(
+    tmp_path: Path, findings: dict[str, tuple[FlinkPods, dict[str, Any]]]
+) -> None:
+    """Flink merges ``kubernetes.taskmanager.annotations``/``node-selector`` over the template's
+    values: a group-name annotation would leave the PodGroup, a pool label the GPU pool. Other
+    annotations, selectors and tolerations are merged in and harmless; accelplane refuses the two."""
+    pods, _ = findings["overrides"]
+    tm = pods.taskmanager
+    assert tm["metadata"]["annotations"] == {GROUP_ANNOTATION: "other", "team": "x"}
+    assert pods.jobmanager["metadata"]["annotations"] == {GROUP_ANNOTATION: "other"}
+    assert tm["spec"]["nodeSelector"] == {"accelplane.io/pool": "cpu-only", "zone": "a"}
+    assert [t["key"] for t in tm["spec"]["tolerations"]] == ["nvidia.com/gpu", "spot"]
+    config = {
+        "kubernetes.taskmanager.annotations": "scheduling.k8s.io/group-name:other,team:x",
+        "kubernetes.jobmanager.annotations": "scheduling.k8s.io/group-name:other",
+        "kubernetes.taskmanager.node-selector": "accelplane.io/pool:cpu-only,zone:a",
+        "kubernetes.taskmanager.tolerations": "key:spot,operator:Exists,effect:NoSchedule",
+    }
+    errors = _validate_errors(tmp_path, variant(KUBERNETES, config=config))
+    assert sorted(e.split(": ")[1] for e in errors) == [
+        "flink.clusters[0].config.kubernetes.jobmanager.annotations",
+        "flink.clusters[0].config.kubernetes.taskmanager.annotations",
+        "flink.clusters[0].config.kubernetes.taskmanager.node-selector",
+    ], errors
+    assert "accelplane.io/pool selects the GPU pool (taskManager.gpu)" in "".join(errors)
+    fine = {"kubernetes.taskmanager.annotations": "team:x", "kubernetes.taskmanager.node-selector": "zone:a"}
+    assert _validate_errors(tmp_path, variant(KUBERNETES, config=fine)) == []
