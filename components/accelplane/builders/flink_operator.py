@@ -14,7 +14,13 @@ from typing import Any
 
 from accelplane.artifacts import K8sObject, k8s_object
 from accelplane.builders.pod_templates import flink_cluster_labels, pod_template
-from accelplane.derive.flink_keys import cpu_number, effective_config, flink_image, mebibytes
+from accelplane.derive.flink_keys import (
+    cpu_number,
+    effective_config,
+    flink_image,
+    jobmanager_replicas,
+    mebibytes,
+)
 from accelplane.derive.flink_values import operator_value
 from accelplane.model import FlinkCluster, ProcessResources, Spec
 
@@ -46,7 +52,7 @@ def flink_deployment_spec(spec: Spec, cluster: FlinkCluster) -> dict[str, Any]:
         "mode": DEPLOYMENT_MODE,
         "flinkConfiguration": {k: operator_value(v) for k, v in effective_config(spec, cluster).items()},
         "jobManager": {
-            "replicas": 1,
+            "replicas": jobmanager_replicas(cluster),
             "resource": _resource(cluster.job_manager),
             "podTemplate": _embedded(pod_template(spec, cluster, "jobmanager")),
         },

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from accelplane import discovery_constants
 from accelplane.derive.flink_keys import flink_image, gpu_amount
-from accelplane.derive.flink_pods import coordination_dir, podgroup_name
+from accelplane.derive.flink_pods import GROUP_NAME_ANNOTATION, coordination_dir, podgroup_name
 from accelplane.derive.gpu_resources import candidate_pools, cluster_vendor, gfd_product_label_for_pool
 from accelplane.derive.node_selection import merged_tolerations, pool_labels, pool_node_affinity
 from accelplane.model import FlinkCluster, NodePool, Spec
@@ -28,7 +28,6 @@ from accelplane.names import GPU_PRODUCT_LABEL, gfd_product_label
 Role = Literal["jobmanager", "taskmanager"]
 
 MAIN_CONTAINER = "flink-main-container"
-GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
 FLINK_CLUSTER_LABEL = "accelplane.io/flink-cluster"
 COMPONENT_LABEL = "accelplane.io/component"
 DISCOVERY_VOLUME = "accelplane-gpu-discovery"

@@ -1,8 +1,10 @@
 """One Volcano PodGroup per Flink cluster on Kubernetes.
 
-``minResources`` is what the whole cluster requests: the JobManager plus every TaskManager, with
-CPU and memory exactly as Flink puts them on the containers (memory in whole MiB) and the GPUs
-under the resource name the TaskManagers request. Volcano's ``enqueue`` action admits the
+``minResources`` is what the whole cluster requests (`accelplane.derive.flink_pods.min_resources`):
+the JobManager (times its replicas when standby JobManagers are configured) plus every
+TaskManager, with CPU and memory exactly as Flink puts them on the containers (memory in whole MiB)
+and the GPUs under the resource name the TaskManagers request; tests/flink/test_flink_pod_factory.py
+compares it with the pods Flink's own factories build. Volcano's ``enqueue`` action admits the
 PodGroup only when the queue (and the cluster) can hold all of it, so the JobManager never starts
 while its TaskManagers would starve.
 

@@ -9,7 +9,11 @@
 * Volcano: the PodGroup's ``minResources`` fits the queue's capability (which must list the GPU
   resource), the pods fit the queue's ``pods``;
 * ``config``: keys accelplane generates (or their Flink aliases) are errors, values must be
-  writable in the file format, the wrong flag ``--enable-coordination`` is called out.
+  writable in the file format, the wrong flag ``--enable-coordination`` is called out;
+* Kubernetes ``config`` keys Flink applies over the pod templates (found with Flink's own pod
+  factories, tests/flink/test_flink_pod_factory.py): annotations that would move the pods out of
+  their PodGroup, node selectors that would move TaskManagers off their GPU pool, standby
+  JobManagers (``kubernetes.jobmanager.replicas``) that are not positive integers or lack HA.
 """
 
 from __future__ import annotations
@@ -20,17 +24,20 @@ from collections.abc import Iterator
 from accelplane.derive.discovery_paths import prepared_coordination_files
 from accelplane.derive.flink_keys import (
     GPU_PREFIX,
+    JOBMANAGER_REPLICAS_KEY,
     KUBERNETES_TARGETS,
     WRONG_COORDINATION_FLAG,
     config_format,
     format_problem,
     gpu_amount,
+    jobmanager_replicas,
     managed_keys,
     managed_prefixes,
     standalone_workers,
     whole_mebibytes,
 )
 from accelplane.derive.flink_pods import (
+    GROUP_NAME_ANNOTATION,
     coordination_dir,
     format_min_resources,
     min_resources,
@@ -50,7 +57,7 @@ from accelplane.derive.gpu_resources import (
 from accelplane.derive.queues import leaf_queue_names
 from accelplane.errors import PathTuple, Problem
 from accelplane.model import FlinkCluster, NodePool, Spec
-from accelplane.names import normalize_gpu_model
+from accelplane.names import GPU_PRODUCT_LABEL, normalize_gpu_model
 
 MIN_KUBERNETES_VERSION = (1, 13)
 MIN_OPERATOR_VERSION = (1, 15)
@@ -317,8 +324,7 @@ def _check_queue(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
         if cap is not None and value > cap.value:
             yield Problem(
                 c.field_path("queue"),
-                f"PodGroup {podgroup_name(c)} needs {name} {text[name]} (JobManager + "
-                f"{c.task_manager.replicas} TaskManagers) but queue {q.name!r} has capability {cap}; Volcano "
+                f"PodGroup {podgroup_name(c)} needs {name} {text[name]} ({_members(c)}) but queue {q.name!r} has capability {cap}; Volcano "
                 "would never admit it: raise the queue's capability or shrink the cluster",
             )
     gpu_resource = kubernetes_gpu_resource(spec, c)
@@ -333,9 +339,76 @@ def _check_queue(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
     if pods is not None and pod_count(c) > pods.value:
         yield Problem(
             c.field_path("queue"),
-            f"the cluster runs {pod_count(c)} pods (JobManager + {c.task_manager.replicas} TaskManagers) but "
+            f"the cluster runs {pod_count(c)} pods ({_members(c)}) but "
             f"queue {q.name!r} allows {pods}; raise its pods capability or lower replicas",
         )
+
+
+def _members(c: FlinkCluster) -> str:
+    """``JobManager + 2 TaskManagers`` (``2 JobManagers + …`` with standby JobManagers)."""
+    jms = jobmanager_replicas(c)
+    return f"{'JobManager' if jms == 1 else f'{jms} JobManagers'} + {c.task_manager.replicas} TaskManagers"
+
+
+def _flink_map(value: object) -> dict[str, str]:
+    """A Flink map option written as ``k1:v1,k2:v2`` (how Flink's map type reads a string)."""
+    out: dict[str, str] = {}
+    for item in str(value).split(","):
+        key, sep, val = item.partition(":")
+        if sep:
+            out[key.strip()] = val.strip()
+    return out
+
+
+def _ha_enabled(c: FlinkCluster) -> bool:
+    config = dict(c.config)
+    mode = config.get("high-availability.type", config.get("high-availability", "NONE"))
+    return str(mode).strip().lower() not in ("none", "")
+
+
+def _check_kubernetes_config(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
+    """Config keys that Flink's pod factories apply over our pod templates and PodGroup.
+
+    ``InitJobManagerDecorator``/``InitTaskManagerDecorator`` merge ``kubernetes.<role>.annotations``
+    and ``kubernetes.<role>.node-selector`` over the template's (the config wins for the same key);
+    ``KubernetesJobManagerParameters.getReplicas`` refuses standby JobManagers without HA.
+    """
+    if c.target not in KUBERNETES_TARGETS:
+        return
+    pool_keys = {GPU_PRODUCT_LABEL} if gpu_amount(c) > 0 else set()
+    if gpu_amount(c) > 0:
+        for pool in candidate_pools(spec, c):
+            pool_keys |= set(dict(pool.labels))
+    for key, value in c.config:
+        path = c.field_path("config", key)
+        if key in ("kubernetes.jobmanager.annotations", "kubernetes.taskmanager.annotations"):
+            if GROUP_NAME_ANNOTATION in _flink_map(value):
+                yield Problem(
+                    path,
+                    f"Flink puts these annotations on the pods over the pod template's, so "
+                    f"{GROUP_NAME_ANNOTATION} here would take the pods out of PodGroup {podgroup_name(c)} "
+                    "(Volcano gang scheduling and the queue); remove it",
+                )
+        elif key == "kubernetes.taskmanager.node-selector":
+            clash = sorted(set(_flink_map(value)) & pool_keys)
+            if clash:
+                yield Problem(
+                    path,
+                    f"Flink puts this node selector on the TaskManagers over the pod template's, and "
+                    f"{', '.join(clash)} selects the GPU pool (taskManager.gpu); remove "
+                    f"{'it' if len(clash) == 1 else 'them'} and choose the pool with taskManager.gpu.pool",
+                )
+        elif key == JOBMANAGER_REPLICAS_KEY:
+            text = str(value).strip()
+            if isinstance(value, bool) or not text.isdigit() or int(text) < 1:
+                yield Problem(path, f"must be a positive integer (JobManager pods), not {value!r}")
+            elif int(text) > 1 and not _ha_enabled(c):
+                yield Problem(
+                    path,
+                    "standby JobManagers need high availability (Flink refuses to start them "
+                    "otherwise); set config.high-availability.type (e.g. kubernetes) and "
+                    "high-availability.storageDir, or remove this key",
+                )
 
 
 def _check_config(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
@@ -380,3 +453,4 @@ def check(spec: Spec) -> Iterator[Problem]:
         yield from _check_gpu(spec, c)
         yield from _check_queue(spec, c)
         yield from _check_config(spec, c)
+        yield from _check_kubernetes_config(spec, c)

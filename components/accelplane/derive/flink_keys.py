@@ -53,7 +53,13 @@ OPERATOR_FORBIDDEN_KEYS = frozenset(
 KEY_ALIASES: Mapping[str, tuple[str, ...]] = {
     "kubernetes.container.image.ref": ("kubernetes.container.image",),
     "kubernetes.jobmanager.cpu.amount": ("kubernetes.jobmanager.cpu",),
-    "kubernetes.taskmanager.cpu.amount": ("kubernetes.taskmanager.cpu",),
+    # taskmanager.cpu.cores wins over the Kubernetes/YARN CPU keys when Flink sizes a TaskManager
+    # (TaskExecutorProcessUtils.getCpuCoresWithFallback, used by Flink 1.20's
+    # KubernetesWorkerResourceSpecFactory and YarnWorkerResourceSpecFactory): the containers would
+    # request other CPUs than the PodGroup's minResources and the queue checks assume.
+    "kubernetes.taskmanager.cpu.amount": ("kubernetes.taskmanager.cpu", "taskmanager.cpu.cores"),
+    "kubernetes.taskmanager.cpu": ("taskmanager.cpu.cores",),
+    "yarn.containers.vcores": ("taskmanager.cpu.cores",),
     "kubernetes.jobmanager.service-account": ("kubernetes.service-account",),
     "kubernetes.taskmanager.service-account": ("kubernetes.service-account",),
     "kubernetes.pod-template-file.jobmanager": (
@@ -125,6 +131,31 @@ def whole_mebibytes(q: Quantity) -> bool:
 def mebibytes(q: Quantity) -> int:
     """Memory in whole MiB as Flink requests it for the container (truncated, like Flink)."""
     return int(q.value) // MIB
+
+
+JOBMANAGER_REPLICAS_KEY = "kubernetes.jobmanager.replicas"
+
+
+def jobmanager_replicas(cluster: FlinkCluster) -> int:
+    """JobManager pods of a Kubernetes cluster: ``config.kubernetes.jobmanager.replicas`` (standby
+    JobManagers, which Flink allows only with high availability), else 1.
+
+    Flink's JobManager Deployment gets exactly this many replicas
+    (``KubernetesJobManagerParameters.getReplicas``), each requesting the JobManager's CPU and
+    memory, so the PodGroup's ``minResources`` counts them all; the operator takes the number from
+    ``jobManager.replicas`` (its ``FlinkConfigBuilder`` overwrites the config key with it). A value
+    that is not a positive integer counts as 1 here (`accelplane.checks.flink` reports it).
+    """
+    if not is_kubernetes(cluster):
+        return 1
+    for key, value in cluster.config:
+        if key == JOBMANAGER_REPLICAS_KEY and not isinstance(value, bool):
+            try:
+                replicas = int(str(value).strip())
+            except ValueError:
+                return 1
+            return max(replicas, 1)
+    return 1
 
 
 def cpu_number(q: Quantity) -> int | float:

@@ -1,9 +1,11 @@
 """Facts about the pods of a Flink cluster on Kubernetes that checks, builders and reports share.
 
-The PodGroup's name and ``minResources`` (what the whole cluster requests: the JobManager plus
-every TaskManager, with CPU and memory exactly as Flink puts them on the containers, memory in whole
-MiB, and the GPUs under the resource name the TaskManagers request), the pod count, and the host
-directory of the coordination file.
+The PodGroup's name and ``minResources`` (what the whole cluster requests: the JobManager, times
+its replicas when standby JobManagers are configured, plus every TaskManager, with CPU and memory
+exactly as Flink puts them on the containers, memory in whole MiB, and the GPUs under the resource
+name the TaskManagers request), the pod count, the PodGroup annotation and the host directory of
+the coordination file. tests/flink/test_flink_pod_factory.py builds the pods with Flink's own
+factories and compares their requests with ``minResources``.
 """
 
 from __future__ import annotations
@@ -11,10 +13,13 @@ from __future__ import annotations
 import posixpath
 from decimal import Decimal
 
-from accelplane.derive.flink_keys import gpu_amount, mebibytes
+from accelplane.derive.flink_keys import gpu_amount, jobmanager_replicas, mebibytes
 from accelplane.derive.gpu_resources import kubernetes_gpu_resource
 from accelplane.model import FlinkCluster, Spec
 from accelplane.quantity import format_quantity
+
+#: The annotation that binds a pod to its Volcano PodGroup.
+GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
 
 
 def podgroup_name(cluster: FlinkCluster) -> str:
@@ -28,11 +33,12 @@ def coordination_dir(cluster: FlinkCluster) -> str:
 
 
 def min_resources(spec: Spec, cluster: FlinkCluster) -> dict[str, Decimal]:
-    """Resource name → exact total the cluster requests (JobManager + all TaskManagers)."""
+    """Resource name → exact total the cluster requests (all JobManagers + all TaskManagers)."""
     tm = cluster.task_manager
-    memory_mib = mebibytes(cluster.job_manager.memory) + tm.replicas * mebibytes(tm.memory)
+    jms = jobmanager_replicas(cluster)
+    memory_mib = jms * mebibytes(cluster.job_manager.memory) + tm.replicas * mebibytes(tm.memory)
     totals: dict[str, Decimal] = {
-        "cpu": cluster.job_manager.cpu.value + tm.replicas * tm.cpu.value,
+        "cpu": jms * cluster.job_manager.cpu.value + tm.replicas * tm.cpu.value,
         "memory": Decimal(memory_mib * 2**20),
     }
     resource = kubernetes_gpu_resource(spec, cluster)
@@ -42,8 +48,8 @@ def min_resources(spec: Spec, cluster: FlinkCluster) -> dict[str, Decimal]:
 
 
 def pod_count(cluster: FlinkCluster) -> int:
-    """Pods of the cluster when fully running: the JobManager and every TaskManager."""
-    return 1 + cluster.task_manager.replicas
+    """Pods of the cluster when fully running: the JobManager(s) and every TaskManager."""
+    return jobmanager_replicas(cluster) + cluster.task_manager.replicas
 
 
 def format_min_resources(values: dict[str, Decimal]) -> dict[str, str]:
