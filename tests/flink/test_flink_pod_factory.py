@@ -455,3 +455,18 @@ def test_config_annotations_and_node_selector_win_over_the_templates(
     assert "accelplane.io/pool selects the GPU pool (taskManager.gpu)" in "".join(errors)
     fine = {"kubernetes.taskmanager.annotations": "team:x", "kubernetes.taskmanager.node-selector": "zone:a"}
     assert _validate_errors(tmp_path, variant(KUBERNETES, config=fine)) == []
+
+
+def test_flink_pods_entry_point_returns_the_batch_result(flink_pods_by_cluster: dict[str, FlinkPods]) -> None:
+    """``flink_pods(config, jm, tm)`` (the entry point other tests use) gives the same pods as the
+    batch run; results are memoised, so this costs no JVM."""
+    from tests.support.flink_pods import flink_pods
+
+    cluster = CLUSTERS[0]
+    jm, tm = flink_pods(
+        cluster.case.config_text,
+        cluster.case.jobmanager_template,
+        cluster.case.taskmanager_template,
+        config_file=cluster.case.config_file,
+    )
+    assert (jm, tm) == (flink_pods_by_cluster[cluster.id].jobmanager, flink_pods_by_cluster[cluster.id].taskmanager)
