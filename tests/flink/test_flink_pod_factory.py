@@ -331,6 +331,58 @@ FINDINGS: dict[str, tuple[dict[str, Any], str]] = {
     "standby": (variant(KUBERNETES, config=HA), ""),
     "overrides": (variant(KUBERNETES), OVERRIDE_EXTRA),
 }
+#: A template with every field kind the docs classify (kept / overridden), beyond what we render
+#: today: pod resource claims (DRA), extra resources, pull secrets, security contexts, a sidecar.
+SYNTHETIC_TEMPLATE: dict[str, Any] = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "t", "namespace": "elsewhere", "labels": {"app": "mine", "x": "y"},
+                 "annotations": {GROUP_ANNOTATION: "pg"}},
+    "spec": {
+        "schedulerName": "volcano",
+        "serviceAccountName": "template-sa",
+        "restartPolicy": "Always",
+        "hostNetwork": True,
+        "imagePullSecrets": [{"name": "regcred"}],
+        "securityContext": {"runAsUser": 9999, "fsGroup": 9999},
+        "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "gpu-template"}],
+        "containers": [
+            {
+                "name": "flink-main-container",
+                "image": "template-image",
+                "command": ["x"],
+                "args": ["y"],
+                "ports": [{"name": "metrics", "containerPort": 9249}],
+                "securityContext": {"allowPrivilegeEscalation": False},
+                "resources": {
+                    "requests": {"cpu": "100", "memory": "1Gi", "ephemeral-storage": "10Gi"},
+                    "limits": {"cpu": "100", "ephemeral-storage": "10Gi"},
+                    "claims": [{"name": "gpu"}],
+                },
+            },
+            {"name": "sidecar", "image": "busybox"},
+        ],
+    },
+}
+#: What Flink changed in SYNTHETIC_TEMPLATE (docs/flink.md lists the same).
+SYNTHETIC_OVERRIDES = {
+    "jobmanager": {
+        "metadata.labels.app",
+        "spec.serviceAccountName",
+        "spec.hostNetwork",
+        "spec.containers[flink-main-container].image",
+        "spec.containers[flink-main-container].command['x']",
+        "spec.containers[flink-main-container].args['y']",
+        "spec.containers[flink-main-container].resources.requests.cpu",
+        "spec.containers[flink-main-container].resources.requests.memory",
+        "spec.containers[flink-main-container].resources.limits.cpu",
+    },
+}
+SYNTHETIC_OVERRIDES["taskmanager"] = SYNTHETIC_OVERRIDES["jobmanager"] | {
+    "metadata.name",
+    "metadata.namespace",
+    "spec.restartPolicy",
+}
 OPERATOR_STANDBY = variant(
     KUBERNETES,
     target="kubernetes-operator",
@@ -370,6 +422,8 @@ def findings(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[FlinkP
     (dep,) = [o for o in objects if o["kind"] == "FlinkDeployment"]
     (group,) = [o for o in objects if o["kind"] == "PodGroup"]
     inputs["operator-standby"] = (operator_case(dep), {**group, "deployment": dep})
+    base, group = _native_case(root / "synthetic", variant(KUBERNETES))
+    inputs["synthetic"] = (FlinkPodsCase(base.config_text, SYNTHETIC_TEMPLATE, SYNTHETIC_TEMPLATE), group)
     results = build_flink_pods([case for case, _ in inputs.values()], flink_home=home)
     return {name: (pods, g) for (name, (_, g)), pods in zip(inputs.items(), results, strict=True)}
 
@@ -383,6 +437,27 @@ def _validate_errors(tmp_path: Path, data: dict[str, Any]) -> list[str]:
     except SpecErrors as exc:
         return [str(e) for e in exc.errors]
     return []
+
+
+def test_what_flink_keeps_and_overrides(findings: dict[str, tuple[FlinkPods, dict[str, Any]]]) -> None:
+    """docs/flink.md "What Flink keeps, drops and overrides", on a template with more field kinds
+    than we render: exactly these fields change; resource claims, extra resources, pull secrets,
+    security contexts, sidecars and other containers' fields survive."""
+    pods, _ = findings["synthetic"]
+    for role, pod in (
+        ("jobmanager", pods.jobmanager_deployment["spec"]["template"]),
+        ("taskmanager", pods.taskmanager),
+    ):
+        changed = {
+            c.split(" (")[0]
+            for part in ("metadata", "spec")
+            for c in changed_fields(SYNTHETIC_TEMPLATE[part], pod[part], part)
+        }
+        assert changed == SYNTHETIC_OVERRIDES[role], role
+        (main,) = [c for c in pod["spec"]["containers"] if c["name"] == "flink-main-container"]
+        assert main["resources"]["claims"] == [{"name": "gpu"}]
+        assert main["resources"]["requests"]["ephemeral-storage"] == "10Gi"
+        assert pod["spec"]["resourceClaims"] == SYNTHETIC_TEMPLATE["spec"]["resourceClaims"]
 
 
 def test_taskmanager_cpu_cores_overrides_the_kubernetes_cpu(
