@@ -35,6 +35,7 @@ from typing import Any
 
 import pytest
 import yaml
+from accelplane.model import FlinkCluster
 from accelplane.quantity import parse_quantity
 
 from tests.conftest import EXAMPLE_SPECS
@@ -69,6 +70,7 @@ class RenderedCluster:
     replicas: int
     gpu_resource: str | None
     gpu_amount: int
+    queue: str | None
 
     @property
     def id(self) -> str:
@@ -102,12 +104,12 @@ def rendered_clusters() -> tuple[RenderedCluster, ...]:
             jm = yaml.safe_load(files[f"{base}/jobmanager-pod-template.yaml"][0])
             tm = yaml.safe_load(files[f"{base}/taskmanager-pod-template.yaml"][0])
             config = yaml.safe_load(text) if parts[2] == "config.yaml" else _legacy(text)
-            replicas = _native_replicas(spec, parts[1])
+            model = _model_cluster(spec, parts[1])
             gpu_resource, amount = _gpu(config)
             out.append(
                 RenderedCluster(
                     spec.stem, parts[1], "kubernetes", FlinkPodsCase(text, jm, tm, parts[2]),
-                    jm, tm, groups, replicas, gpu_resource, amount,
+                    jm, tm, groups, model.task_manager.replicas, gpu_resource, amount, model.queue,
                 )
             )
         for dep in (o for o in objects if o["kind"] == "FlinkDeployment"):
@@ -118,6 +120,7 @@ def rendered_clusters() -> tuple[RenderedCluster, ...]:
                     spec.stem, dep["metadata"]["name"], "kubernetes-operator", operator_case(dep),
                     s["jobManager"]["podTemplate"], s["taskManager"]["podTemplate"], groups,
                     s["taskManager"]["replicas"], gpu_resource, amount,
+                    _model_cluster(spec, dep["metadata"]["name"]).queue,
                 )
             )
     return tuple(out)
@@ -133,12 +136,11 @@ def _legacy(text: str) -> dict[str, str]:
     return out
 
 
-def _native_replicas(spec_path: Path, cluster: str) -> int:
+def _model_cluster(spec_path: Path, cluster: str) -> FlinkCluster:
     from accelplane.pipeline import load_validated
 
-    model = load_validated(spec_path).model
-    (c,) = [c for c in model.flink_clusters if c.name == cluster]
-    return c.task_manager.replicas
+    (c,) = [c for c in load_validated(spec_path).model.flink_clusters if c.name == cluster]
+    return c
 
 
 CLUSTERS = rendered_clusters()
@@ -250,6 +252,7 @@ def test_volcano_binding_survives(cluster: RenderedCluster, flink_pods_by_cluste
         if g["metadata"]["name"] == cluster.jobmanager_template["metadata"]["annotations"][GROUP_ANNOTATION]
     ]
     namespace = group["metadata"]["namespace"]
+    assert group["spec"].get("queue") == cluster.queue  # Volcano takes the queue from the PodGroup
     for pod, template in (
         (pods.jobmanager, cluster.jobmanager_template),
         (pods.taskmanager, cluster.taskmanager_template),

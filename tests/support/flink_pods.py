@@ -43,6 +43,7 @@ it across processes).
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -99,7 +100,8 @@ class FlinkPods:
     (``<cluster-id>-taskmanager-1-1``) with its namespace set likewise (the namespaced client
     adds it). ``cluster_specification`` is Flink's ``ClusterSpecification`` (``masterMemoryMB``,
     ``taskManagerMemoryMB``, ``slotsPerTaskManager``); ``taskmanager_process`` the process spec the
-    resource manager requests (``totalProcessMemoryMB``, ``cpuCores``).
+    resource manager requests (``totalProcessMemoryMB``, ``cpuCores``); ``mode`` is
+    ``application`` or ``session`` (from ``execution.target``).
     """
 
     mode: str
@@ -213,7 +215,7 @@ def build_flink_pods(
                         f"(config_file={pending[digest].config_file}):\n{result['error']}"
                     )
                 _MEMO[digest] = _pods_from(result, namespaces[digest])
-    return [_MEMO[c.digest()] for c in cases]
+    return [copy.deepcopy(_MEMO[c.digest()]) for c in cases]  # callers may mutate their copy
 
 
 def _flat_config(case: FlinkPodsCase) -> dict[str, Any]:
