@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import textwrap
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from tests.support.specs import SpecSource, WriteSpec
+from tests.support.specs import write_spec as write_spec_file
 from tests.support.validators import REFERENCE_DIR, REPO_ROOT
 
 STACKS_DIR = REPO_ROOT / "stacks"
@@ -28,13 +28,10 @@ def reference_dir() -> Path:
 
 
 @pytest.fixture
-def write_spec(tmp_path: Path) -> Callable[..., Path]:
-    """Write a spec (dedented YAML text) to ``tmp_path/<name>`` and return its path."""
+def write_spec(tmp_path: Path) -> WriteSpec:
+    """`tests.support.specs.write_spec` into ``tmp_path``: ``write_spec(spec, name="spec.yaml")``."""
 
-    def _write(text: str, name: str = "spec.yaml") -> Path:
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text), encoding="utf-8")
-        return path
+    def _write(spec: SpecSource, name: str = "spec.yaml") -> Path:
+        return write_spec_file(tmp_path, spec, name)
 
     return _write

@@ -8,9 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-import pytest
-import yaml
-from accelplane import cli
 
 CONFIG_SCHEMA_PATH = Path(__file__).with_name("nvidia-device-plugin-config.schema.json")
 
@@ -73,24 +70,6 @@ def tm_cluster(name: str, gpu: dict[str, Any], target: str = "kubernetes") -> di
         "taskManager": {"replicas": 1, "gpu": gpu},
         "discovery": {"coordination": False},
     }
-
-
-def write(tmp_path: Path, doc: dict[str, Any], name: str = "spec.yaml") -> Path:
-    """Write a spec document as YAML."""
-    path = tmp_path / name
-    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
-    return path
-
-
-def run_validate(
-    path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> tuple[int, list[str]]:
-    """``accelplane validate`` from the spec's directory: exit code and stderr error lines."""
-    monkeypatch.chdir(path.parent)
-    capsys.readouterr()
-    rc = cli.main(["validate", "-q", path.name])
-    err = capsys.readouterr().err.splitlines()
-    return rc, [line for line in err if not line.startswith("accelplane: ")]
 
 
 def config_validator() -> jsonschema.Draft202012Validator:

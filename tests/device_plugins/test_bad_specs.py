@@ -10,7 +10,8 @@ from accelplane.checks.device_plugins import untolerated_pool_taints
 from accelplane.derive import device_plugin_placement as dp_placement
 from accelplane.model import build_model
 
-from tests.device_plugins.helpers import pool, run_validate, spec_doc, tm_cluster, write
+from tests.device_plugins.helpers import pool, spec_doc, tm_cluster
+from tests.support.specs import expect_errors, run_validate, write_spec
 
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
 CAP = {"cpu": 8, "memory": "8Gi", "pods": 10}
@@ -23,9 +24,7 @@ def _expect(
     doc: dict[str, Any],
     expected: list[str],
 ) -> None:
-    rc, lines = run_validate(write(tmp_path, doc), capsys, monkeypatch)
-    assert rc == 1
-    assert lines == [f"spec.yaml: {e}" for e in expected]
+    expect_errors(write_spec(tmp_path, doc), capsys, monkeypatch, [f"spec.yaml: {e}" for e in expected])
 
 
 CASES: list[tuple[str, dict[str, Any], list[str]]] = [
@@ -320,8 +319,8 @@ def test_bad_spec(
 def test_duplicate_strategy_key_is_a_yaml_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = tmp_path / "spec.yaml"
-    path.write_text(
+    path = write_spec(
+        tmp_path,
         "cluster: {name: dup, platforms: [kubernetes]}\n"
         "nodePools:\n"
         "  - name: t4\n"
@@ -334,13 +333,13 @@ def test_duplicate_strategy_key_is_a_yaml_error(
         "        strategy: timeSlicing\n"
         "        strategy: mps\n"
         "        replicas: 4\n",
-        encoding="utf-8",
     )
-    rc, lines = run_validate(path, capsys, monkeypatch)
-    assert rc == 1
-    assert lines == [
-        "spec.yaml: line 11, column 9: invalid YAML: duplicate key 'strategy' (line 11, column 9)"
-    ]
+    expect_errors(
+        path,
+        capsys,
+        monkeypatch,
+        ["spec.yaml: line 11, column 9: invalid YAML: duplicate key 'strategy' (line 11, column 9)"],
+    )
 
 
 def test_untolerated_pool_taint(

@@ -14,8 +14,9 @@ import pytest
 import yaml
 
 from tests.conftest import EXAMPLE_SPECS
-from tests.device_plugins.helpers import config_errors, kitchen_sink_doc, write
+from tests.device_plugins.helpers import config_errors, kitchen_sink_doc
 from tests.support.render import objects_for
+from tests.support.specs import write_spec
 from tests.support.validators import reference
 
 
@@ -33,7 +34,7 @@ def test_upstream_example_is_valid() -> None:
 
 
 def test_every_rendered_config_is_valid(tmp_path: Path) -> None:
-    configs = _configs(write(tmp_path, kitchen_sink_doc()))
+    configs = _configs(write_spec(tmp_path, kitchen_sink_doc()))
     for spec in EXAMPLE_SPECS:
         configs.update(_configs(spec))
     assert len(configs) >= 5
@@ -43,7 +44,8 @@ def test_every_rendered_config_is_valid(tmp_path: Path) -> None:
 
 def test_kitchen_sink_configs(tmp_path: Path) -> None:
     configs = {
-        name.rsplit("-", 1)[0]: doc for name, doc in _configs(write(tmp_path, kitchen_sink_doc())).items()
+        name.rsplit("-", 1)[0]: doc
+        for name, doc in _configs(write_spec(tmp_path, kitchen_sink_doc())).items()
     }
     cdi = {"deviceListStrategy": "cdi-cri"}
     assert configs["nvidia-device-plugin-t4-ts"] == {

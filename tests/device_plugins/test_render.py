@@ -16,8 +16,9 @@ from accelplane.model import Taint
 from accelplane.pipeline import load_validated
 
 from tests.conftest import EXAMPLE_SPECS
-from tests.device_plugins.helpers import api_server_pod_problems, kitchen_sink_doc, pool, spec_doc, write
+from tests.device_plugins.helpers import api_server_pod_problems, kitchen_sink_doc, pool, spec_doc
 from tests.support.render import files_for, objects_for
+from tests.support.specs import write_spec
 from tests.support.validators import validate_k8s_object
 
 
@@ -33,7 +34,7 @@ def _by_name(objs: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]
 
 @pytest.fixture
 def kitchen_sink(tmp_path: Path) -> Path:
-    return write(tmp_path, kitchen_sink_doc())
+    return write_spec(tmp_path, kitchen_sink_doc())
 
 
 def _rendered(path: Path) -> list[dict[str, Any]]:
@@ -195,16 +196,18 @@ def _reordered(doc: dict[str, Any]) -> dict[str, Any]:
 
 def test_output_is_deterministic_and_order_independent(tmp_path: Path) -> None:
     doc = kitchen_sink_doc()
-    a = files_for(write(tmp_path, doc, "a.yaml"))
-    b = files_for(write(tmp_path, _reordered(doc), "b.yaml"))
-    c = files_for(write(tmp_path, doc, "c.yaml"))
+    a = files_for(write_spec(tmp_path, doc, "a.yaml"))
+    b = files_for(write_spec(tmp_path, _reordered(doc), "b.yaml"))
+    c = files_for(write_spec(tmp_path, doc, "c.yaml"))
     assert a == b == c
 
 
 def test_config_change_renames_configmap(tmp_path: Path) -> None:
     def cm_names(replicas: int) -> set[str]:
         doc = spec_doc([pool("t4", sharing={"strategy": "timeSlicing", "replicas": replicas})])
-        return {o.name for o in _family(write(tmp_path, doc, f"r{replicas}.yaml")) if o.kind == "ConfigMap"}
+        return {
+            o.name for o in _family(write_spec(tmp_path, doc, f"r{replicas}.yaml")) if o.kind == "ConfigMap"
+        }
 
     four, eight = cm_names(4), cm_names(8)
     assert len(four) == len(eight) == 1 and four != eight
@@ -212,7 +215,7 @@ def test_config_change_renames_configmap(tmp_path: Path) -> None:
 
 
 def test_no_config_without_mig_or_sharing(tmp_path: Path) -> None:
-    objs = _family(write(tmp_path, spec_doc([pool("a100")])))
+    objs = _family(write_spec(tmp_path, spec_doc([pool("a100")])))
     assert sorted((o.kind, o.name) for o in objs) == [
         ("DaemonSet", "gpu-feature-discovery-a100"),
         ("DaemonSet", "nvidia-device-plugin-a100"),
@@ -233,19 +236,19 @@ def test_no_config_without_mig_or_sharing(tmp_path: Path) -> None:
 )
 def test_switches(tmp_path: Path, device_plugins_: dict[str, Any], expected: list[str]) -> None:
     doc = spec_doc([pool("a100"), pool("mi300", "amd")], device_plugins=device_plugins_)
-    assert sorted(o.name for o in _family(write(tmp_path, doc))) == expected
+    assert sorted(o.name for o in _family(write_spec(tmp_path, doc))) == expected
 
 
 def test_nothing_without_kubernetes(tmp_path: Path) -> None:
     doc = spec_doc([pool("v100", platform="yarn", labels={})], platforms=("yarn",))
-    assert _family(write(tmp_path, doc)) == []
+    assert _family(write_spec(tmp_path, doc)) == []
     yarn_stack = next(p for p in EXAMPLE_SPECS if p.stem == "yarn-analytics")
     assert _family(yarn_stack) == []
 
 
 def test_yarn_pools_of_a_mixed_cluster_get_no_plugin(tmp_path: Path) -> None:
     doc = spec_doc([pool("a100"), pool("v100", platform="yarn", labels={})], platforms=("kubernetes", "yarn"))
-    assert sorted(o.name for o in _family(write(tmp_path, doc))) == [
+    assert sorted(o.name for o in _family(write_spec(tmp_path, doc))) == [
         "gpu-feature-discovery-a100",
         "nvidia-device-plugin-a100",
     ]
@@ -264,7 +267,9 @@ def test_tolerations_are_the_narrowest_that_work(tmp_path: Path) -> None:
             )
         ]
     )
-    plugin = next(o for o in _family(write(tmp_path, doc)) if o.name == "nvidia-device-plugin-a100").manifest
+    plugin = next(
+        o for o in _family(write_spec(tmp_path, doc)) if o.name == "nvidia-device-plugin-a100"
+    ).manifest
     assert plugin["spec"]["template"]["spec"]["tolerations"] == [
         {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
         {"key": "dedicated", "operator": "Equal", "value": "flink", "effect": "NoExecute"},

@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.device_plugins.helpers import pool, spec_doc, write
+from tests.device_plugins.helpers import pool, spec_doc
 from tests.support.render import objects_for
+from tests.support.specs import write_spec
 from tests.support.validators import reference
 
 NVIDIA_VERSION = "v0.20.0"  # upstream release the reference files come from
@@ -92,7 +93,7 @@ def ours(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
             "amd": {"version": AMD_VERSION, "labeller": True},
         },
     )
-    path: Path = write(tmp_path_factory.mktemp("upstream"), doc)
+    path: Path = write_spec(tmp_path_factory.mktemp("upstream"), doc)
     return {f"{o['kind']}/{o['metadata']['name']}": o for o in objects_for(path)}
 
 

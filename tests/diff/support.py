@@ -27,10 +27,6 @@ def load(path: Path) -> dict[str, Any]:
     return data
 
 
-def dump(path: Path, data: dict[str, Any]) -> None:
-    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-
-
 UNORDERED_SCALAR_LISTS = {"platforms", "hosts", "allowedDevices"}
 
 

@@ -13,7 +13,8 @@ from accelplane.pipeline import load_validated
 from accelplane.render import bundle_files, write_tree
 
 from tests.diff.scenarios import base_tree, scenario_tree
-from tests.diff.support import EXAMPLE_STACKS, STACKS, copy_stacks, dump, load, reordered
+from tests.diff.support import EXAMPLE_STACKS, STACKS, copy_stacks, load, reordered
+from tests.support.specs import write_spec
 
 
 @pytest.mark.parametrize("stack", EXAMPLE_STACKS)
@@ -23,7 +24,7 @@ def test_reordering_a_specs_lists_reports_no_changes(
     original = copy_stacks(tmp_path / "original")
     shuffled = copy_stacks(tmp_path / "shuffled")
     for path in [shuffled / stack, shuffled / "base" / "gpu-platform.yaml"]:
-        dump(path, reordered(load(path)))
+        write_spec(path.parent, reordered(load(path)), path.name)
         assert path.read_text() != (original / path.relative_to(shuffled)).read_text()
     assert main(["diff", str(original / stack), str(shuffled / stack)]) == 0
     assert capsys.readouterr().out.endswith("No differences.\n")
@@ -53,7 +54,7 @@ def test_adding_a_queue_and_bumping_capability(tmp_path: Path, capsys: pytest.Ca
     streaming = next(q for q in data["queues"] if q["name"] == "streaming")
     streaming["capability"]["nvidia.com/gpu"] = 32
     new = stacks / "prod-eu-new.yaml"
-    dump(new, data)
+    write_spec(stacks, data, new.name)
     assert main(["diff", str(spec), str(new)]) == 1
     out = capsys.readouterr().out
     assert "• queue research added: nvidia.com/gpu capability 8, deserved 4\n" in out

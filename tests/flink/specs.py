@@ -1,14 +1,9 @@
-"""Small spec documents for the Flink tests, written as YAML files in a test's tmp dir."""
+"""Small spec documents for the Flink tests (write them with `tests.support.specs.write_spec`)."""
 
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 from typing import Any
-
-import yaml
-from accelplane.model import Spec
-from accelplane.pipeline import load_validated
 
 A100_POOL: dict[str, Any] = {
     "name": "a100",
@@ -91,15 +86,3 @@ def variant(base: dict[str, Any], **cluster: Any) -> dict[str, Any]:
         else:
             target[key] = value
     return data
-
-
-def write(tmp_path: Path, data: dict[str, Any], name: str = "spec.yaml") -> Path:
-    """Write a spec document; return its path."""
-    path = tmp_path / name
-    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    return path
-
-
-def model(tmp_path: Path, data: dict[str, Any], name: str = "spec.yaml") -> Spec:
-    """The validated model of a spec document (raises SpecErrors when invalid)."""
-    return load_validated(write(tmp_path, data, name)).model

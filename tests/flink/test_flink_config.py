@@ -19,7 +19,8 @@ from accelplane.derive.flink_values import legacy_value_problem, yaml_key, yaml_
 from accelplane.quantity import Quantity
 from accelplane.render import bundle_files
 
-from tests.flink.specs import KUBERNETES, STANDALONE, model, variant
+from tests.flink.specs import KUBERNETES, STANDALONE, variant
+from tests.support.specs import model_of, write_spec
 
 
 @pytest.mark.parametrize(
@@ -38,7 +39,7 @@ from tests.flink.specs import KUBERNETES, STANDALONE, model, variant
     ],
 )
 def test_config_format_by_version(tmp_path: Path, version: str, fmt: str, expected: str) -> None:
-    spec = model(tmp_path, variant(STANDALONE, version=version, configFormat=fmt))
+    spec = model_of(write_spec(tmp_path, variant(STANDALONE, version=version, configFormat=fmt)))
     cluster = spec.flink_clusters[0]
     assert config_format(cluster) == expected
     files = bundle_files(build_all(spec))
@@ -55,11 +56,15 @@ def test_flink_memory_units(text: str, expected: str) -> None:
 
 
 def test_native_kubernetes_keys(tmp_path: Path) -> None:
-    spec = model(
-        tmp_path,
-        variant(
-            KUBERNETES, image="registry.example/flink:1.20.1-gpu", config={"state.backend.type": "rocksdb"}
-        ),
+    spec = model_of(
+        write_spec(
+            tmp_path,
+            variant(
+                KUBERNETES,
+                image="registry.example/flink:1.20.1-gpu",
+                config={"state.backend.type": "rocksdb"},
+            ),
+        )
     )
     values = effective_config(spec, spec.flink_clusters[0])
     assert values == {
@@ -92,13 +97,15 @@ def test_native_kubernetes_keys(tmp_path: Path) -> None:
 
 def test_pre_1_17_key_names(tmp_path: Path) -> None:
     """Flink 1.17 renamed kubernetes.container.image and kubernetes.*.cpu (YAML-safe suffixes)."""
-    spec = model(
-        tmp_path,
-        variant(
-            KUBERNETES,
-            version="1.16",
-            taskManager={**KUBERNETES["flink"]["clusters"][0]["taskManager"], "cpu": "500m"},
-        ),
+    spec = model_of(
+        write_spec(
+            tmp_path,
+            variant(
+                KUBERNETES,
+                version="1.16",
+                taskManager={**KUBERNETES["flink"]["clusters"][0]["taskManager"], "cpu": "500m"},
+            ),
+        )
     )
     values = effective_config(spec, spec.flink_clusters[0])
     assert values["kubernetes.container.image"] == "flink:1.16-java17"
@@ -108,14 +115,16 @@ def test_pre_1_17_key_names(tmp_path: Path) -> None:
 
 
 def test_no_coordination_no_args(tmp_path: Path) -> None:
-    spec = model(tmp_path, variant(KUBERNETES, discovery={"coordination": False}))
+    spec = model_of(write_spec(tmp_path, variant(KUBERNETES, discovery={"coordination": False})))
     values = effective_config(spec, spec.flink_clusters[0])
     assert "external-resource.gpu.param.discovery-script.args" not in values
     assert values["external-resource.gpu.amount"] == 2
 
 
 def test_cluster_coordination_file_override(tmp_path: Path) -> None:
-    spec = model(tmp_path, variant(KUBERNETES, discovery={"coordinationFile": "/run/flink-gpu/claims"}))
+    spec = model_of(
+        write_spec(tmp_path, variant(KUBERNETES, discovery={"coordinationFile": "/run/flink-gpu/claims"}))
+    )
     values = effective_config(spec, spec.flink_clusters[0])
     assert values["external-resource.gpu.param.discovery-script.args"] == (
         "--enable-coordination-mode --coordination-file /run/flink-gpu/claims --file-mode 0660 --isolated-devices"
@@ -124,7 +133,7 @@ def test_cluster_coordination_file_override(tmp_path: Path) -> None:
 
 def test_cpu_only_cluster_has_no_gpu_keys(tmp_path: Path) -> None:
     tm = {"replicas": 1, "slots": 1, "cpu": 2, "memory": "4Gi"}
-    spec = model(tmp_path, variant(KUBERNETES, taskManager=tm))
+    spec = model_of(write_spec(tmp_path, variant(KUBERNETES, taskManager=tm)))
     values = effective_config(spec, spec.flink_clusters[0])
     assert not [k for k in values if k.startswith("external-resource")]
 
@@ -135,7 +144,7 @@ def test_yarn_keys(tmp_path: Path) -> None:
     data["nodePools"][0]["platform"] = "yarn"
     data["queues"] = [{"name": "analytics"}]
     data["yarn"] = {"perModelTypes": False}
-    spec = model(tmp_path, data)
+    spec = model_of(write_spec(tmp_path, data))
     values = effective_config(spec, spec.flink_clusters[0])
     assert values["external-resource.gpu.yarn.config-key"] == "yarn.io/gpu"
     assert values["yarn.application.queue"] == "analytics"
@@ -183,8 +192,10 @@ def test_legacy_values_fine() -> None:
 
 
 def test_rendered_config_yaml_reads_back(tmp_path: Path) -> None:
-    spec = model(
-        tmp_path, variant(KUBERNETES, config={"pipeline.name": "1e3", "rest.flamegraph.enabled": True})
+    spec = model_of(
+        write_spec(
+            tmp_path, variant(KUBERNETES, config={"pipeline.name": "1e3", "rest.flamegraph.enabled": True})
+        )
     )
     cluster = spec.flink_clusters[0]
     values = effective_config(spec, cluster)
@@ -198,7 +209,7 @@ def test_rendered_config_yaml_reads_back(tmp_path: Path) -> None:
 
 
 def test_rendered_legacy_config_lines(tmp_path: Path) -> None:
-    spec = model(tmp_path, variant(STANDALONE, version="1.18"))
+    spec = model_of(write_spec(tmp_path, variant(STANDALONE, version="1.18")))
     cluster = spec.flink_clusters[0]
     text = render_config(spec, cluster, effective_config(spec, cluster))
     lines = [line for line in text.splitlines() if not line.startswith("#")]
@@ -218,7 +229,7 @@ def test_standalone_workers_file(tmp_path: Path) -> None:
     )
     data["nodePools"][0]["hosts"] = ["b.example.internal", "a.example.internal"]
     data["nodePools"][0]["nodes"] = 2
-    files = bundle_files(build_all(model(tmp_path, data)))
+    files = bundle_files(build_all(model_of(write_spec(tmp_path, data))))
     assert (
         files["flink/edge-gpu/workers"][0] == "a.example.internal\na.example.internal\nb.example.internal\n"
     )
@@ -233,7 +244,7 @@ def test_output_independent_of_list_order(tmp_path: Path) -> None:
         {**data["flink"]["clusters"][0], "name": "job2", "taskManager": {"replicas": 1, "gpu": {"amount": 1}}}
     )
     data["flink"]["clusters"][0]["config"] = {"z.key": "1", "a.key": "2", "m.key": "3"}
-    first = bundle_files(build_all(model(tmp_path, data)))
+    first = bundle_files(build_all(model_of(write_spec(tmp_path, data))))
     shuffled = variant(data)
     rng = random.Random(7)
     for key in ("nodePools",):
@@ -242,5 +253,5 @@ def test_output_independent_of_list_order(tmp_path: Path) -> None:
     shuffled["flink"]["clusters"][-1]["config"] = dict(
         reversed(list(data["flink"]["clusters"][0]["config"].items()))
     )
-    second = bundle_files(build_all(model(tmp_path, shuffled, "shuffled.yaml")))
+    second = bundle_files(build_all(model_of(write_spec(tmp_path, shuffled, "shuffled.yaml"))))
     assert first == second

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -26,8 +27,9 @@ from accelplane.render import bundle_files
 
 from tests.conftest import EXAMPLE_SPECS
 from tests.flink.operator_schema import validate_flink_deployment
-from tests.flink.specs import KUBERNETES, model, variant, write
+from tests.flink.specs import KUBERNETES, variant
 from tests.support.render import files_for
+from tests.support.specs import model_of, write_spec
 from tests.support.validators import validate_core_object, validate_crd_object
 
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
@@ -43,6 +45,13 @@ def _pod_templates(files: dict[str, tuple[str, int]]) -> dict[str, dict[str, Any
     return {
         path: yaml.safe_load(text) for path, (text, _) in files.items() if path.endswith("-pod-template.yaml")
     }
+
+
+def _taskmanager_template(tmp_path: Path, data: dict[str, Any]) -> dict[str, Any]:
+    """The rendered TaskManager pod template of the spec document ``data`` (cluster ``job1``)."""
+    files = bundle_files(build_all(model_of(write_spec(tmp_path, data))))
+    template: dict[str, Any] = yaml.safe_load(files["flink/job1/taskmanager-pod-template.yaml"][0])
+    return template
 
 
 @pytest.fixture(scope="module", params=EXAMPLE_SPECS, ids=[p.stem for p in EXAMPLE_SPECS])
@@ -62,12 +71,29 @@ def test_examples_cover_every_target_and_format() -> None:
     assert {"FlinkDeployment", "PodGroup", "yarn", "standalone"} <= seen_targets
 
 
-def test_pod_templates_validate_strict(
-    example: tuple[dict[str, tuple[str, int]], list[dict[str, Any]]],
+Example = tuple[dict[str, tuple[str, int]], list[dict[str, Any]]]
+
+
+def _of_kind(kind: str) -> Callable[[Example], list[dict[str, Any]]]:
+    return lambda example: [o for o in example[1] if o["kind"] == kind]
+
+
+# id -> (which rendered objects, their real validator)
+VALIDATED: dict[str, tuple[Callable[[Example], list[dict[str, Any]]], Callable[[dict[str, Any]], None]]] = {
+    "pod-templates-strict": (lambda example: list(_pod_templates(example[0]).values()), validate_core_object),
+    "podgroups-volcano-crd": (_of_kind("PodGroup"), validate_crd_object),
+    "flink-deployments-focused-schema": (_of_kind("FlinkDeployment"), validate_flink_deployment),
+}
+
+
+@pytest.mark.parametrize(("select", "validate"), VALIDATED.values(), ids=VALIDATED.keys())
+def test_rendered_objects_pass_their_validator(
+    example: Example,
+    select: Callable[[Example], list[dict[str, Any]]],
+    validate: Callable[[dict[str, Any]], None],
 ) -> None:
-    files, _ = example
-    for template in _pod_templates(files).values():
-        validate_core_object(template)
+    for obj in select(example):
+        validate(obj)
 
 
 def test_pod_templates_pass_kubernetes_validate_cli(tmp_path: Path) -> None:
@@ -85,25 +111,6 @@ def test_pod_templates_pass_kubernetes_validate_cli(tmp_path: Path) -> None:
         [str(cli), "--strict", "-k", "1.33.0", *paths], capture_output=True, text=True, timeout=300
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-
-
-def test_podgroups_validate_against_volcano_crd(
-    example: tuple[dict[str, tuple[str, int]], list[dict[str, Any]]],
-) -> None:
-    _, objects = example
-    for obj in objects:
-        if obj["kind"] == "PodGroup":
-            validate_crd_object(obj)
-
-
-def test_flink_deployments_focused_schema(
-    example: tuple[dict[str, tuple[str, int]], list[dict[str, Any]]],
-) -> None:
-    _, objects = example
-    for obj in objects:
-        if obj["kind"] != "FlinkDeployment":
-            continue
-        validate_flink_deployment(obj)
 
 
 def _pods_of(
@@ -138,7 +145,7 @@ def test_every_pod_joins_an_existing_podgroup(
 
 
 def test_min_resources_cover_jobmanager_and_all_taskmanagers(tmp_path: Path) -> None:
-    spec_path = write(tmp_path, variant(KUBERNETES))
+    spec_path = write_spec(tmp_path, variant(KUBERNETES))
     _, objects = _rendered(spec_path)
     (group,) = [o for o in objects if o["kind"] == "PodGroup"]
     assert group["metadata"] == {
@@ -160,8 +167,10 @@ def test_min_resources_cover_jobmanager_and_all_taskmanagers(tmp_path: Path) -> 
 
 def test_min_resources_exact_for_fractional_cpu(tmp_path: Path) -> None:
     tm = {"replicas": 3, "slots": 1, "cpu": "1500m", "memory": "1600Mi", "gpu": {"amount": 1, "pool": "a100"}}
-    spec = model(
-        tmp_path, variant(KUBERNETES, jobManager={"cpu": "250m", "memory": "1728Mi"}, taskManager=tm)
+    spec = model_of(
+        write_spec(
+            tmp_path, variant(KUBERNETES, jobManager={"cpu": "250m", "memory": "1728Mi"}, taskManager=tm)
+        )
     )
     (group,) = [o.manifest for o in build_all(spec).objects if o.kind == "PodGroup"]
     res = group["spec"]["minResources"]
@@ -171,7 +180,7 @@ def test_min_resources_exact_for_fractional_cpu(tmp_path: Path) -> None:
 
 
 def test_taskmanager_template_gpu_wiring(tmp_path: Path) -> None:
-    spec = model(tmp_path, variant(KUBERNETES))
+    spec = model_of(write_spec(tmp_path, variant(KUBERNETES)))
     files = bundle_files(build_all(spec))
     tm = yaml.safe_load(files["flink/job1/taskmanager-pod-template.yaml"][0])
     jm = yaml.safe_load(files["flink/job1/jobmanager-pod-template.yaml"][0])
@@ -204,18 +213,29 @@ def test_taskmanager_template_gpu_wiring(tmp_path: Path) -> None:
         "type": "DirectoryOrCreate",
     }
     (init,) = tm["spec"]["initContainers"]
-    assert init["command"] == ["install", "-d", "-o", "9999", "-g", "9999", "-m", "2770", "/var/lib/accelplane"]
+    assert init["command"] == [
+        "install",
+        "-d",
+        "-o",
+        "9999",
+        "-g",
+        "9999",
+        "-m",
+        "2770",
+        "/var/lib/accelplane",
+    ]
     assert init["securityContext"]["capabilities"] == {"drop": ["ALL"], "add": ["CHOWN", "FOWNER"]}
     assert init["securityContext"]["allowPrivilegeEscalation"] is False
     assert init["securityContext"]["readOnlyRootFilesystem"] is True
-    assert init["volumeMounts"] == [{"name": "accelplane-gpu-coordination", "mountPath": "/var/lib/accelplane"}]
+    assert init["volumeMounts"] == [
+        {"name": "accelplane-gpu-coordination", "mountPath": "/var/lib/accelplane"}
+    ]
     validate_core_object(tm)
     assert "resources" not in container  # Flink sets requests/limits (incl. GPUs) itself
 
 
 def test_no_coordination_no_hostpath(tmp_path: Path) -> None:
-    spec = model(tmp_path, variant(KUBERNETES, discovery={"coordination": False}))
-    tm = yaml.safe_load(bundle_files(build_all(spec))["flink/job1/taskmanager-pod-template.yaml"][0])
+    tm = _taskmanager_template(tmp_path, variant(KUBERNETES, discovery={"coordination": False}))
     assert [v["name"] for v in tm["spec"]["volumes"]] == ["accelplane-gpu-discovery"]
     validate_core_object(tm)
 
@@ -234,9 +254,7 @@ def test_model_selection_and_several_pools(tmp_path: Path) -> None:
     second = {**data["nodePools"][0], "name": "a100-spot", "labels": {"accelplane.io/pool": "a100-spot"}}
     second["taints"] = [{"key": "spot", "effect": "NoSchedule"}]
     data["nodePools"].append(second)
-    tm = yaml.safe_load(
-        bundle_files(build_all(model(tmp_path, data)))["flink/job1/taskmanager-pod-template.yaml"][0]
-    )
+    tm = _taskmanager_template(tmp_path, data)
     product = {"key": "nvidia.com/gpu.product", "operator": "In", "values": ["NVIDIA-A100-SXM4-80GB"]}
     assert "nodeSelector" not in tm["spec"]
     terms = tm["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
@@ -272,7 +290,7 @@ def test_mig_resource_in_config_and_podgroup(tmp_path: Path) -> None:
     data["nodePools"][0]["gpu"]["mig"] = {"strategy": "mixed", "devices": {"3g.40gb": 2}}
     capability = data["queues"][0]["capability"]
     capability["nvidia.com/mig-3g.40gb"] = capability.pop("nvidia.com/gpu")
-    spec = model(tmp_path, data)
+    spec = model_of(write_spec(tmp_path, data))
     bundle = build_all(spec)
     (group,) = [o.manifest for o in bundle.objects if o.kind == "PodGroup"]
     assert group["spec"]["minResources"]["nvidia.com/mig-3g.40gb"] == "4"
@@ -281,7 +299,7 @@ def test_mig_resource_in_config_and_podgroup(tmp_path: Path) -> None:
 
 
 def test_native_submit_configmap(tmp_path: Path) -> None:
-    files, objects = _rendered(write(tmp_path, variant(KUBERNETES)))
+    files, objects = _rendered(write_spec(tmp_path, variant(KUBERNETES)))
     (cm,) = [
         o for o in objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "accelplane-flink-job1"
     ]
@@ -306,9 +324,13 @@ def test_operator_deployment(tmp_path: Path) -> None:
         "args": ["--x", "1"],
         "parallelism": 4,
     }
-    spec = model(
-        tmp_path,
-        variant(KUBERNETES, target="kubernetes-operator", job=job, config={"pipeline.max-parallelism": 128}),
+    spec = model_of(
+        write_spec(
+            tmp_path,
+            variant(
+                KUBERNETES, target="kubernetes-operator", job=job, config={"pipeline.max-parallelism": 128}
+            ),
+        )
     )
     bundle = build_all(spec)
     (dep,) = [o.manifest for o in bundle.objects if o.kind == "FlinkDeployment"]
@@ -351,8 +373,7 @@ def test_coordination_init_container_command_prepares_the_directory(tmp_path: Pa
         if os.environ.get("CI"):
             pytest.fail("CI must run as root: this test chowns like the init container does")
         pytest.skip("needs root to chown, as the init container does")
-    spec = model(tmp_path, variant(KUBERNETES))
-    tm = yaml.safe_load(bundle_files(build_all(spec))["flink/job1/taskmanager-pod-template.yaml"][0])
+    tm = _taskmanager_template(tmp_path, variant(KUBERNETES))
     (init,) = tm["spec"]["initContainers"]
     target = tmp_path / "node" / "var-lib-accelplane"
     target.mkdir(parents=True, mode=0o755)

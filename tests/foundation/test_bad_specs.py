@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
 from accelplane.cli import main
+
+from tests.support.specs import WriteSpec, run_validate
 
 BASE = """\
 cluster: {name: demo, platforms: [kubernetes]}
@@ -86,11 +87,7 @@ CASES: list[tuple[str, dict[str, str], list[str]]] = [
     ),
     (
         "duplicate-queue",
-        {
-            "spec.yaml": BASE + "  - {name: top}\n".replace("  - ", "  - ")
-            if False
-            else BASE.replace("queues:\n", "queues:\n  - {name: leaf}\n")
-        },
+        {"spec.yaml": BASE.replace("queues:\n", "queues:\n  - {name: leaf}\n")},
         ["spec.yaml: queues[2].name: duplicate name 'leaf' (first defined at queues[0])"],
     ),
     (
@@ -256,6 +253,24 @@ CASES: list[tuple[str, dict[str, str], list[str]]] = [
         },
         ["base.yaml: priorityClasses[0].value: 'ten' is not of type integer"],
     ),
+    (
+        "undefined-queue-from-defaults-points-at-defaults",
+        {
+            "spec.yaml": BASE.replace("flink:\n", "flink:\n  defaults: {queue: nowhere}\n").replace(
+                "queue: leaf, ", ""
+            )
+        },
+        ["spec.yaml: flink.defaults.queue: queue 'nowhere' is not defined"],
+    ),
+    (
+        "non-leaf-queue-from-defaults-points-at-defaults",
+        {
+            "spec.yaml": BASE.replace("flink:\n", "flink:\n  defaults: {queue: top}\n").replace(
+                "queue: leaf, ", ""
+            )
+        },
+        ["spec.yaml: flink.defaults.queue: queue 'top' has child queues"],
+    ),
 ]
 
 
@@ -264,11 +279,12 @@ def test_bad_spec(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    write_spec: WriteSpec,
     files: dict[str, str],
     expected: list[str],
 ) -> None:
     for name, text in files.items():
-        (tmp_path / name).write_text(textwrap.dedent(text))
+        write_spec(text, name)
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "out"
     assert main(["render", "spec.yaml", "--out", str(out)]) == 1
@@ -286,7 +302,7 @@ def test_at_least_25_rules() -> None:
 
 
 def test_all_errors_reported_at_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    write_spec: WriteSpec, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     spec = (
         BASE.replace("name: demo", "name: Bad!")
@@ -294,10 +310,9 @@ def test_all_errors_reported_at_once(
         .replace("weight", "w")
     )
     spec = spec.replace("{name: leaf, parent: top,", "{name: leaf, parent: top, weight: 0,")
-    (tmp_path / "spec.yaml").write_text(spec)
-    monkeypatch.chdir(tmp_path)
-    assert main(["validate", "spec.yaml"]) == 1
-    err = capsys.readouterr().err
+    code, lines = run_validate(write_spec(spec), capsys, monkeypatch)
+    assert code == 1
+    err = "\n".join(lines)
     assert "spec.yaml: cluster.name:" in err
     assert "spec.yaml: queues[0].capability.memory:" in err
     assert "spec.yaml: queues[1].weight: 0 is less than the minimum of 1" in err
@@ -305,34 +320,13 @@ def test_all_errors_reported_at_once(
 
 
 def test_semantic_errors_all_at_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    write_spec: WriteSpec, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     spec = BASE.replace("queue: leaf,", "queue: missing,").replace(
         "priorityClass: high", "priorityClass: low"
     )
     spec = spec.replace("deserved: {cpu: 5}", "deserved: {cpu: 50}")
-    (tmp_path / "spec.yaml").write_text(spec)
-    monkeypatch.chdir(tmp_path)
-    assert main(["validate", "spec.yaml"]) == 1
-    err = capsys.readouterr().err
+    code, lines = run_validate(write_spec(spec), capsys, monkeypatch)
+    assert code == 1
+    err = "\n".join(lines)
     assert err.count("spec.yaml: ") == 3, err
-
-
-def test_error_in_defaults_points_at_defaults(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    spec = BASE.replace("flink:\n", "flink:\n  defaults: {queue: nowhere}\n").replace("queue: leaf, ", "")
-    (tmp_path / "spec.yaml").write_text(spec)
-    monkeypatch.chdir(tmp_path)
-    assert main(["validate", "spec.yaml"]) == 1
-    assert "spec.yaml: flink.defaults.queue: queue 'nowhere' is not defined" in capsys.readouterr().err
-
-
-def test_non_leaf_queue_from_defaults_points_at_defaults(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    spec = BASE.replace("flink:\n", "flink:\n  defaults: {queue: top}\n").replace("queue: leaf, ", "")
-    (tmp_path / "spec.yaml").write_text(spec)
-    monkeypatch.chdir(tmp_path)
-    assert main(["validate", "spec.yaml"]) == 1
-    assert "spec.yaml: flink.defaults.queue: queue 'top' has child queues" in capsys.readouterr().err

@@ -21,6 +21,7 @@ from accelplane.errors import SpecErrors
 from accelplane.pipeline import load_validated
 from accelplane.render import bundle_files
 
+from tests.support.specs import write_spec
 from tests.support.validators import REPO_ROOT, validate_rendered_files
 
 HOSTILE = [
@@ -191,9 +192,7 @@ def test_hostile_strings(
         for value in HOSTILE:
             doc = yaml.safe_load(original)
             mutate(doc, value)
-            (stacks_copy / target).write_text(
-                yaml.safe_dump(doc, allow_unicode=True, sort_keys=False), encoding="utf-8"
-            )
+            write_spec(stacks_copy, doc, target)
             try:
                 validated = load_validated(stacks_copy / f"{stack}.yaml")
             except SpecErrors as exc:
@@ -223,7 +222,7 @@ def test_free_values_are_mostly_accepted_where_formats_allow(stacks_copy: Path) 
             _set_config("fraud-scoring")(doc, value)
             if len(value) <= 4096:  # the schema's limit for one argument
                 _cluster(doc, "embeddings-amd")["job"]["args"].append(value)
-            target.write_text(yaml.safe_dump(doc, allow_unicode=True, sort_keys=False), encoding="utf-8")
+            write_spec(target.parent, doc, target.name)
             files = bundle_files(build_all(load_validated(target).model))
             _check_eq(yaml.safe_load(files["flink/fraud-scoring/config.yaml"][0])["pipeline.name"], value)
     finally:
@@ -231,8 +230,7 @@ def test_free_values_are_mostly_accepted_where_formats_allow(stacks_copy: Path) 
 
 
 def test_long_values_are_quoted_shortened_in_errors(tmp_path: Path) -> None:
-    spec = tmp_path / "spec.yaml"
-    spec.write_text(yaml.safe_dump({"cluster": {"name": "c" * 5000, "platforms": ["kubernetes"]}}))
+    spec = write_spec(tmp_path, {"cluster": {"name": "c" * 5000, "platforms": ["kubernetes"]}})
     with pytest.raises(SpecErrors) as exc:
         load_validated(spec)
     (error,) = exc.value.errors

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from accelplane.cli import main
 
+from tests.support.specs import run_validate
+
 YARN_BASE = """\
 cluster: {name: bad, platforms: [yarn]}
 nodePools:
@@ -11,16 +13,9 @@ nodePools:
 """
 
 
-def validate(path, capsys, monkeypatch) -> tuple[int, list[str]]:
-    """Validate from the spec's directory, so errors name it as ``spec.yaml``."""
-    monkeypatch.chdir(path.parent)
-    code = main(["validate", path.name])
-    return code, capsys.readouterr().err.splitlines()
-
-
 def test_shared_system_directory_is_refused(write_spec, capsys, monkeypatch):
     path = write_spec(YARN_BASE + "discovery: {coordinationFile: /var/tmp/flink-gpu-coordination}\n")
-    code, err = validate(path, capsys, monkeypatch)
+    code, err = run_validate(path, capsys, monkeypatch)
     assert code == 1
     assert err == [
         "spec.yaml: discovery.coordinationFile: the coordination file's directory /var/tmp is a shared system "
@@ -41,7 +36,7 @@ flink:
     - {name: s, target: yarn, taskManager: {gpu: {amount: 1}}}
 """
     )
-    code, err = validate(path, capsys, monkeypatch)
+    code, err = run_validate(path, capsys, monkeypatch)
     assert code == 1
     assert err == [
         "spec.yaml: flink.defaults.discovery.coordinationFile: the coordination file's directory /opt/flink/plugins "
@@ -64,7 +59,7 @@ flink:
       discovery: {coordinationFile: /opt/accelplane/coordination}
 """
     )
-    code, err = validate(path, capsys, monkeypatch)
+    code, err = run_validate(path, capsys, monkeypatch)
     assert code == 1
     assert err == [
         "spec.yaml: flink.clusters[0].discovery.coordinationFile: the coordination file's directory /opt/accelplane "
@@ -79,7 +74,7 @@ def test_unnormalized_paths_are_refused(write_spec, capsys, monkeypatch):
     path = write_spec(
         YARN_BASE + "discovery: {installDir: /opt/x/, coordinationFile: /var/lib/accelplane/../../tmp/c}\n"
     )
-    code, err = validate(path, capsys, monkeypatch)
+    code, err = run_validate(path, capsys, monkeypatch)
     assert code == 1
     assert err == [
         "spec.yaml: discovery.coordinationFile: '/var/lib/accelplane/../../tmp/c' is not a normalized path "
@@ -92,7 +87,7 @@ def test_unnormalized_paths_are_refused(write_spec, capsys, monkeypatch):
 
 def test_root_install_dir_is_refused(write_spec, capsys, monkeypatch):
     path = write_spec(YARN_BASE + "discovery: {installDir: /}\n")
-    code, err = validate(path, capsys, monkeypatch)
+    code, err = run_validate(path, capsys, monkeypatch)
     assert code == 1
     assert err == [
         "spec.yaml: discovery.installDir: the discovery script cannot be installed into '/'; use a dedicated "
@@ -114,7 +109,7 @@ flink:
     - {name: c, target: kubernetes, taskManager: {gpu: {amount: 1, pool: a100}}}
 """
     )
-    code, err = validate(path, capsys, monkeypatch)
+    code, err = run_validate(path, capsys, monkeypatch)
     assert (code, err) == (0, [])
 
 

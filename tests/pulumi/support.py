@@ -13,6 +13,7 @@ from accelplane.cli import main as cli_main
 
 from tests.conftest import STACKS_DIR
 from tests.pulumi.conftest import ProgramRun, Registration
+from tests.support.specs import write_spec
 from tests.support.validators import REPO_ROOT
 
 PULUMI_STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in STACKS_DIR.glob("Pulumi.*.yaml"))
@@ -91,7 +92,7 @@ def copy_project(dest: Path, transform: Callable[[str, Any], Any] | None = None)
             shutil.copyfile(src, target)
         else:
             data = transform(rel, yaml.safe_load(src.read_text(encoding="utf-8")))
-            target.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+            write_spec(target.parent, data, target.name)
     return dest
 
 

@@ -6,9 +6,6 @@ import configparser
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from accelplane.model import Spec
-from accelplane.pipeline import load_validated
-
 from tests.support.render import files_for
 
 # A YARN cluster exercising every feature: per-model types, Docker, cgroups v2, an explicit
@@ -57,11 +54,6 @@ flink:
       queue: stream
       taskManager: {replicas: 2, slots: 1, cpu: 4, memory: 8Gi, gpu: {amount: 2, model: Tesla V100-SXM2-32GB}}
 """
-
-
-def model_of(path: Path) -> Spec:
-    """The validated model of a spec file."""
-    return load_validated(path).model
 
 
 def yarn_files(path: Path) -> dict[str, str]:

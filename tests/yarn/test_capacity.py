@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from decimal import Decimal
 from fractions import Fraction
-from pathlib import Path
 
 from accelplane.derive.yarn_capacity import (
     RESOURCE_CALCULATOR,
@@ -19,9 +17,9 @@ from accelplane.derive.yarn_capacity import (
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.yarn.support import BASE, model_of, parse_configuration, yarn_files
+from tests.support.specs import WriteSpec, model_of
+from tests.yarn.support import BASE, parse_configuration, yarn_files
 
-WriteSpec = Callable[..., Path]
 CS = "yarn.scheduler.capacity."
 POOLS = """\
 nodePools:

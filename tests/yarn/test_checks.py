@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -10,9 +9,9 @@ from accelplane.checks.yarn import check
 from accelplane.cli import main
 from accelplane.errors import Problem
 
-from tests.yarn.support import BASE, model_of
+from tests.support.specs import WriteSpec, expect_errors, model_of
+from tests.yarn.support import BASE
 
-WriteSpec = Callable[..., Path]
 RT = "  resourceTypes:\n    - {name: yarn.io/gpu, minimumAllocation: 0, maximumAllocation: 4}\n    - {name: yarn.io/gpu-teslav100sxm232gb, maximumAllocation: 4}\n"
 V100_REQUEST = "gpu: {amount: 2, model: Tesla V100-SXM2-32GB}"
 NAME_RULE = (
@@ -246,16 +245,13 @@ def test_bad_spec(
     text: str,
     expected: list[str],
     tmp_path: Path,
+    write_spec: WriteSpec,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert text != BASE
-    (tmp_path / "spec.yaml").write_text(text)
-    monkeypatch.chdir(tmp_path)
-    assert main(["validate", "spec.yaml"]) == 1
-    err = capsys.readouterr().err.splitlines()
-    assert err[:-1] == sorted(f"spec.yaml: {line}" for line in expected)
-    assert err[-1] == f"accelplane: {len(expected)} error{'s' if len(expected) > 1 else ''}"
+    path = write_spec(text)
+    expect_errors(path, capsys, monkeypatch, sorted(f"spec.yaml: {line}" for line in expected))
     out = tmp_path / "out"
     assert main(["render", "spec.yaml", "--out", str(out)]) == 1
     assert not out.exists()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -25,9 +24,9 @@ from accelplane.templating import render_template
 
 from tests.conftest import EXAMPLE_SPECS
 from tests.support.render import files_for
-from tests.yarn.support import BASE, model_of, parse_configuration, parse_container_executor, yarn_files
+from tests.support.specs import WriteSpec, model_of
+from tests.yarn.support import BASE, parse_configuration, parse_container_executor, yarn_files
 
-WriteSpec = Callable[..., Path]
 NO_PER_MODEL = BASE.replace("perModelTypes: true", "perModelTypes: false").replace(
     "    - {name: yarn.io/gpu-teslav100sxm232gb, maximumAllocation: 4}\n", ""
 )

@@ -35,8 +35,9 @@ from accelplane.render import write_tree
 
 from tests.conftest import EXAMPLE_SPECS
 from tests.support.render import files_for
+from tests.support.specs import model_of
 from tests.yarn.hadoop import Probe
-from tests.yarn.support import BASE, model_of, parse_configuration
+from tests.yarn.support import BASE, parse_configuration
 
 pytestmark = pytest.mark.hadoop
 

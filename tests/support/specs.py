@@ -1,0 +1,75 @@
+"""Writing spec files and validating them the way a user does: the one place tests do either.
+
+* `write_spec` puts a spec (dedented YAML text or a document) into a directory;
+* `model_of` is the validated model of a spec file (raises `SpecErrors` when it is invalid);
+* `run_validate` runs ``accelplane validate`` from the spec's directory and returns the exit code
+  and every stderr line; `expect_errors` asserts the exact ``file: path: message`` lines, the
+  ``accelplane: N errors`` summary and exit code 1.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from accelplane.cli import main
+from accelplane.model import Spec
+from accelplane.pipeline import load_validated
+
+SpecSource = str | Mapping[str, Any]
+"""YAML text (dedented before writing) or a spec document (dumped in its own key order)."""
+
+WriteSpec = Callable[..., Path]
+"""Type of the ``write_spec`` fixture (tests/conftest.py): ``(spec, name="spec.yaml") -> Path``."""
+
+
+def spec_text(spec: SpecSource) -> str:
+    """The file text for ``spec``: dedented YAML text as given, or the document dumped with its keys
+    in the order written (as a user would), non-ASCII characters kept as they are."""
+    if isinstance(spec, str):
+        return textwrap.dedent(spec)
+    return yaml.safe_dump(spec, sort_keys=False, allow_unicode=True)
+
+
+def write_spec(directory: Path, spec: SpecSource, name: str = "spec.yaml") -> Path:
+    """Write ``spec`` to ``directory/name`` (creating parent directories) and return that path."""
+    path = directory / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(spec_text(spec), encoding="utf-8")
+    return path
+
+
+def model_of(path: Path) -> Spec:
+    """The validated model of a spec file (raises `SpecErrors` when the spec is invalid)."""
+    return load_validated(path).model
+
+
+def error_summary(count: int) -> str:
+    """The last stderr line of a failed ``accelplane validate``: ``accelplane: N error(s)``."""
+    return f"accelplane: {count} error{'s' if count != 1 else ''}"
+
+
+def run_validate(
+    path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> tuple[int, list[str]]:
+    """``accelplane validate <file name>`` run in-process from the spec's directory, so errors name
+    the file as a user in that directory sees it (``spec.yaml: …``). Returns the exit code and every
+    stderr line (error lines, then the summary line when there are errors)."""
+    monkeypatch.chdir(path.parent)
+    capsys.readouterr()
+    code = main(["validate", path.name])
+    return code, capsys.readouterr().err.splitlines()
+
+
+def expect_errors(
+    path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, lines: list[str]
+) -> None:
+    """Assert that validating ``path`` fails with exactly ``lines`` (in order), the error summary
+    and exit code 1."""
+    code, err = run_validate(path, capsys, monkeypatch)
+    assert err == [*lines, error_summary(len(lines))]
+    assert code == 1
