@@ -46,7 +46,7 @@ from tests.discovery._support import (  # noqa: E402
     render,
 )
 from tests.discovery.test_flink_shipped_script_defects import flink_discovery_script  # noqa: E402
-from tests.support.flink_cluster import FlinkHomeNotFound  # noqa: E402
+from tests.support.flink.home import FlinkHomeNotFound  # noqa: E402
 
 GPUDRIVER_TIMEOUT_S = 10.0
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.paths import REFERENCE_DIR, REPO_ROOT
 from tests.support.specs import SpecSource, WriteSpec
 from tests.support.specs import write_spec as write_spec_file
-from tests.support.validators import REFERENCE_DIR, REPO_ROOT
 
 STACKS_DIR = REPO_ROOT / "stacks"
 EXAMPLE_SPECS = sorted(p for p in STACKS_DIR.glob("*.yaml") if not p.name.startswith("Pulumi."))

@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from tests.support.validators import REPO_ROOT
+from tests.support.paths import REPO_ROOT
 
 STACKS = REPO_ROOT / "stacks"
 EXAMPLE_STACKS = sorted(p.name for p in STACKS.glob("*.yaml") if not p.name.startswith("Pulumi."))

@@ -13,7 +13,7 @@ from accelplane.diff.changes import Tree
 from accelplane.render import write_tree
 
 from tests.diff.scenarios import base_tree, scenario_tree
-from tests.support.validators import REPO_ROOT
+from tests.support.paths import REPO_ROOT
 
 
 @pytest.fixture

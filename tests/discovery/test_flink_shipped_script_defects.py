@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.flink_cluster import FlinkHomeNotFound, find_flink_home, flink_gpu_discovery_script
+from tests.support.flink.home import FlinkHomeNotFound, find_flink_home, flink_gpu_discovery_script
 
 from ._support import (
     Processes,

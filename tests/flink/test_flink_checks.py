@@ -15,8 +15,8 @@ from typing import Any, NamedTuple
 import pytest
 
 from tests.flink.specs import KUBERNETES, STANDALONE, variant
+from tests.support.paths import SOURCE_ROOT
 from tests.support.specs import WriteSpec, expect_errors, run_validate
-from tests.support.validators import SOURCE_ROOT
 
 TM = KUBERNETES["flink"]["clusters"][0]["taskManager"]
 DELETE = object()

@@ -1,7 +1,7 @@
 """Rendered Flink configurations in real Apache Flink (1.20.x): loader and TaskManagers.
 
 1. Every config file rendered from the example stacks is loaded with Flink's own
-   ``GlobalConfiguration.loadConfiguration`` (tests/support/java/ConfigProbe.java); the effective
+   ``GlobalConfiguration.loadConfiguration`` (tests/support/flink/java/ConfigProbe.java); the effective
    keys must be exactly what the builder meant, in the parser the file name selects (standard
    YAML for ``config.yaml``, the legacy line parser for ``flink-conf.yaml``).
 2. A rendered standalone config (legacy ``flink-conf.yaml``) and a rendered YARN config
@@ -25,8 +25,10 @@ from accelplane.pipeline import load_validated
 from accelplane.render import bundle_files
 
 from tests.conftest import EXAMPLE_SPECS
-from tests.support.flink_cluster import load_file_with_flink, require_flink_home, run_gpu_scenario
-from tests.support.validators import REPO_ROOT
+from tests.support.flink.config_probe import load_file_with_flink
+from tests.support.flink.home import require_flink_home
+from tests.support.flink.scenario import run_gpu_scenario
+from tests.support.paths import REPO_ROOT
 
 pytestmark = pytest.mark.flink
 

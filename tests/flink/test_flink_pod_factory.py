@@ -40,7 +40,7 @@ from accelplane.quantity import parse_quantity
 
 from tests.conftest import EXAMPLE_SPECS
 from tests.flink.specs import KUBERNETES, variant, write
-from tests.support.flink_cluster import require_flink_home
+from tests.support.flink.home import require_flink_home
 from tests.support.flink_pods import FlinkPods, FlinkPodsCase, build_flink_pods, operator_case
 from tests.support.render import files_for
 from tests.support.validators import validate_core_object

@@ -1,4 +1,4 @@
-"""Fixtures for tests that run real Apache Flink (see tests/support/flink_cluster.py).
+"""Fixtures for tests that run real Apache Flink (see tests/support/flink/).
 
 * ``flink_home`` (session): the distribution; fails in CI / skips elsewhere when missing.
 * ``flink_java_cache`` (session): where Java jobs are compiled once per session.
@@ -16,21 +16,17 @@ from typing import Any
 
 import pytest
 
-from tests.support.flink_cluster import (
-    FlinkClusterFactory,
-    FlinkStandalone,
-    HarnessError,
-    build_config_probe_jar,
-    build_gpu_probe_jar,
-    require_flink_home,
-)
+from tests.support.flink.errors import HarnessError
+from tests.support.flink.home import require_flink_home
+from tests.support.flink.java import build_config_probe_jar, build_gpu_probe_jar
+from tests.support.flink.standalone import FlinkClusterFactory, FlinkStandalone
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "flink: runs real Apache Flink daemons or Flink's own config parser "
-        "(needs Java 17 and the Flink distribution; see tests/support/flink_cluster.py)",
+        "(needs Java 17 and the Flink distribution; see tests/support/flink/)",
     )
 
 

@@ -1,4 +1,4 @@
-"""End-to-end tests of the real-Flink harness (tests/support/flink_cluster.py).
+"""End-to-end tests of the real-Flink harness (tests/support/flink/).
 
 They prove, with FLINK'S OWN GPU discovery script and Flink 1.20's own config
 parser, that the harness
@@ -21,8 +21,17 @@ from pathlib import Path
 import pytest
 
 from tests.support import fake_nvidia_smi as fake
-from tests.support import flink_cluster as fc
-from tests.support.flink_cluster import FlinkClusterFactory
+from tests.support.flink import (
+    config_files,
+    config_probe,
+    errors,
+    home,
+    logs,
+    processes,
+    scenario,
+    standalone,
+)
+from tests.support.flink.standalone import FlinkClusterFactory
 
 pytestmark = pytest.mark.flink
 
@@ -72,54 +81,54 @@ def test_find_flink_home_order_and_require_semantics(
 ) -> None:
     real = flink_home
 
-    monkeypatch.setenv(fc.FLINK_HOME_ENV, str(real))
-    assert fc.find_flink_home() == real
+    monkeypatch.setenv(home.FLINK_HOME_ENV, str(real))
+    assert home.find_flink_home() == real
 
     # An explicitly configured but broken location never falls back silently.
-    monkeypatch.setenv(fc.FLINK_HOME_ENV, str(tmp_path / "nope"))
-    with pytest.raises(fc.FlinkHomeNotFound, match=fc.FLINK_HOME_ENV):
-        fc.find_flink_home()
+    monkeypatch.setenv(home.FLINK_HOME_ENV, str(tmp_path / "nope"))
+    with pytest.raises(home.FlinkHomeNotFound, match=home.FLINK_HOME_ENV):
+        home.find_flink_home()
     with pytest.raises(pytest.fail.Exception):
-        fc.require_flink_home()
+        home.require_flink_home()
 
     # Nothing anywhere: fail in CI, skip elsewhere.
-    monkeypatch.delenv(fc.FLINK_HOME_ENV)
-    monkeypatch.setattr(fc, "DEFAULT_FLINK_HOME_CANDIDATES", (tmp_path / "a", tmp_path / "b"))
-    with pytest.raises(fc.FlinkHomeNotFound, match="pip install --no-deps"):
-        fc.find_flink_home()
+    monkeypatch.delenv(home.FLINK_HOME_ENV)
+    monkeypatch.setattr(home, "DEFAULT_FLINK_HOME_CANDIDATES", (tmp_path / "a", tmp_path / "b"))
+    with pytest.raises(home.FlinkHomeNotFound, match="pip install --no-deps"):
+        home.find_flink_home()
     monkeypatch.setenv("CI", "true")
     with pytest.raises(pytest.fail.Exception, match="real-Flink tests need Flink"):
-        fc.require_flink_home()
+        home.require_flink_home()
     monkeypatch.delenv("CI")
     with pytest.raises(pytest.skip.Exception, match="real-Flink tests need Flink"):
-        fc.require_flink_home()
+        home.require_flink_home()
 
-    # Fallback order: <repo>/.venv/flink/pyflink before /work/flinkdist/pyflink.
-    monkeypatch.setattr(fc, "DEFAULT_FLINK_HOME_CANDIDATES", (tmp_path / "missing", real))
-    assert fc.find_flink_home() == real
-    assert fc.DEFAULT_FLINK_HOME_CANDIDATES[0] == tmp_path / "missing"
+    # Fallback order: the candidates in turn, the first usable one wins.
+    monkeypatch.setattr(home, "DEFAULT_FLINK_HOME_CANDIDATES", (tmp_path / "missing", real))
+    assert home.find_flink_home() == real
+    assert home.DEFAULT_FLINK_HOME_CANDIDATES[0] == tmp_path / "missing"
 
 
 def test_with_coordination_file_rewrites_only_the_file(tmp_path: Path) -> None:
     coord = tmp_path / "coord"
     assert (
-        fc.with_coordination_file("--enable-coordination-mode --coordination-file /var/tmp/x", coord)
+        config_files.with_coordination_file("--enable-coordination-mode --coordination-file /var/tmp/x", coord)
         == f"--enable-coordination-mode --coordination-file {coord}"
     )
-    assert fc.with_coordination_file("--coordination-file=/var/tmp/x --foo", coord) == (
+    assert config_files.with_coordination_file("--coordination-file=/var/tmp/x --foo", coord) == (
         f"--coordination-file={coord} --foo"
     )
-    assert fc.with_coordination_file("--enable-coordination-mode", coord) == (
+    assert config_files.with_coordination_file("--enable-coordination-mode", coord) == (
         f"--enable-coordination-mode --coordination-file {coord}"
     )
-    assert fc.with_coordination_file("--strategy=spread", coord) == "--strategy=spread"
-    assert fc.with_coordination_file("", coord) == ""
+    assert config_files.with_coordination_file("--strategy=spread", coord) == "--strategy=spread"
+    assert config_files.with_coordination_file("", coord) == ""
 
 
 def test_only_discovery_script_path_and_args_are_overridable(tmp_path: Path, flink_home: Path) -> None:
     script_key = "external-resource.gpu.param.discovery-script.path"
     args_key = "external-resource.gpu.param.discovery-script.args"
-    cluster = fc.FlinkStandalone(
+    cluster = standalone.FlinkStandalone(
         flink_home,
         tmp_path / "sandbox",
         {},
@@ -132,14 +141,14 @@ def test_only_discovery_script_path_and_args_are_overridable(tmp_path: Path, fli
         script_key: str(tmp_path / "accelplane-gpu-discovery"),
         args_key: f"--coordination-file {tmp_path / 'coord'} --strategy pack",
     }
-    assert {k for k in overrides if not k.startswith("external-resource")} <= fc.SANDBOX_KEYS
+    assert {k for k in overrides if not k.startswith("external-resource")} <= config_files.SANDBOX_KEYS
 
     # Without discovery_* arguments no external-resource key is written at all ...
-    plain = fc.FlinkStandalone(flink_home, tmp_path / "plain", {})
+    plain = standalone.FlinkStandalone(flink_home, tmp_path / "plain", {})
     assert not [k for k in plain.sandbox_overrides({args_key: "--x"}) if k.startswith("external-resource")]
     # ... and a {coordination_file} placeholder needs a coordination file.
-    broken = fc.FlinkStandalone(flink_home, tmp_path / "broken", {}, discovery_args="--f {coordination_file}")
-    with pytest.raises(fc.HarnessError, match="coordination_file"):
+    broken = standalone.FlinkStandalone(flink_home, tmp_path / "broken", {}, discovery_args="--f {coordination_file}")
+    with pytest.raises(errors.HarnessError, match="coordination_file"):
         broken.sandbox_overrides({})
 
 
@@ -153,7 +162,7 @@ def test_parse_discovery_log_driver_errors(tmp_path: Path) -> None:
         \tat java.base/java.lang.Class.forName0(Native Method)
         """
     )
-    outcome = fc.parse_discovery_log(text, tmp_path / "flink-x-taskexecutor-7-host.log")
+    outcome = logs.parse_discovery_log(text, tmp_path / "flink-x-taskexecutor-7-host.log")
     assert outcome.taskmanager_number == 7
     assert outcome.resource_id == "tm-7"
     assert outcome.enabled_resources == "[gpu]"
@@ -210,7 +219,7 @@ def test_flink_reads_standard_yaml_like_this(
                 args: --enable-coordination-mode --coordination-file /tmp/c
         """,
     )
-    probed = fc.probe_flink_config(
+    probed = config_probe.probe_flink_config(
         conf.parent,
         flink_home,
         ["external-resources", "list.string", "list.semicolon-item"],
@@ -241,7 +250,7 @@ def test_flink_reads_standard_yaml_like_this(
         "list.semicolon-item": ["a;b", "c,d"],
     }
     # load_with_flink is the flat view of the same thing.
-    assert fc.load_with_flink(conf.parent, flink_home, cache_dir=flink_java_cache) == probed.values
+    assert config_probe.load_with_flink(conf.parent, flink_home, cache_dir=flink_java_cache) == probed.values
 
 
 @pytest.mark.parametrize(
@@ -256,8 +265,8 @@ def test_flink_refuses_yaml_duplicates_and_nulls(
     tmp_path: Path, flink_home: Path, flink_java_cache: Path, text: str, error: str
 ) -> None:
     conf = _write(tmp_path, "config.yaml", text)
-    with pytest.raises(fc.HarnessError, match=error):
-        fc.load_with_flink(conf.parent, flink_home, cache_dir=flink_java_cache)
+    with pytest.raises(errors.HarnessError, match=error):
+        config_probe.load_with_flink(conf.parent, flink_home, cache_dir=flink_java_cache)
 
 
 def test_flink_reads_legacy_flink_conf_yaml_like_this(
@@ -284,7 +293,7 @@ def test_flink_reads_legacy_flink_conf_yaml_like_this(
     )
     # A config.yaml next to flink-conf.yaml is ignored: the legacy file wins.
     _write(conf.parent, "config.yaml", "only.in.yaml: 1\n")
-    probed = fc.probe_flink_config(
+    probed = config_probe.probe_flink_config(
         conf.parent, flink_home, ["external-resources", "bracket.list"], cache_dir=flink_java_cache
     )
     assert not probed.standard_yaml and probed.file_name == "flink-conf.yaml"
@@ -353,9 +362,9 @@ def test_sandbox_overrides_keep_rendered_config_intact(
     tmp_path: Path, flink_home: Path, flink_java_cache: Path, name: str, text: str
 ) -> None:
     rendered = _write(tmp_path / "rendered", name, text)
-    before = fc.load_file_with_flink(rendered, flink_home, ["external-resources"], cache_dir=flink_java_cache)
-    local_script = fc.flink_gpu_discovery_script(flink_home)
-    cluster = fc.FlinkStandalone(
+    before = config_probe.load_file_with_flink(rendered, flink_home, ["external-resources"], cache_dir=flink_java_cache)
+    local_script = home.flink_gpu_discovery_script(flink_home)
+    cluster = standalone.FlinkStandalone(
         flink_home,
         tmp_path / "sandbox",
         rendered,
@@ -378,7 +387,7 @@ def test_sandbox_overrides_keep_rendered_config_intact(
         assert "rest:\n  port: 8081\n" in head  # nested spelling stays; the appended one wins
         assert "env.java.opts.all" not in head and "after.block: kept\n" in head
 
-    after = fc.probe_flink_config(conf_dir, flink_home, ["external-resources"], cache_dir=flink_java_cache)
+    after = config_probe.probe_flink_config(conf_dir, flink_home, ["external-resources"], cache_dir=flink_java_cache)
     assert after.values == cluster.effective_config
     changed = {
         k for k in before.values.keys() | after.values.keys() if before.values.get(k) != after.values.get(k)
@@ -387,7 +396,7 @@ def test_sandbox_overrides_keep_rendered_config_intact(
         "external-resource.gpu.param.discovery-script.path",
         "external-resource.gpu.param.discovery-script.args",
     }
-    assert changed <= fc.SANDBOX_KEYS | {
+    assert changed <= config_files.SANDBOX_KEYS | {
         "external-resource.gpu.param.discovery-script.path",
         "external-resource.gpu.param.discovery-script.args",
     }
@@ -407,8 +416,8 @@ def test_sandbox_overrides_keep_rendered_config_intact(
 
 
 def test_extra_overrides_may_not_touch_external_resources(tmp_path: Path, flink_home: Path) -> None:
-    with pytest.raises(fc.HarnessError, match="never changes external-resource"):
-        fc.FlinkStandalone(flink_home, tmp_path, {}, extra_overrides={"external-resource.gpu.amount": "8"})
+    with pytest.raises(errors.HarnessError, match="never changes external-resource"):
+        standalone.FlinkStandalone(flink_home, tmp_path, {}, extra_overrides={"external-resource.gpu.amount": "8"})
 
 
 # --------------------------------------------------------------------------- #
@@ -419,7 +428,7 @@ def test_extra_overrides_may_not_touch_external_resources(tmp_path: Path, flink_
 @pytest.fixture(scope="module")
 def gpu_scenario(
     flink_home: Path, flink_java_cache: Path, tmp_path_factory: pytest.TempPathFactory
-) -> fc.GpuScenarioResult:
+) -> scenario.GpuScenarioResult:
     """JM + 3 TMs (1 slot each), 4 fake GPUs, amount 2, Flink's script in coordination mode.
 
     The config is a rendered-style nested ``config.yaml`` pointing at the image
@@ -443,9 +452,9 @@ def gpu_scenario(
                 args: --enable-coordination-mode --coordination-file /var/tmp/flink-gpu-coordination
         """,
     )
-    return fc.run_gpu_scenario(
+    return scenario.run_gpu_scenario(
         rendered,
-        discovery_script_path=fc.flink_gpu_discovery_script(flink_home),
+        discovery_script_path=home.flink_gpu_discovery_script(flink_home),
         gpu_count=4,
         taskmanagers=3,
         work_dir=work / "run",
@@ -455,7 +464,7 @@ def gpu_scenario(
 
 
 def test_coordination_mode_gives_disjoint_gpu_sets_and_third_tm_fails(
-    gpu_scenario: fc.GpuScenarioResult,
+    gpu_scenario: scenario.GpuScenarioResult,
 ) -> None:
     tm1, tm2, tm3 = gpu_scenario.taskmanagers
     assert [tm.resource_id for tm in gpu_scenario.taskmanagers] == ["tm-0", "tm-1", "tm-2"]
@@ -487,7 +496,7 @@ def test_coordination_mode_gives_disjoint_gpu_sets_and_third_tm_fails(
     assert "WARN  org.apache.flink.externalresource.gpu.GPUDriver" in tm3.discovery.lines[1]
 
 
-def test_operator_probe_sees_the_gpus_the_logs_report(gpu_scenario: fc.GpuScenarioResult) -> None:
+def test_operator_probe_sees_the_gpus_the_logs_report(gpu_scenario: scenario.GpuScenarioResult) -> None:
     # One subtask per slot: every TaskManager ran the probe exactly once.
     assert sorted(r.taskmanager for r in gpu_scenario.probe) == ["tm-0", "tm-1", "tm-2"]
     assert {r.parallelism for r in gpu_scenario.probe} == {3}
@@ -497,7 +506,7 @@ def test_operator_probe_sees_the_gpus_the_logs_report(gpu_scenario: fc.GpuScenar
         assert tm.probe_indexes == (tm.gpus or frozenset())
 
 
-def test_coordination_file_records_gpu_owners_by_taskmanager_pid(gpu_scenario: fc.GpuScenarioResult) -> None:
+def test_coordination_file_records_gpu_owners_by_taskmanager_pid(gpu_scenario: scenario.GpuScenarioResult) -> None:
     # Flink's script writes "<index> <PPID>" = the TaskManager JVM's pid.
     recorded = sorted(tuple(line.split()) for line in gpu_scenario.coordination_text.splitlines())
     tm1, tm2, _ = gpu_scenario.taskmanagers
@@ -506,9 +515,9 @@ def test_coordination_file_records_gpu_owners_by_taskmanager_pid(gpu_scenario: f
 
 
 def test_scenario_sandbox_config_swapped_only_script_path_and_coordination_file(
-    gpu_scenario: fc.GpuScenarioResult, flink_home: Path, flink_java_cache: Path
+    gpu_scenario: scenario.GpuScenarioResult, flink_home: Path, flink_java_cache: Path
 ) -> None:
-    probed = fc.probe_flink_config(
+    probed = config_probe.probe_flink_config(
         gpu_scenario.conf_dir, flink_home, ["external-resources"], cache_dir=flink_java_cache
     )
     external = {k: v for k, v in probed.values.items() if k.startswith("external-resource")}
@@ -516,7 +525,7 @@ def test_scenario_sandbox_config_swapped_only_script_path_and_coordination_file(
         "external-resources": "[gpu]",
         "external-resource.gpu.amount": "2",
         "external-resource.gpu.driver-factory.class": GPU_FACTORY,
-        "external-resource.gpu.param.discovery-script.path": str(fc.flink_gpu_discovery_script(flink_home)),
+        "external-resource.gpu.param.discovery-script.path": str(home.flink_gpu_discovery_script(flink_home)),
         "external-resource.gpu.param.discovery-script.args": (
             f"--enable-coordination-mode --coordination-file {gpu_scenario.coordination_file}"
         ),
@@ -552,7 +561,7 @@ def test_legacy_config_with_unreachable_script_is_reported_and_daemons_are_clean
     # (what an operator sees on such a TM -- nothing -- is covered by tm-2 of gpu_scenario)
 
     pids = cluster.daemon_pids()
-    assert len(pids) == 2 and all(fc._pid_alive(p) for p in pids)
+    assert len(pids) == 2 and all(processes.pid_alive(p) for p in pids)
     cluster.stop()
-    assert not any(fc._pid_alive(p) for p in pids)
+    assert not any(processes.pid_alive(p) for p in pids)
     assert not list(cluster.pid_dir.glob("*.pid"))

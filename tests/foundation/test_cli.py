@@ -11,7 +11,7 @@ import pytest
 from accelplane.cli import main
 
 from tests.conftest import EXAMPLE_SPECS
-from tests.support.validators import REPO_ROOT
+from tests.support.paths import REPO_ROOT
 
 
 def test_validate_examples_ok(capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from accelplane.package_data import data_dir
 
-from tests.support.validators import REPO_ROOT
+from tests.support.paths import REPO_ROOT
 
 
 def test_clone_uses_top_level_data_directories() -> None:

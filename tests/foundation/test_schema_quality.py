@@ -10,7 +10,7 @@ from accelplane.schema_docs import END, START, markdown_reference
 from jsonschema import Draft202012Validator
 
 from tests.conftest import EXAMPLE_SPECS, STACKS_DIR
-from tests.support.validators import REPO_ROOT
+from tests.support.paths import REPO_ROOT
 
 
 def _objects(node: Any, path: str = "#") -> list[tuple[str, dict[str, Any]]]:

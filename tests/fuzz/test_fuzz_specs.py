@@ -6,6 +6,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import yaml
 from accelplane.builders import build_all
 from accelplane.errors import SpecErrors
 from accelplane.pipeline import load_validated
@@ -16,7 +17,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.fuzz.schema_strategy import spec_documents
-from tests.support.specs import write_spec
 from tests.support.validators import validate_rendered_files
 
 SCHEMA = load_schema()
@@ -25,7 +25,8 @@ WORKDIR = Path(tempfile.mkdtemp(prefix="accelplane-fuzz-"))
 
 def _check(document: Any) -> str:
     """Run the whole pipeline on ``document``; return 'accepted' or 'rejected', fail on anything else."""
-    path = write_spec(WORKDIR, document)
+    path = WORKDIR / "spec.yaml"
+    path.write_text(yaml.safe_dump(document, allow_unicode=True), encoding="utf-8")
     try:
         validated = load_validated(path)
     except SpecErrors as exc:

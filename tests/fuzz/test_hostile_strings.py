@@ -21,8 +21,9 @@ from accelplane.errors import SpecErrors
 from accelplane.pipeline import load_validated
 from accelplane.render import bundle_files
 
+from tests.support.paths import REPO_ROOT
 from tests.support.specs import write_spec
-from tests.support.validators import REPO_ROOT, validate_rendered_files
+from tests.support.validators import validate_rendered_files
 
 HOSTILE = [
     "double \" and single ' quotes",

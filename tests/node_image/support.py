@@ -16,8 +16,8 @@ from accelplane.derive.discovery_paths import node_platforms
 from accelplane.pipeline import load_validated
 
 from tests.conftest import EXAMPLE_SPECS, STACKS_DIR
+from tests.support.paths import REPO_ROOT
 from tests.support.render import files_for
-from tests.support.validators import REPO_ROOT
 
 FAKES_DIR = REPO_ROOT / "tests" / "discovery" / "fakes"
 

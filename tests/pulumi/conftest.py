@@ -22,7 +22,7 @@ from pulumi.runtime import rpc
 from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime.mocks import MockMonitor
 
-from tests.support.validators import REPO_ROOT
+from tests.support.paths import REPO_ROOT
 
 PROJECT = "accelplane"
 

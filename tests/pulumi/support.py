@@ -13,8 +13,8 @@ from accelplane.cli import main as cli_main
 
 from tests.conftest import STACKS_DIR
 from tests.pulumi.conftest import ProgramRun, Registration
+from tests.support.paths import REPO_ROOT
 from tests.support.specs import write_spec
-from tests.support.validators import REPO_ROOT
 
 PULUMI_STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in STACKS_DIR.glob("Pulumi.*.yaml"))
 

@@ -25,7 +25,7 @@ from accelplane.pulumi.platform import GpuPlatform, GpuPlatformArgs
 from tests.pulumi.conftest import ProgramRun, RunProgram
 from tests.pulumi.support import by_name, canonical, type_token
 from tests.support.configmap_rollout import rollout_annotations
-from tests.support.validators import REPO_ROOT
+from tests.support.paths import REPO_ROOT
 
 LABELS = {"app.kubernetes.io/managed-by": "accelplane"}
 VOLCANO = "scheduling.volcano.sh/v1beta1"

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
-from tests.support.validators import REPO_ROOT, SOURCE_ROOT
+from tests.support.paths import REPO_ROOT, SOURCE_ROOT
 
 PROBE = """
 import json, sys
@@ -22,7 +23,7 @@ def test_cli_builders_pipeline_do_not_import_pulumi() -> None:
     proc = subprocess.run(
         [sys.executable, "-c", PROBE],
         cwd=REPO_ROOT,
-        env={"PYTHONPATH": str(SOURCE_ROOT), "PATH": "/usr/bin:/bin"},
+        env={"PYTHONPATH": str(SOURCE_ROOT), "PATH": os.defpath},
         capture_output=True,
         text=True,
         check=True,
@@ -35,7 +36,7 @@ def test_program_imports_pulumi() -> None:
     proc = subprocess.run(
         [sys.executable, "-c", "import sys, accelplane.program; print('pulumi' in sys.modules)"],
         cwd=REPO_ROOT,
-        env={"PYTHONPATH": str(SOURCE_ROOT), "PATH": "/usr/bin:/bin"},
+        env={"PYTHONPATH": str(SOURCE_ROOT), "PATH": os.defpath},
         capture_output=True,
         text=True,
         check=True,

@@ -18,7 +18,7 @@ from tests.pulumi.support import (
     spec_of,
     tree,
 )
-from tests.support.validators import REPO_ROOT
+from tests.support.paths import REPO_ROOT
 
 
 @pytest.mark.parametrize("stack", PULUMI_STACKS)

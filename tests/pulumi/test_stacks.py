@@ -10,7 +10,7 @@ import yaml
 from tests.conftest import EXAMPLE_SPECS, STACKS_DIR
 from tests.pulumi.conftest import RunProgram, stack_config
 from tests.pulumi.support import PULUMI_STACKS
-from tests.support.validators import REPO_ROOT
+from tests.support.paths import REPO_ROOT
 
 KNOWN_KEYS = {"accelplane:spec", "accelplane:renderDir", "kubernetes:context", "kubernetes:kubeconfig"}
 

@@ -1,2 +1,3 @@
-"""Test support shared by every test module: repository paths and validators (`validators`),
-in-process validate/render (`render`), the real-Flink harness (`flink_cluster`), fakes."""
+"""Test support shared by every test module: repository paths (`paths`), real validators
+(`validators`), writing specs and validating them (`specs`), in-process render (`render`), the
+real-Flink harness (`flink`), fakes."""

@@ -1,8 +1,8 @@
 """The pods Flink itself creates on Kubernetes, built by Flink's own code (no API server).
 
 Given a Flink configuration file and the JobManager/TaskManager pod templates, this runs
-``tests/support/java/PodFactoryProbe.java`` against the distribution's ``lib/flink-dist-*.jar``
-(found by :func:`tests.support.flink_cluster.find_flink_home`). The probe drives Flink's real
+``tests/support/flink/java/PodFactoryProbe.java`` against the distribution's ``lib/flink-dist-*.jar``
+(found by :func:`tests.support.flink.home.find_flink_home`). The probe drives Flink's real
 native-Kubernetes client path:
 
 * JobManager: ``GlobalConfiguration.loadConfiguration`` on the config file (its *name* picks the
@@ -37,7 +37,7 @@ Entry points
   a ``FlinkDeployment`` (native mode), see its docstring.
 
 Results are memoised per process by input digest, and the probe jar is compiled once per process
-(content-addressed, :func:`tests.support.flink_cluster.build_java_job`; pass ``cache_dir`` to share
+(content-addressed, :func:`tests.support.flink.java.build_java_job`; pass ``cache_dir`` to share
 it across processes).
 """
 
@@ -56,14 +56,10 @@ from typing import Any
 
 import yaml
 
-from tests.support.flink_cluster import (
-    FAST_JVM_FLAGS,
-    JAVA_SOURCES_DIR,
-    HarnessError,
-    _run_checked,
-    build_java_job,
-    find_flink_home,
-)
+from tests.support.flink.errors import HarnessError
+from tests.support.flink.home import find_flink_home
+from tests.support.flink.java import FAST_JVM_FLAGS, JAVA_SOURCES_DIR, build_java_job
+from tests.support.flink.processes import run_checked
 
 POD_FACTORY_SOURCE = JAVA_SOURCES_DIR / "PodFactoryProbe.java"
 CONFIG_FILE_NAMES = ("config.yaml", "flink-conf.yaml")
@@ -161,7 +157,7 @@ def build_flink_pods(
     """The pods Flink builds for every case, in order, from ONE JVM run for the uncached cases.
 
     Raises :class:`HarnessError` naming the case when Flink refuses one (with Flink's stack trace),
-    and :class:`tests.support.flink_cluster.FlinkHomeNotFound` without a distribution (tests call
+    and :class:`tests.support.flink.home.FlinkHomeNotFound` without a distribution (tests call
     ``require_flink_home()`` first to get fail-in-CI / skip-elsewhere semantics).
     """
     for case in cases:
@@ -200,7 +196,7 @@ def build_flink_pods(
             classpath = os.pathsep.join([str(jar), str(home / "lib") + os.sep + "*"])
             env = dict(os.environ)
             env.pop("FLINK_CONF_DIR", None)
-            _run_checked(
+            run_checked(
                 ["java", *FAST_JVM_FLAGS, "-cp", classpath, "PodFactoryProbe", str(cases_file), str(results_file)],
                 what=f"Flink PodFactoryProbe on {len(manifest)} cluster(s)",
                 timeout=timeout,

@@ -15,10 +15,11 @@ import jsonschema
 import kubernetes_validate
 import yaml
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-SOURCE_ROOT = REPO_ROOT / "components"
-"""Where the `accelplane` import package lives (``components/accelplane``)."""
-REFERENCE_DIR = REPO_ROOT / "tests" / "upstream"
+# re-exported for code written before tests.support.paths existed; new code imports them from there
+from tests.support.paths import REFERENCE_DIR as REFERENCE_DIR
+from tests.support.paths import REPO_ROOT as REPO_ROOT
+from tests.support.paths import SOURCE_ROOT as SOURCE_ROOT
+
 KUBERNETES_VERSION = "1.33.0"
 
 CRD_FILES = {

@@ -1,6 +1,6 @@
 """How a Flink configuration value is written in each config format, and which values cannot be.
 
-Format rules (verified with Flink 1.20.5's ``GlobalConfiguration``, see tests/support/flink_cluster.py):
+Format rules (verified with Flink 1.20.5's ``GlobalConfiguration``, see tests/support/flink/config_probe.py):
 
 * ``config.yaml`` (standard YAML 1.2): we write flat dotted keys only (never nested, so a key can
   never appear both flat and nested), every string value double-quoted (YAML 1.2 would otherwise

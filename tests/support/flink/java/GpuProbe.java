@@ -1,5 +1,5 @@
 /*
- * Flink job used by the accelplane test harness (tests/support/flink_cluster.py).
+ * Flink job used by the accelplane test harness (tests/support/flink/).
  *
  * Runs one source subtask per slot (parallelism = first argument, default 1).
  * Each subtask asks its RuntimeContext for the external resource named by the

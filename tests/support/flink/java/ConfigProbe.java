@@ -1,6 +1,6 @@
 /*
  * Configuration probe used by the accelplane test harness
- * (tests/support/flink_cluster.py: probe_flink_config / load_with_flink).
+ * (tests/support/flink/config_probe.py: probe_flink_config / load_with_flink).
  *
  * Usage: java -cp <probe.jar>:<flink>/lib/* ConfigProbe <confDir> [listKey ...]
  *
