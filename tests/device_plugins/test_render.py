@@ -9,22 +9,20 @@ from typing import Any
 import pytest
 import yaml
 from accelplane.artifacts import K8sObject
-from accelplane.builders import build_all
 from accelplane.derive import device_plugin_placement
 from accelplane.derive.node_selection import selects, tolerates
 from accelplane.model import Taint
-from accelplane.pipeline import load_validated
 
 from tests.conftest import EXAMPLE_SPECS
 from tests.device_plugins.helpers import api_server_pod_problems, kitchen_sink_doc, pool, spec_doc
-from tests.support.render import files_for, objects_for
-from tests.support.specs import write_spec
+from tests.support.render import bundle_for, files_for, objects_for
+from tests.support.specs import model_of, write_spec
 from tests.support.validators import validate_k8s_object
 
 
 def _family(spec_path: Path) -> list[K8sObject]:
     return [
-        o for o in build_all(load_validated(spec_path).model).objects if o.family == "device-plugins"
+        o for o in bundle_for(spec_path).objects if o.family == "device-plugins"
     ]
 
 
@@ -79,7 +77,7 @@ def test_kitchen_sink_validates_strictly(kitchen_sink: Path) -> None:
 
 
 def test_daemonsets_select_exactly_their_pools_and_tolerate_them(kitchen_sink: Path) -> None:
-    spec = load_validated(kitchen_sink).model
+    spec = model_of(kitchen_sink)
     objs = _by_name(_rendered(kitchen_sink))
     k8s_pools = [p for p in spec.node_pools if p.platform == "kubernetes"]
     for placement in device_plugin_placement.placements(spec):
@@ -107,7 +105,7 @@ def test_daemonsets_select_exactly_their_pools_and_tolerate_them(kitchen_sink: P
 
 
 def test_one_mig_setting_drives_plugin_gfd_and_names(kitchen_sink: Path) -> None:
-    spec = load_validated(kitchen_sink).model
+    spec = model_of(kitchen_sink)
     objs = _by_name(_rendered(kitchen_sink))
     configs = {
         o["metadata"]["name"]: yaml.safe_load(o["data"]["config.yaml"])

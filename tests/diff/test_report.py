@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 from accelplane.cli import main
-from accelplane.pipeline import load_validated
 from accelplane.report import (
     BAR_WIDTH,
     BAR_X,
@@ -24,6 +23,7 @@ from accelplane.report import (
 from markdown_it import MarkdownIt
 
 from tests.diff.support import STACKS
+from tests.support.specs import model_of
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -55,7 +55,7 @@ flink:
 
 
 def prod() -> Report:
-    return build_report(load_validated(STACKS / "prod-eu.yaml").model)
+    return build_report(model_of(STACKS / "prod-eu.yaml"))
 
 
 def test_prod_eu_capacity() -> None:
@@ -90,7 +90,7 @@ def test_prod_eu_capacity() -> None:
 
 
 def test_yarn_cluster_counts_yarn_pools_and_requests_the_yarn_type() -> None:
-    report = build_report(load_validated(STACKS / "yarn-analytics.yaml").model)
+    report = build_report(model_of(STACKS / "yarn-analytics.yaml"))
     assert report.basis == "yarn"
     assert report.cluster_total("nvidia.com/gpu") == 6 * 4 + 10 * 2
     (flink,) = report.flink
@@ -99,7 +99,7 @@ def test_yarn_cluster_counts_yarn_pools_and_requests_the_yarn_type() -> None:
 
 
 def test_mig_and_sharing_use_the_advertised_resources(write_spec: Callable[..., Path]) -> None:
-    report = build_report(load_validated(write_spec(MIG_SPEC)).model)
+    report = build_report(model_of(write_spec(MIG_SPEC)))
     assert {r: report.cluster_total(r) for r in report.resources} == {
         "nvidia.com/gpu": 3 * 1 * 4,
         "nvidia.com/mig-1g.10gb": 2 * 8 * 1,

@@ -5,16 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from accelplane.builders import build_all
 from accelplane.cli import main
 from accelplane.diff import compare, compare_trees, load_side
 from accelplane.diff.impact.node_wide import node_scope
-from accelplane.pipeline import load_validated
-from accelplane.render import bundle_files, write_tree
+from accelplane.render import write_tree
 
 from tests.diff.scenarios import base_tree, scenario_tree
 from tests.diff.support import EXAMPLE_STACKS, STACKS, copy_stacks, load, reordered
-from tests.support.specs import write_spec
+from tests.support.render import files_for
+from tests.support.specs import model_of, write_spec
 
 
 @pytest.mark.parametrize("stack", EXAMPLE_STACKS)
@@ -33,7 +32,7 @@ def test_reordering_a_specs_lists_reports_no_changes(
 def test_spec_equals_its_rendered_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     stacks = copy_stacks(tmp_path)
     out = tmp_path / "build"
-    write_tree(bundle_files(build_all(load_validated(stacks / "prod-eu.yaml").model)), out)
+    write_tree(files_for(stacks / "prod-eu.yaml"), out)
     assert main(["diff", str(stacks / "prod-eu.yaml"), str(out)]) == 0
     assert main(["diff", str(out), str(stacks / "prod-eu.yaml"), "--format", "json"]) == 0
     assert '"equal": true' in capsys.readouterr().out
@@ -79,7 +78,7 @@ def test_invalid_spec_exits_2_with_the_validate_errors(
 
 
 def test_daemonset_scope_is_named_by_pool_when_a_model_is_known() -> None:
-    model = load_validated(STACKS / "prod-eu.yaml").model
+    model = model_of(STACKS / "prod-eu.yaml")
     result = compare_trees(
         base_tree(), scenario_tree("upgrade-node-software"), new_model=model, old_model=model
     )
@@ -95,7 +94,7 @@ def test_daemonset_scope_is_named_by_pool_when_a_model_is_known() -> None:
 
 
 def test_node_scope_rules() -> None:
-    model = load_validated(STACKS / "prod-eu.yaml").model
+    model = model_of(STACKS / "prod-eu.yaml")
 
     def ds(pod: dict[str, object]) -> dict[str, object]:
         return {"spec": {"template": {"spec": pod}}}

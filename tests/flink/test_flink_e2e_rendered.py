@@ -21,7 +21,6 @@ import pytest
 from accelplane.builders import build_all
 from accelplane.derive.flink_keys import config_format, effective_config
 from accelplane.derive.flink_values import legacy_value
-from accelplane.pipeline import load_validated
 from accelplane.render import bundle_files
 
 from tests.conftest import EXAMPLE_SPECS
@@ -29,6 +28,7 @@ from tests.support.flink.config_probe import load_file_with_flink
 from tests.support.flink.home import require_flink_home
 from tests.support.flink.scenario import run_gpu_scenario
 from tests.support.paths import REPO_ROOT
+from tests.support.specs import model_of
 
 pytestmark = pytest.mark.flink
 
@@ -44,7 +44,7 @@ def _flink_text(value: object) -> str:
 def _rendered_configs() -> list[tuple[str, str]]:
     out = []
     for spec_path in EXAMPLE_SPECS:
-        model = load_validated(spec_path).model
+        model = model_of(spec_path)
         for cluster in model.flink_clusters:
             if cluster.target != "kubernetes-operator":
                 out.append((spec_path.name, cluster.name))
@@ -66,7 +66,7 @@ def test_flink_loads_rendered_config(
     stack: str, cluster_name: str, flink_home: Path, java_cache: Path, tmp_path: Path
 ) -> None:
     spec_path = REPO_ROOT / "stacks" / stack
-    model = load_validated(spec_path).model
+    model = model_of(spec_path)
     cluster = next(c for c in model.flink_clusters if c.name == cluster_name)
     fmt = config_format(cluster)
     files = bundle_files(build_all(model))
@@ -95,7 +95,7 @@ def test_flink_loads_rendered_config(
 def test_rendered_config_runs_gpu_taskmanagers(
     stack: str, cluster_name: str, file_name: str, flink_home: Path, java_cache: Path, tmp_path: Path
 ) -> None:
-    model = load_validated(REPO_ROOT / "stacks" / stack).model
+    model = model_of(REPO_ROOT / "stacks" / stack)
     cluster = next(c for c in model.flink_clusters if c.name == cluster_name)
     assert cluster.coordination and cluster.task_manager.gpu is not None
     assert cluster.task_manager.gpu.amount == 2

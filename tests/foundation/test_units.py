@@ -16,6 +16,8 @@ from accelplane.quantity import QuantityError, format_quantity, parse_quantity
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.specs import model_of
+
 
 @pytest.mark.parametrize(
     ("text", "value"),
@@ -75,7 +77,6 @@ def test_names() -> None:
 
 def test_candidate_pools_match_models_by_e2data_normalisation(write_spec) -> None:  # type: ignore[no-untyped-def]
     from accelplane.derive.gpu_resources import candidate_pools
-    from accelplane.pipeline import load_validated
 
     spec = write_spec(
         """\
@@ -88,12 +89,11 @@ def test_candidate_pools_match_models_by_e2data_normalisation(write_spec) -> Non
             - {name: c, target: yarn, taskManager: {gpu: {amount: 1, model: tesla-v100-sxm2-32gb}}}
         """
     )
-    model = load_validated(spec).model
+    model = model_of(spec)
     assert [p.name for p in candidate_pools(model, model.flink_clusters[0])] == ["v100"]
 
 
 def test_flink_clusters_default_to_the_node_image(write_spec) -> None:  # type: ignore[no-untyped-def]
-    from accelplane.pipeline import load_validated
 
     spec = write_spec(
         """\
@@ -105,7 +105,7 @@ def test_flink_clusters_default_to_the_node_image(write_spec) -> None:  # type: 
             - {name: own-image, image: "flink:1.20.1-java17"}
         """
     )
-    images = {c.name: c.image for c in load_validated(spec).model.flink_clusters}
+    images = {c.name: c.image for c in model_of(spec).flink_clusters}
     assert images == {
         "uses-node-image": "registry.example.com/flink-gpu:1.20.1-java17-1",
         "own-image": "flink:1.20.1-java17",

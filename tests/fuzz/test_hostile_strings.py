@@ -22,6 +22,7 @@ from accelplane.pipeline import load_validated
 from accelplane.render import bundle_files
 
 from tests.support.paths import REPO_ROOT
+from tests.support.render import files_for
 from tests.support.specs import write_spec
 from tests.support.validators import validate_rendered_files
 
@@ -224,7 +225,7 @@ def test_free_values_are_mostly_accepted_where_formats_allow(stacks_copy: Path) 
             if len(value) <= 4096:  # the schema's limit for one argument
                 _cluster(doc, "embeddings-amd")["job"]["args"].append(value)
             write_spec(target.parent, doc, target.name)
-            files = bundle_files(build_all(load_validated(target).model))
+            files = files_for(target)
             _check_eq(yaml.safe_load(files["flink/fraud-scoring/config.yaml"][0])["pipeline.name"], value)
     finally:
         target.write_text(original, encoding="utf-8")

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 from accelplane.derive.discovery_paths import node_platforms
-from accelplane.pipeline import load_validated
 
 from tests.conftest import EXAMPLE_SPECS, STACKS_DIR
 from tests.support.paths import REPO_ROOT
 from tests.support.render import files_for
+from tests.support.specs import model_of
 
 FAKES_DIR = REPO_ROOT / "tests" / "discovery" / "fakes"
 
@@ -97,7 +97,7 @@ def artifact(name: str, write_spec: Callable[..., Path], rel: str) -> str | None
     files = files_for(path)
     if rel in files:
         return files[rel][0]
-    model = load_validated(path).model
+    model = model_of(path)
     if rel.startswith("node/"):
         assert node_platforms(model) == (), f"{name}: {rel} missing"
     else:

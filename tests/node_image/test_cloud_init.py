@@ -15,7 +15,6 @@ import pytest
 import yaml
 from accelplane.builders import node_image
 from accelplane.discovery_constants import script_text
-from accelplane.pipeline import load_validated
 from accelplane.render import bundle_files
 
 from tests.conftest import STACKS_DIR
@@ -29,6 +28,7 @@ from tests.node_image.support import (
     write_rendered,
 )
 from tests.support.render import files_for
+from tests.support.specs import model_of
 
 # cloud-init silently ignores unknown top-level keys, so a typo ("write_file") would be a no-op.
 # Every top-level key we emit must be one of these real cloud-init module keys.
@@ -209,7 +209,7 @@ def test_cloud_init_and_provisioner_have_the_same_effect(write_spec, tmp_path):
 def test_base64_when_the_script_cannot_be_a_literal_block(write_spec, tmp_path, monkeypatch):
     text = "#!/usr/bin/env python3\nprint('crlf and trailing blank lines')\r\n\n\n"
     monkeypatch.setattr(node_image, "script_text", lambda: text)
-    files = bundle_files(node_image.build(load_validated(write_spec(FULL_SPEC)).model))
+    files = bundle_files(node_image.build(model_of(write_spec(FULL_SPEC))))
     user_data = files["node/cloud-init.yaml"][0]
     entry = yaml.safe_load(user_data)["write_files"][0]
     assert entry["encoding"] == "b64"

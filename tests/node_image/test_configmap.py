@@ -9,11 +9,11 @@ from pathlib import Path
 import yaml
 from accelplane.builders import discovery_configmap
 from accelplane.discovery_constants import CONFIGMAP_KEY, configmap_name, script_text
-from accelplane.pipeline import load_validated
 
 from tests.conftest import STACKS_DIR
 from tests.node_image.support import FULL_SPEC
 from tests.support.render import files_for, objects_for
+from tests.support.specs import model_of
 from tests.support.validators import validate_k8s_object
 
 
@@ -67,7 +67,7 @@ def test_rendered_file_name_and_text_round_trip(write_spec):
 
 
 def test_no_configmaps_without_kubernetes_platform(write_spec):
-    model = load_validated(write_spec(FULL_SPEC)).model
+    model = model_of(write_spec(FULL_SPEC))
     assert discovery_configmap.gpu_namespaces(model) == ["team-a", "team-b"]
     without_kubernetes = dataclasses.replace(model, platforms=("standalone", "yarn"))
     assert discovery_configmap.gpu_namespaces(without_kubernetes) == []

@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 from accelplane.builders import node_image
 from accelplane.discovery_constants import script_text
-from accelplane.pipeline import load_validated
 from accelplane.render import bundle_files
 
 from tests.node_image.support import (
@@ -31,6 +30,7 @@ from tests.node_image.support import (
     write_rendered,
 )
 from tests.support.render import files_for
+from tests.support.specs import model_of
 
 SCRIPT = "usr/local/libexec/accelplane/accelplane-gpu-discovery"
 TMPFILES = "etc/tmpfiles.d/accelplane-gpu.conf"
@@ -359,7 +359,7 @@ def test_installed_script_creates_its_own_file_as_the_taskmanager_user(rendered,
 
 
 def _model(write_spec):
-    return load_validated(write_spec(FULL_SPEC)).model
+    return model_of(write_spec(FULL_SPEC))
 
 
 def test_heredoc_delimiter_never_collides(write_spec, tmp_path, fake_root, monkeypatch):

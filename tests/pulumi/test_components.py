@@ -17,7 +17,6 @@ from accelplane.artifacts import Bundle, FileArtifact, K8sObject, k8s_object
 from accelplane.builders import build_all, priority, volcano
 from accelplane.discovery_constants import CONFIGMAP_KEY, CONFIGMAP_PREFIX, content_hash
 from accelplane.model import Spec
-from accelplane.pipeline import load_validated
 from accelplane.pulumi.kube import KINDS, UnsupportedObjectError
 from accelplane.pulumi.planning import PlanError
 from accelplane.pulumi.platform import GpuPlatform, GpuPlatformArgs
@@ -26,6 +25,7 @@ from tests.pulumi.conftest import ProgramRun, RunProgram
 from tests.pulumi.support import by_name, canonical, type_token
 from tests.support.configmap_rollout import rollout_annotations
 from tests.support.paths import REPO_ROOT
+from tests.support.specs import model_of
 
 LABELS = {"app.kubernetes.io/managed-by": "accelplane"}
 VOLCANO = "scheduling.volcano.sh/v1beta1"
@@ -38,7 +38,7 @@ FLINK = "flink.apache.org/v1beta1"
 
 @pytest.fixture(scope="module")
 def prod_eu() -> Spec:
-    return load_validated(REPO_ROOT / "stacks" / "prod-eu.yaml").model
+    return model_of(REPO_ROOT / "stacks" / "prod-eu.yaml")
 
 
 def podgroup(name: str, queue: str, priority_class: str, family: str, namespace: str = "flink") -> K8sObject:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pulumi
@@ -11,6 +10,7 @@ from accelplane.cli import main as cli_main
 
 from tests.pulumi.conftest import RunProgram
 from tests.pulumi.support import copy_project
+from tests.support.specs import write_spec
 
 BAD_SPECS = {
     "schema": """
@@ -42,8 +42,8 @@ BROKEN_BASE = """
 
 def write_project(tmp_path: Path, name: str) -> Path:
     project = copy_project(tmp_path / "project")
-    (project / "stacks" / "base" / "broken.yaml").write_text(textwrap.dedent(BROKEN_BASE), encoding="utf-8")
-    (project / "stacks" / f"{name}.yaml").write_text(textwrap.dedent(BAD_SPECS[name]), encoding="utf-8")
+    write_spec(project / "stacks", BROKEN_BASE, "base/broken.yaml")
+    write_spec(project / "stacks", BAD_SPECS[name], f"{name}.yaml")
     return project
 
 
