@@ -94,7 +94,6 @@ def test_candidate_pools_match_models_by_e2data_normalisation(write_spec) -> Non
 
 
 def test_flink_clusters_default_to_the_node_image(write_spec) -> None:  # type: ignore[no-untyped-def]
-
     spec = write_spec(
         """\
         cluster: {name: d, platforms: [kubernetes]}
