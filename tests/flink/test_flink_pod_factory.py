@@ -39,10 +39,11 @@ from accelplane.model import FlinkCluster
 from accelplane.quantity import parse_quantity
 
 from tests.conftest import EXAMPLE_SPECS
-from tests.flink.specs import KUBERNETES, variant, write
+from tests.flink.specs import KUBERNETES, variant
 from tests.support.flink.home import require_flink_home
 from tests.support.flink_pods import FlinkPods, FlinkPodsCase, build_flink_pods, operator_case
 from tests.support.render import files_for
+from tests.support.specs import model_of, write_spec
 from tests.support.validators import validate_core_object
 
 pytestmark = pytest.mark.flink
@@ -137,9 +138,7 @@ def _legacy(text: str) -> dict[str, str]:
 
 
 def _model_cluster(spec_path: Path, cluster: str) -> FlinkCluster:
-    from accelplane.pipeline import load_validated
-
-    (c,) = [c for c in load_validated(spec_path).model.flink_clusters if c.name == cluster]
+    (c,) = [c for c in model_of(spec_path).flink_clusters if c.name == cluster]
     return c
 
 
@@ -402,7 +401,7 @@ def _native_case(directory: Path, data: dict[str, Any], extra: str = "") -> tupl
     """The rendered job1 cluster of a spec document (``extra`` lines appended to its config.yaml,
     i.e. what a user would get by editing the file) and its PodGroup."""
     directory.mkdir(parents=True, exist_ok=True)
-    files = files_for(write(directory, data))
+    files = files_for(write_spec(directory, data))
     (group,) = [
         yaml.safe_load(t) for p, (t, _) in files.items() if p.startswith("kubernetes/podgroup_")
     ]
@@ -421,7 +420,7 @@ def findings(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[FlinkP
     home = require_flink_home()
     root = tmp_path_factory.mktemp("findings")
     inputs = {name: _native_case(root / name, data, extra) for name, (data, extra) in FINDINGS.items()}
-    objects = _objects(write(root, OPERATOR_STANDBY, "operator.yaml"))
+    objects = _objects(write_spec(root, OPERATOR_STANDBY, "operator.yaml"))
     (dep,) = [o for o in objects if o["kind"] == "FlinkDeployment"]
     (group,) = [o for o in objects if o["kind"] == "PodGroup"]
     inputs["operator-standby"] = (operator_case(dep), {**group, "deployment": dep})
@@ -436,7 +435,7 @@ def _validate_errors(tmp_path: Path, data: dict[str, Any]) -> list[str]:
     from accelplane.pipeline import load_validated
 
     try:
-        load_validated(write(tmp_path, data, "checked.yaml"))
+        load_validated(write_spec(tmp_path, data, "checked.yaml"))
     except SpecErrors as exc:
         return [str(e) for e in exc.errors]
     return []
