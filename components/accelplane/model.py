@@ -524,8 +524,10 @@ def _flink_cluster(
                 slots=g["slots"],
                 cpu=b.req_quantity(g["cpu"], "0", (*p, "cpu")),
                 task_heap=b.req_quantity(g["taskHeap"], "0", (*p, "taskHeap")),
-                managed_memory=b.req_quantity(g.get("managedMemory"), "0", (*p, "managedMemory")),
-                gpu=Decimal(str(g.get("gpu", 0))),
+                managed_memory=b.req_quantity(
+                    g.get("managedMemory", schema_default("$defs.slotGroup.managedMemory")), "0", (*p, "managedMemory")
+                ),
+                gpu=Decimal(str(g.get("gpu", schema_default("$defs.slotGroup.gpu")))),
                 gpu_model=g.get("gpuModel"),
             )
             for p, g in _sorted_named(d.get("slotGroups", []), (*path, "slotGroups"))

@@ -1,6 +1,6 @@
 """Checks on GPU task slots (``flink.clusters[].slotGroups``).
 
-* names unique, a ``default`` group (the group of every operator that names none: without its own
+* a ``default`` group (the group of every operator that names none: without its own
   resources it would get TaskManager total ÷ slots, GPUs included, and make GPU jobs
   unschedulable), whole-MiB memory, GPU amounts Flink and the device helper can honour;
 * every group asks only for a GPU model and resources the cluster's TaskManagers have, and fits
@@ -166,12 +166,8 @@ def _check_cluster(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
             f"this cluster runs {c.version}",
         )
         return
-    seen: dict[str, SlotGroup] = {}
-    for g in groups:
-        if g.name in seen:
-            yield Problem((*g.path, "name"), f"group {g.name!r} is declared twice")
-        seen[g.name] = g
-    if DEFAULT_GROUP not in seen:
+    # Duplicate names are reported by the generic named-list check (references).
+    if DEFAULT_GROUP not in {g.name for g in groups}:
         yield Problem(
             c.path + ("slotGroups",),
             "declare a group named 'default' (e.g. cpu 0.5, taskHeap 256Mi): operators that name no group "
