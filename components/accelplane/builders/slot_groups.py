@@ -54,7 +54,7 @@ def host_scripts(spec: Spec, cluster: FlinkCluster, base: str, family: str) -> l
             taskmanagers=h.taskmanagers,
             amount=amount,
             resources=resources,
-            resource_list=";".join(r["name"] for r in resources),
+            resource_list=";".join(str(r["name"]) for r in resources),
             script_path=spec.discovery.script_path,
         )
         out.append(FileArtifact(f"{base}/taskmanagers/{h.host}.sh", text, 0o755, family))

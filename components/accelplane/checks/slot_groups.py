@@ -116,7 +116,7 @@ def _check_packing(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
     replicas = c.task_manager.replicas
     if result.too_complex:
         yield Problem(
-            c.path + ("slotGroups",),
+            (*c.path, "slotGroups"),
             "too many ways to pack these groups to derive the TaskManager count Flink ends with; use fewer "
             "distinct group shapes or fewer slots",
         )
@@ -161,7 +161,7 @@ def _check_cluster(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
     groups = c.slot_groups
     if c.version_tuple not in SUPPORTED_VERSIONS:
         yield Problem(
-            c.path + ("slotGroups",),
+            (*c.path, "slotGroups"),
             f"GPU slot groups are verified with Flink 1.20 (fine-grained slot manager, scheduler keys); "
             f"this cluster runs {c.version}",
         )
@@ -169,7 +169,7 @@ def _check_cluster(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
     # Duplicate names are reported by the generic named-list check (references).
     if DEFAULT_GROUP not in {g.name for g in groups}:
         yield Problem(
-            c.path + ("slotGroups",),
+            (*c.path, "slotGroups"),
             "declare a group named 'default' (e.g. cpu 0.5, taskHeap 256Mi): operators that name no group "
             "land in it, and without resources of its own Flink gives each of its slots TaskManager total ÷ "
             "taskManager.slots, GPUs included, which leaves the GPU groups no room",
