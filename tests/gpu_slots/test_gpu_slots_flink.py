@@ -251,13 +251,16 @@ def pyflink_python(flink_home: Path) -> Path | None:
 PYFLINK_JOB = """
 import sys
 
+from pyflink.common import WatermarkStrategy
 from pyflink.datastream import StreamExecutionEnvironment
+from pyflink.datastream.connectors.number_seq import NumberSequenceSource
 from pyflink_slot_groups import load
 
 groups = load(sys.argv[1])
 env = StreamExecutionEnvironment.get_execution_environment()
 groups.register(env)
-ds = env.from_sequence(0, 999).set_parallelism(groups.slots("embed")).slot_sharing_group(groups.get("embed"))
+ds = env.from_source(NumberSequenceSource(0, 999), WatermarkStrategy.no_watermarks(), "numbers")
+ds = ds.set_parallelism(groups.slots("embed")).slot_sharing_group(groups.get("embed"))
 ds.print().set_parallelism(1)
 result = env.execute("accelplane-pyflink-slot-groups")
 print("JOBID", result.get_job_id())
