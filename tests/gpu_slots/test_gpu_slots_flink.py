@@ -116,7 +116,7 @@ class Env:
     def taskmanager(self, resource_id: str) -> dict[str, Any]:
         return self.get(f"/taskmanagers/{resource_id}")  # type: ignore[no-any-return]
 
-    def wait_registered(self, ids: set[str], timeout: float = 180.0) -> None:
+    def wait_registered(self, ids: set[str], timeout: float = 300.0) -> None:
         deadline = time.monotonic() + timeout
         while True:
             have = {str(tm["id"]) for tm in self.cluster.registered_taskmanagers()}
@@ -127,7 +127,13 @@ class Env:
             time.sleep(0.3)
 
     def logs(self) -> str:
-        return "\n".join(p.read_text(errors="replace")[-3000:] for p in self.cluster.taskmanager_log_files())
+        """Errors and warnings of every TaskManager log (for failure messages)."""
+        out = []
+        for p in self.cluster.taskmanager_log_files():
+            lines = p.read_text(errors="replace").splitlines()
+            keep = [line for line in lines if " ERROR " in line or " WARN " in line or "Exception" in line]
+            out.append(f"--- {p.name}\n" + "\n".join(keep[-40:]))
+        return "\n".join(out)
 
 
 @pytest.fixture(scope="module")
@@ -135,10 +141,10 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Any:
     e = Env(tmp_path_factory.mktemp("gpu-slots"), require_flink_home())
     with e.cluster:
         e.cluster.start_jobmanager()
-        for host in HOSTS:
+        for host in HOSTS:  # one after another, like the harness (a loaded machine starts JVMs slowly)
             proc = e.start_host(host, tm_id(host))
             assert proc.returncode == 0, proc.stdout + proc.stderr
-        e.wait_registered({tm_id(h) for h in HOSTS})
+            e.wait_registered({tm_id(host)})
         yield e
 
 
