@@ -10,7 +10,7 @@ FLINK_DIR     := $(VENV)/flink
 STACKS  := $(filter-out stacks/Pulumi.%,$(wildcard stacks/*.yaml))
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint typecheck flink hadoop fuzz bench clean help readme
+.PHONY: demo test lint typecheck flink pyflink hadoop fuzz bench clean help readme
 
 help:
 	@echo "make demo      - set up .venv and render every example stack into build/<stack>/"
@@ -38,6 +38,17 @@ $(FLINK_DIR)/.stamp-$(FLINK_VERSION): | $(PY)
 
 flink: $(FLINK_DIR)/.stamp-$(FLINK_VERSION)
 
+# PyFlink client for the PyFlink job-helper test: its own venv (apache-flink's pins conflict with
+# pulumi), holding only what a PyFlink job without Python UDFs imports; pyflink itself is the
+# distribution above (PYTHONPATH=.venv/flink). Found by tests/gpu_slots as .venv/pyflink/bin/python.
+PYFLINK_VENV := $(VENV)/pyflink
+$(PYFLINK_VENV)/.stamp: | $(FLINK_DIR)/.stamp-$(FLINK_VERSION)
+	$(PYTHON) -m venv $(PYFLINK_VENV)
+	$(PYFLINK_VENV)/bin/python -m pip --disable-pip-version-check -q install 'py4j==0.10.9.7' 'python-dateutil>=2.8.0,<3' 'pytz>=2018.3' 'cloudpickle>=2.2.0' 'ruamel.yaml>=0.18.4'
+	touch $@
+
+pyflink: $(PYFLINK_VENV)/.stamp
+
 # Hadoop 3.5 jars (pyspark) for the real ResourceUtils checks; its own pip step.
 $(VENV)/.stamp-hadoop: pyproject.toml | $(PY)
 	$(PIP) install -e '.[hadoop]'
@@ -51,7 +62,7 @@ demo: $(VENV)/.stamp-base
 	  $(VENV)/bin/accelplane render $$spec --out build/$$stack; \
 	done
 
-test: $(VENV)/.stamp-test flink hadoop
+test: $(VENV)/.stamp-test flink pyflink hadoop
 	ACCELPLANE_FLINK_HOME=$(CURDIR)/$(FLINK_DIR)/pyflink $(PY) -m pytest $(PYTEST_ARGS)
 
 # Long fuzzing run (>= 10,000 generated specs per property); `make test` runs the fast profile.

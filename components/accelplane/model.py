@@ -217,6 +217,20 @@ class Job:
 
 
 @dataclass(frozen=True)
+class SlotGroup:
+    """A slot sharing group of a Flink cluster's jobs and its resources per slot."""
+
+    name: str
+    path: PathTuple
+    slots: int
+    cpu: Quantity
+    task_heap: Quantity
+    managed_memory: Quantity
+    gpu: Decimal
+    gpu_model: str | None
+
+
+@dataclass(frozen=True)
 class FlinkCluster:
     """A Flink cluster with `flink.defaults` applied."""
 
@@ -238,6 +252,7 @@ class FlinkCluster:
     config: tuple[tuple[str, str | int | float | bool], ...]
     job: Job | None
     from_defaults: frozenset[tuple[str, ...]] = frozenset()
+    slot_groups: tuple[SlotGroup, ...] = ()
 
     def field_path(self, *keys: str) -> PathTuple:
         """Merged-document path of a field, pointing into ``flink.defaults`` when it was inherited."""
@@ -502,6 +517,21 @@ def _flink_cluster(
             else None
         ),
         from_defaults=inherited,
+        slot_groups=tuple(
+            SlotGroup(
+                name=g["name"],
+                path=p,
+                slots=g["slots"],
+                cpu=b.req_quantity(g["cpu"], "0", (*p, "cpu")),
+                task_heap=b.req_quantity(g["taskHeap"], "0", (*p, "taskHeap")),
+                managed_memory=b.req_quantity(
+                    g.get("managedMemory", schema_default("$defs.slotGroup.managedMemory")), "0", (*p, "managedMemory")
+                ),
+                gpu=Decimal(str(g.get("gpu", schema_default("$defs.slotGroup.gpu")))),
+                gpu_model=g.get("gpuModel"),
+            )
+            for p, g in _sorted_named(d.get("slotGroups", []), (*path, "slotGroups"))
+        ),
     )
 
 

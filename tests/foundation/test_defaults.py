@@ -39,6 +39,7 @@ MINIMAL: dict[str, Any] = {
                 "queue": "streaming",
                 "taskManager": {"gpu": {}},
                 "discovery": {},
+                "slotGroups": [{"name": "default", "slots": 1, "cpu": 1, "taskHeap": "64Mi"}],
             }
         ]
     },
@@ -102,6 +103,8 @@ READ: dict[str, Callable[[Spec], Any]] = {
     "$defs.taskManager.replicas": lambda s: _cluster(s).task_manager.replicas,
     "$defs.taskManager.slots": lambda s: _cluster(s).task_manager.slots,
     "$defs.discoverySettings.coordination": lambda s: _cluster(s).coordination,
+    "$defs.slotGroup.managedMemory": lambda s: _cluster(s).slot_groups[0].managed_memory.value,
+    "$defs.slotGroup.gpu": lambda s: _cluster(s).slot_groups[0].gpu,
 }
 
 

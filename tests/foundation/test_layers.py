@@ -20,7 +20,8 @@ PACKAGE = SOURCE_ROOT / "accelplane"
 # Lowest first. A module's layer is found by its longest matching prefix.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("accelplane", "accelplane.errors", "accelplane.quantity", "accelplane.names", "accelplane.package_data",
-     "accelplane.yaml_io", "accelplane.discovery_constants", "accelplane.discovery", "accelplane.display"),
+     "accelplane.yaml_io", "accelplane.discovery_constants", "accelplane.discovery", "accelplane.display",
+     "accelplane.job_helpers"),
     ("accelplane.templating", "accelplane.spec_loader", "accelplane.schema", "accelplane.schema_docs",
      "accelplane.schema_document",
      "accelplane.model", "accelplane.artifacts", "accelplane.kube"),
@@ -109,3 +110,9 @@ def test_discovery_script_is_standalone() -> None:
 def test_every_module_has_a_layer() -> None:
     for name in ALL:
         layer_of(name)
+
+
+def test_pyflink_helper_is_standalone() -> None:
+    """Jobs ship the PyFlink helper as one file: it imports nothing of the package."""
+    helper = PACKAGE / "job_helpers" / "pyflink_slot_groups.py"
+    assert not {i for i in imports(helper) if i.startswith("accelplane")}

@@ -9,7 +9,9 @@ Per cluster, by target:
 * ``kubernetes-operator``: both pod templates (for review; the same dicts are embedded), the
   PodGroup and the ``FlinkDeployment``.
 * ``yarn`` and ``standalone``: the config file; for standalone GPU clusters whose pools list
-  their hosts also a ``workers`` file (TaskManagers spread round-robin over the hosts).
+  their hosts also a ``workers`` file (TaskManagers spread round-robin over the hosts), or, where
+  the hosts have several GPU models, a start script per host (``taskmanagers/<host>.sh``).
+* with ``slotGroups``: ``slot-groups.json`` (also in the native-Kubernetes ConfigMap).
 """
 
 from __future__ import annotations
@@ -19,12 +21,14 @@ from accelplane.builders.flink_config import config_file_name, render_config
 from accelplane.builders.flink_operator import flink_deployment
 from accelplane.builders.pod_templates import Role, flink_cluster_labels, pod_template
 from accelplane.builders.podgroups import podgroup
+from accelplane.builders.slot_groups import group_file, group_file_text, host_scripts
 from accelplane.derive.flink_keys import (
     JOBMANAGER_POD_TEMPLATE,
     TASKMANAGER_POD_TEMPLATE,
     effective_config,
     standalone_workers,
 )
+from accelplane.derive.slot_groups import GROUP_FILE, spans_models
 from accelplane.model import FlinkCluster, Spec
 from accelplane.yaml_io import dump_yaml
 
@@ -58,8 +62,10 @@ def build_cluster(spec: Spec, cluster: FlinkCluster) -> Bundle:
     if cluster.target != "kubernetes-operator":
         config_text = render_config(spec, cluster, effective_config(spec, cluster))
         bundle.files.append(FileArtifact(f"{base}/{config_file_name(cluster)}", config_text, family=FAMILY))
+    bundle.files += group_file(spec, cluster, base, FAMILY)
+    bundle.files += host_scripts(spec, cluster, base, FAMILY)
     workers = [host for host, count, _ in standalone_workers(spec, cluster) for _ in range(count)]
-    if workers:
+    if workers and not spans_models(spec, cluster):
         # bin/start-cluster.sh starts one TaskManager per line (a host may appear several times).
         bundle.files.append(
             FileArtifact(f"{base}/workers", "".join(f"{h}\n" for h in workers), family=FAMILY)
@@ -79,6 +85,8 @@ def build_cluster(spec: Spec, cluster: FlinkCluster) -> Bundle:
         assert config_text is not None
         labels = flink_cluster_labels(spec, cluster)
         data = {config_file_name(cluster): config_text, **templates}
+        if cluster.slot_groups:
+            data[GROUP_FILE] = group_file_text(spec, cluster)
         bundle.objects.append(
             k8s_object(
                 "v1",

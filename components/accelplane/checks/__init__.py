@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from accelplane.checks import device_plugins, discovery_paths, flink, references, scheduling, yarn
+from accelplane.checks import (
+    device_plugins,
+    discovery_paths,
+    flink,
+    references,
+    scheduling,
+    slot_groups,
+    yarn,
+)
 from accelplane.errors import Problem
 from accelplane.model import Spec
 
@@ -21,6 +29,7 @@ CHECKS: tuple[Check, ...] = (
     discovery_paths.check,
     yarn.check,
     flink.check,
+    slot_groups.check,
 )
 
 

@@ -226,10 +226,46 @@ def gpu_amount(cluster: FlinkCluster) -> int:
     return gpu.amount if gpu is not None else 0
 
 
+MODEL_FLAG = "--model"
+
+
+def model_argument(model: str) -> str:
+    """A GPU model as one ``--model`` word of the discovery args (Flink splits args on whitespace;
+    the script compares models ignoring spaces and ``-``)."""
+    return "-".join(model.split())
+
+
+def _model_gpu_keys(spec: Spec, cluster: FlinkCluster) -> list[GeneratedKey]:
+    """Keys of a standalone cluster whose hosts have several GPU models: one external resource per
+    model (``gpu-<model>``), each with its own discovery (``--model``). ``external-resources`` is
+    NOT in the file: each host's start script names the models it has on the command line
+    (``-Dexternal-resources=…``), which is also what makes two names on one host work (the stock
+    ``bin/taskmanager.sh`` re-passes a list from the file as one quoted name)."""
+    from accelplane.derive.slot_groups import gpu_resources
+
+    keys = []
+    args = discovery_args(spec, cluster)
+    for r in gpu_resources(spec, cluster):
+        prefix = f"external-resource.{r.name}."
+        assert r.model is not None
+        model_args = f"{MODEL_FLAG} {model_argument(r.model)}" + (f" {args}" if args else "")
+        keys += [
+            GeneratedKey(f"{prefix}amount", r.amount, "taskManager.gpu.amount"),
+            GeneratedKey(f"{prefix}driver-factory.class", GPU_DRIVER_FACTORY, "taskManager.gpu"),
+            GeneratedKey(f"{prefix}param.discovery-script.path", spec.discovery.script_path, "discovery.installDir"),
+            GeneratedKey(f"{prefix}param.discovery-script.args", model_args, "discovery.coordination"),
+        ]
+    return keys
+
+
 def _gpu_keys(spec: Spec, cluster: FlinkCluster) -> list[GeneratedKey]:
     amount = gpu_amount(cluster)
     if amount == 0:
         return []
+    from accelplane.derive.slot_groups import spans_models
+
+    if spans_models(spec, cluster):
+        return _model_gpu_keys(spec, cluster)
     keys = [
         GeneratedKey("external-resources", (GPU_RESOURCE,), "taskManager.gpu"),
         GeneratedKey(f"{GPU_PREFIX}amount", amount, "taskManager.gpu.amount"),
@@ -304,11 +340,34 @@ def _yarn_keys(cluster: FlinkCluster) -> list[GeneratedKey]:
     return keys
 
 
+def slot_group_keys(cluster: FlinkCluster) -> list[GeneratedKey]:
+    """Keys that make Flink honour slot group resources (none without ``slotGroups``).
+
+    * ``jobmanager.scheduler: default``: the adaptive scheduler (and so reactive mode) and the
+      adaptive batch scheduler, which Flink 1.20 picks for batch jobs when the key is unset,
+      ignore slot sharing group resources; only the DefaultScheduler requests fine-grained slots.
+    * ``fine-grained.shuffle-mode.all-blocking: true``: fine-grained resource management refuses
+      batch jobs with pipelined edges between slot sharing groups; all-blocking makes batch jobs
+      schedulable (streaming jobs are unaffected).
+    * ``taskmanager.cpu.cores`` on standalone: otherwise a standalone TaskManager offers as many CPU
+      cores as it has slots, not ``taskManager.cpu``.
+    """
+    if not cluster.slot_groups:
+        return []
+    keys = [
+        GeneratedKey("jobmanager.scheduler", "default", "slotGroups"),
+        GeneratedKey("fine-grained.shuffle-mode.all-blocking", True, "slotGroups"),
+    ]
+    if cluster.target == "standalone":
+        keys.append(GeneratedKey("taskmanager.cpu.cores", cpu_number(cluster.task_manager.cpu), "taskManager.cpu"))
+    return keys
+
+
 def generated_keys(spec: Spec, cluster: FlinkCluster) -> list[GeneratedKey]:
     """Every key accelplane writes for the cluster (for the operator: into ``flinkConfiguration``)."""
     keys = [GeneratedKey("taskmanager.numberOfTaskSlots", cluster.task_manager.slots, "taskManager.slots")]
     if cluster.target == "kubernetes-operator":
-        return keys + _gpu_keys(spec, cluster)
+        return keys + slot_group_keys(cluster) + _gpu_keys(spec, cluster)
     keys = _process_keys(cluster)
     if cluster.target == "kubernetes":
         keys += _native_kubernetes_keys(cluster)
@@ -316,7 +375,7 @@ def generated_keys(spec: Spec, cluster: FlinkCluster) -> list[GeneratedKey]:
         keys += _yarn_keys(cluster)
     if cluster.job is not None and cluster.job.parallelism is not None:
         keys.append(GeneratedKey("parallelism.default", cluster.job.parallelism, "job.parallelism"))
-    return keys + _gpu_keys(spec, cluster)
+    return keys + slot_group_keys(cluster) + _gpu_keys(spec, cluster)
 
 
 @dataclass(frozen=True)
@@ -354,7 +413,7 @@ def managed_keys(spec: Spec, cluster: FlinkCluster) -> dict[str, ManagedKey]:
 
 def managed_prefixes(cluster: FlinkCluster) -> tuple[str, ...]:
     """Key prefixes the user may not set in ``config`` (the GPU resource's keys when it has GPUs)."""
-    return (GPU_PREFIX,) if gpu_amount(cluster) > 0 else ()
+    return (GPU_PREFIX, f"external-resource.{GPU_RESOURCE}-") if gpu_amount(cluster) > 0 else ()
 
 
 def effective_config(spec: Spec, cluster: FlinkCluster) -> dict[str, ConfigValue]:
@@ -369,12 +428,18 @@ def standalone_workers(spec: Spec, cluster: FlinkCluster) -> list[tuple[str, int
     """Hosts of a standalone GPU cluster's ``workers`` file: ``(host, TaskManagers, GPUs per node)``.
 
     The TaskManagers are spread round-robin over the hosts of the pools that can host them (in
-    pool, then host order); empty when the target is not standalone, there are no GPUs or the
+    pool, then host order, each host once; a host in several pools counts its smallest GPU count); empty when the target is not standalone, there are no GPUs or the
     pools list no hosts.
     """
     if cluster.target != "standalone" or gpu_amount(cluster) == 0:
         return []
-    hosts = [(h, p.gpu.per_node if p.gpu else 0) for p in candidate_pools(spec, cluster) for h in p.hosts]
+    per_host: dict[str, int] = {}
+    for p in candidate_pools(spec, cluster):
+        for h in p.hosts:
+            # A host in two pools (two GPU models) must give every TaskManager its GPUs of each.
+            n = p.gpu.per_node if p.gpu else 0
+            per_host[h] = min(per_host.get(h, n), n)
+    hosts = list(per_host.items())
     if not hosts:
         return []
     replicas = cluster.task_manager.replicas

@@ -1,0 +1,200 @@
+"""Checks on GPU task slots (``flink.clusters[].slotGroups``).
+
+* a ``default`` group (the group of every operator that names none: without its own
+  resources it would get TaskManager total ÷ slots, GPUs included, and make GPU jobs
+  unschedulable), whole-MiB memory, GPU amounts Flink and the device helper can honour;
+* every group asks only for a GPU model and resources the cluster's TaskManagers have, and fits
+  one TaskManager;
+* the scheduler settings that would silently ignore group resources (reactive mode) are refused;
+  the generated keys set the rest (`accelplane.derive.flink_keys.slot_group_keys`);
+* the TaskManager count Flink ends with when it packs the groups (every order, see
+  `accelplane.derive.slot_groups.pack`) is ``taskManager.replicas``, so PodGroup ``minResources``,
+  queue checks and reports built from ``replicas`` are what Flink starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from decimal import Decimal
+
+from accelplane.derive.flink_keys import gpu_amount, whole_mebibytes
+from accelplane.derive.slot_groups import (
+    DEFAULT_GROUP,
+    fits,
+    group_vector,
+    pack,
+    pool_models,
+    resource_order,
+    shape_vector,
+    spans_models,
+    taskmanager_shapes,
+)
+from accelplane.errors import Problem
+from accelplane.model import FlinkCluster, SlotGroup, Spec
+from accelplane.names import normalize_gpu_model
+
+SUPPORTED_VERSIONS = ((1, 20),)
+_FIELDS = ("cpu", "taskHeap", "managedMemory")
+
+
+def _check_group(spec: Spec, c: FlinkCluster, g: SlotGroup) -> Iterator[Problem]:
+    if g.cpu.value <= 0:
+        yield Problem((*g.path, "cpu"), "must be more than 0 (Flink requires cpu cores for a group with resources)")
+    if not whole_mebibytes(g.task_heap):
+        yield Problem((*g.path, "taskHeap"), "must be a positive whole number of MiB (e.g. 512Mi)")
+    if g.managed_memory.value and not whole_mebibytes(g.managed_memory):
+        yield Problem((*g.path, "managedMemory"), "must be a whole number of MiB (e.g. 256Mi) or 0")
+    if g.gpu > 1 and g.gpu != g.gpu.to_integral_value():
+        yield Problem(
+            (*g.path, "gpu"),
+            f"{g.gpu} GPUs: use a whole number of GPUs or a fraction below 1 (slots sharing one device); "
+            "a slot cannot own part of a second device",
+        )
+    if g.gpu == 0:
+        if g.gpu_model is not None:
+            yield Problem((*g.path, "gpuModel"), "the group asks for no GPU (gpu is 0), so a model means nothing; remove gpuModel or set gpu")
+        return
+    amount = gpu_amount(c)
+    if amount == 0:
+        yield Problem((*g.path, "gpu"), "the cluster's TaskManagers have no GPUs (taskManager.gpu); remove gpu or give the TaskManagers GPUs")
+        return
+    models = pool_models(spec, c)
+    known = ", ".join(repr(m) for m in models.values()) or "none named"
+    if spans_models(spec, c):
+        if g.gpu_model is None:
+            yield Problem(
+                (*g.path, "gpuModel"),
+                f"the cluster's hosts have several GPU models ({known}); name the model this group needs",
+            )
+        elif normalize_gpu_model(g.gpu_model) not in models:
+            yield Problem((*g.path, "gpuModel"), f"no host of this cluster has {g.gpu_model!r} GPUs (models: {known})")
+    elif g.gpu_model is not None:
+        have = [m for m in models if m == normalize_gpu_model(g.gpu_model)]
+        if not have:
+            yield Problem(
+                (*g.path, "gpuModel"),
+                f"the cluster's TaskManagers run on {known} GPUs, not {g.gpu_model!r}; every TaskManager "
+                "of this cluster is alike, so fix gpuModel or taskManager.gpu",
+            )
+
+
+def _check_fit(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
+    shapes = taskmanager_shapes(spec, c)
+    if isinstance(shapes, str):
+        yield Problem(c.field_path("taskManager", "memory"), shapes)
+        return
+    order = resource_order(spec, c)
+    offers = [shape_vector(s, order) for s in shapes]
+    for g in c.slot_groups:
+        need = group_vector(spec, c, g, order)
+        if any(fits(need, o) for o in offers):
+            continue
+        best = offers[0]
+        short = [
+            f"{field} {need[i]} > {best[i]}" if i == 0 else f"{field} {int(need[i]) // 2**20}Mi > {int(best[i]) // 2**20}Mi"
+            for i, field in enumerate(_FIELDS)
+            if need[i] > max(o[i] for o in offers)
+        ]
+        short += [
+            f"{name} {need[3 + k]} > {max(o[3 + k] for o in offers)}"
+            for k, name in enumerate(order)
+            if need[3 + k] > max(o[3 + k] for o in offers)
+        ]
+        yield Problem(
+            g.path,
+            f"one slot of group {g.name!r} does not fit any TaskManager ({'; '.join(short) or 'no TaskManager offers all of it at once'}); "
+            "a slot lives in one TaskManager: shrink the group or grow taskManager (task heap and managed memory "
+            "are Flink's split of taskManager.memory)",
+        )
+
+
+def _check_packing(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
+    result = pack(spec, c)
+    if isinstance(result, str):
+        return  # reported by _check_fit
+    path = c.field_path("taskManager", "replicas")
+    replicas = c.task_manager.replicas
+    if result.too_complex:
+        yield Problem(
+            (*c.path, "slotGroups"),
+            "too many ways to pack these groups to derive the TaskManager count Flink ends with; use fewer "
+            "distinct group shapes or fewer slots",
+        )
+        return
+    if c.target == "standalone":
+        if result.failing:
+            yield Problem(
+                path,
+                f"the slot groups' slots do not always fit the {replicas} TaskManagers: in some order Flink "
+                "places them, a slot finds no TaskManager with room and the job fails with "
+                "NoResourceAvailableException; add TaskManagers or shrink the groups",
+            )
+        return
+    counts = sorted(result.taskmanagers)
+    if len(counts) > 1:
+        yield Problem(
+            path,
+            f"Flink may start anywhere from {counts[0]} to {counts[-1]} TaskManagers for these slot groups, "
+            "depending on the order it serves them; the PodGroup and queue checks need one count: make the "
+            "groups divide a TaskManager evenly",
+        )
+    elif counts and counts[0] != replicas:
+        yield Problem(
+            path,
+            f"Flink packs the slot groups into {counts[0]} TaskManager(s), not {replicas}; set replicas to "
+            f"{counts[0]} (the PodGroup's minResources and the queue checks are derived from it)",
+        )
+
+
+def _check_config(c: FlinkCluster) -> Iterator[Problem]:
+    config = dict(c.config)
+    mode = str(config.get("scheduler-mode", "")).lower()
+    if mode == "reactive":
+        yield Problem(
+            c.field_path("config", "scheduler-mode"),
+            "reactive mode runs the adaptive scheduler, which ignores slot group resources; remove "
+            "scheduler-mode or slotGroups",
+        )
+
+
+def _check_cluster(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
+    groups = c.slot_groups
+    if c.version_tuple not in SUPPORTED_VERSIONS:
+        yield Problem(
+            (*c.path, "slotGroups"),
+            f"GPU slot groups are verified with Flink 1.20 (fine-grained slot manager, scheduler keys); "
+            f"this cluster runs {c.version}",
+        )
+        return
+    # Duplicate names are reported by the generic named-list check (references).
+    if DEFAULT_GROUP not in {g.name for g in groups}:
+        yield Problem(
+            (*c.path, "slotGroups"),
+            "declare a group named 'default' (e.g. cpu 0.5, taskHeap 256Mi): operators that name no group "
+            "land in it, and without resources of its own Flink gives each of its slots TaskManager total ÷ "
+            "taskManager.slots, GPUs included, which leaves the GPU groups no room",
+        )
+    bad = False
+    for g in groups:
+        problems = list(_check_group(spec, c, g))
+        bad = bad or bool(problems)
+        yield from problems
+    yield from _check_config(c)
+    if bad:
+        return
+    fit = list(_check_fit(spec, c))
+    yield from fit
+    if not fit:
+        yield from _check_packing(spec, c)
+
+
+def check(spec: Spec) -> Iterator[Problem]:
+    """Every slot group problem of every Flink cluster."""
+    for c in spec.flink_clusters:
+        if c.slot_groups:
+            yield from _check_cluster(spec, c)
+
+
+def total_gpu_slots(c: FlinkCluster) -> Decimal:
+    """GPUs the groups' slots hold at once (report)."""
+    return sum((g.gpu * g.slots for g in c.slot_groups), Decimal(0))

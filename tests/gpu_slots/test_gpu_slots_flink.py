@@ -1,0 +1,357 @@
+"""GPU task slots in real Apache Flink 1.20 from RENDERED files (marker ``flink``).
+
+One standalone cluster (tests/gpu_slots/support.py `multimodel_spec`): three "hosts" on this
+machine, each a TaskManager started by its rendered ``taskmanagers/<host>.sh`` with a fake
+nvidia-smi reporting that host's GPUs (A100 ×2, T4 ×2, A100 ×2 + T4 ×2), the accelplane discovery
+script in coordination mode at the rendered path, and the rendered ``config.yaml`` used verbatim
+plus the harness's sandbox keys (ports, dirs; ``taskmanager.memory.process.size`` is set to the
+spec's own value).
+
+* every TaskManager registers exactly its host's models, the mixed host both (the start script's
+  ``-Dexternal-resources=a;b``), and offers the task heap / managed memory accelplane derives;
+* a job built with the Java helper (SlotGroups + GpuDevices) from the rendered
+  ``slot-groups.json`` runs: each GPU group lands only on TaskManagers with its model, two GPU
+  subtasks on one TaskManager hold different devices, a restart (planned failure) claims them
+  right again, and while every slot is held the GPUs taken are exactly the GPU groups' — the CPU
+  ``default`` group takes none;
+* a real PyFlink job built with the PyFlink helper from the same file lands its group on the A100
+  TaskManagers (needs the PyFlink client venv, see `pyflink_python`);
+* what Flink does today with a TaskManager whose GPU plugin is missing, whose discovery script is
+  missing, or whose script exits non-zero: it registers and advertises the GPUs anyway.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from accelplane.derive.slot_groups import taskmanager_memory
+from accelplane.job_helpers import PYFLINK_MODULE, java_sources
+from accelplane.pipeline import load_validated
+
+from tests.gpu_slots.support import (
+    A100_RESOURCE,
+    HOST_A100,
+    HOST_MIX,
+    HOST_T4,
+    T4_RESOURCE,
+    host_env,
+    install_fake_smi,
+    multimodel_spec,
+    write_rendered,
+)
+from tests.support.flink_cluster import FlinkStandalone, HarnessError, build_java_job, require_flink_home
+
+pytestmark = pytest.mark.flink
+
+DISCOVERY_SOURCE = Path(__file__).resolve().parents[2] / "components" / "accelplane" / "discovery" / "gpu_discovery.py"
+JOB_SOURCE = Path(__file__).resolve().parent / "java" / "SlotGroupsJob.java"
+MEMORY = "1280m"
+HOSTS = (HOST_A100, HOST_T4, HOST_MIX)
+EXPECTED_RESOURCES = {
+    HOST_A100: {A100_RESOURCE: 2.0},
+    HOST_T4: {T4_RESOURCE: 2.0},
+    HOST_MIX: {A100_RESOURCE: 2.0, T4_RESOURCE: 2.0},
+}
+
+
+def tm_id(host: str) -> str:
+    return "tm-" + host.split(".")[0]
+
+
+class Env:
+    """Everything the tests of this module share: rendered files and the running cluster."""
+
+    def __init__(self, root: Path, flink_home: Path) -> None:
+        self.root = root
+        self.flink_home = flink_home
+        install = root / "discovery"
+        install.mkdir()
+        script = install / "accelplane-gpu-discovery"
+        shutil.copyfile(DISCOVERY_SOURCE, script)
+        script.chmod(0o755)
+        coordination = root / "coordination" / "gpu-coordination"
+        coordination.parent.mkdir()
+        self.spec = multimodel_spec(root, install_dir=install, coordination_file=coordination, memory="1280Mi")
+        self.files = write_rendered(self.spec, root / "out")
+        self.model = load_validated(self.spec).model
+        self.base = root / "out" / "flink" / "vision"
+        self.fake_dir = install_fake_smi(root / "fake-bin")
+        self.cluster = FlinkStandalone(
+            flink_home=flink_home,
+            work_dir=root / "flink",
+            base_config=self.base / "config.yaml",
+            memory=MEMORY,
+            java_cache_dir=root / "java",
+        )
+
+    def script_env(self, host: str, **extra: str) -> dict[str, str]:
+        self.cluster.prepare()
+        env = dict(self.cluster._env)  # the sandbox's FLINK_CONF_DIR / log / pid dirs
+        env["FLINK_HOME"] = str(self.flink_home)
+        env.update(host_env(self.fake_dir, host))
+        env.update(extra)
+        return env
+
+    def start_host(self, host: str, resource_id: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        """Run the host's rendered start script (one TaskManager)."""
+        return subprocess.run(
+            [str(self.base / "taskmanagers" / f"{host}.sh"), "-D", f"taskmanager.resource-id={resource_id}"],
+            env=self.script_env(host, **extra),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+    def get(self, path: str) -> Any:
+        return self.cluster._get_json(path)
+
+    def taskmanager(self, resource_id: str) -> dict[str, Any]:
+        return self.get(f"/taskmanagers/{resource_id}")  # type: ignore[no-any-return]
+
+    def wait_registered(self, ids: set[str], timeout: float = 300.0) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            have = {str(tm["id"]) for tm in self.cluster.registered_taskmanagers()}
+            if ids <= have:
+                return
+            if time.monotonic() > deadline:
+                raise HarnessError(f"TaskManagers {sorted(ids - have)} did not register\n{self.logs()}")
+            time.sleep(0.3)
+
+    def logs(self) -> str:
+        """Errors and warnings of every TaskManager log (for failure messages)."""
+        out = []
+        for p in self.cluster.taskmanager_log_files():
+            lines = p.read_text(errors="replace").splitlines()
+            keep = [line for line in lines if " ERROR " in line or " WARN " in line or "Exception" in line]
+            out.append(f"--- {p.name}\n" + "\n".join(keep[-40:]))
+        return "\n".join(out)
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    e = Env(tmp_path_factory.mktemp("gpu-slots"), require_flink_home())
+    with e.cluster:
+        e.cluster.start_jobmanager()
+        for host in HOSTS:  # one after another, like the harness (a loaded machine starts JVMs slowly)
+            proc = e.start_host(host, tm_id(host))
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+            e.wait_registered({tm_id(host)})
+        yield e
+
+
+def test_each_taskmanager_registers_its_models_and_the_derived_memory(env: Env) -> None:
+    cluster = env.model.flink_clusters[0]
+    memory = taskmanager_memory(cluster)
+    assert not isinstance(memory, str)
+    for host in HOSTS:
+        total = env.taskmanager(tm_id(host))["totalResource"]
+        assert total["extendedResources"] == EXPECTED_RESOURCES[host], host
+        assert total["cpuCores"] == 4.0
+        # Flink reports MiB; accelplane's derivation (used for fit and packing) must agree.
+        assert total["taskHeapMemory"] == memory.task_heap // 2**20
+        assert total["managedMemory"] == memory.managed // 2**20
+    # To the byte: Flink's own start-up sizing (BashJavaUtils, as bin/taskmanager.sh runs it).
+    home = env.flink_home
+    proc = subprocess.run(
+        ["java", "-cp", f"{home / 'bin' / 'bash-java-utils.jar'}{os.pathsep}{home / 'lib'}/*",
+         "org.apache.flink.runtime.util.bash.BashJavaUtils", "GET_TM_RESOURCE_PARAMS",
+         "--configDir", str(env.cluster.conf_dir)],
+        capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    dynamic = proc.stdout.splitlines()[-1]
+    assert f"taskmanager.memory.task.heap.size={memory.task_heap}b" in dynamic
+    assert f"taskmanager.memory.managed.size={memory.managed}b" in dynamic
+
+
+def _probe_lines(out: Path) -> list[dict[str, str]]:
+    lines = []
+    for f in sorted(out.glob("*.txt")):
+        fields = dict(kv.split("=", 1) for kv in f.read_text().split())
+        lines.append(fields)
+    return lines
+
+
+def _final(lines: list[dict[str, str]], attempt: int) -> list[dict[str, str]]:
+    return [line for line in lines if int(line["attempt"]) == attempt]
+
+
+def test_java_helper_job_routes_groups_assigns_devices_and_survives_a_restart(env: Env) -> None:
+    job = env.root / "java-job"
+    if job.exists():
+        shutil.rmtree(job)
+    job.mkdir()
+    for src in [*java_sources(), JOB_SOURCE]:
+        rel = src.relative_to(src.parents[3]) if "io" in src.parts else Path(src.name)
+        (job / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, job / rel)
+    jar = build_java_job(job, "SlotGroupsJob", env.flink_home, env.root / "java")
+    out = env.root / "probe-out"
+    out.mkdir()
+    release = env.root / "release"
+    groups_file = env.base / "slot-groups.json"
+    expected = {"default": 1, "embed": 4, "detect": 2}
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        run = pool.submit(
+            env.cluster.submit_jar, jar, "SlotGroupsJob", [str(groups_file), str(out), str(release), "embed"], timeout=240
+        )
+        deadline = time.monotonic() + 180
+        while len(_final(_probe_lines(out), 1)) < sum(expected.values()):
+            if run.done():
+                run.result()
+                pytest.fail("job ended before every probe reported")
+            if time.monotonic() > deadline:
+                pytest.fail(f"probes of attempt 1: {_final(_probe_lines(out), 1)}\n{env.logs()}")
+            time.sleep(0.3)
+        # Every slot is held now: read what the slots took from each TaskManager.
+        used: dict[str, float] = {}
+        for host in HOSTS:
+            tm = env.taskmanager(tm_id(host))
+            for name, total in tm["totalResource"]["extendedResources"].items():
+                used[name] = used.get(name, 0.0) + total - tm["freeResource"]["extendedResources"].get(name, 0.0)
+        release.touch()
+        run.result()
+
+    # GPUs taken = GPU groups' slots × amount: the CPU-only default group took none.
+    assert used == {A100_RESOURCE: 4.0, T4_RESOURCE: 2.0}
+    lines = _final(_probe_lines(out), 1)
+    by_group: dict[str, list[dict[str, str]]] = {}
+    for line in lines:
+        by_group.setdefault(line["group"], []).append(line)
+    assert {g: len(v) for g, v in by_group.items()} == expected
+    a100_tms = {tm_id(HOST_A100), tm_id(HOST_MIX)}
+    t4_tms = {tm_id(HOST_T4), tm_id(HOST_MIX)}
+    for group, resource, allowed in (("embed", A100_RESOURCE, a100_tms), ("detect", T4_RESOURCE, t4_tms)):
+        claims: dict[str, list[str]] = {}
+        for line in by_group[group]:
+            assert line["tm"] in allowed, line
+            assert line["resource"] == resource
+            claimed = line["claimed"].split(";")
+            assert len(claimed) == 1 and set(claimed) <= set(line["visible"].split(";")), line
+            claims.setdefault(line["tm"], []).extend(claimed)
+        for tm, devices in claims.items():
+            assert len(devices) == len(set(devices)), f"{group} on {tm} shares a device: {devices}"
+    # embed: 4 slots over the two A100 TaskManagers, two each, so each pair got different devices.
+    assert sorted(line["tm"] for line in by_group["embed"]) == sorted([*a100_tms, *a100_tms])
+    # The planned failure happened (attempt 0 of embed subtask 0 reported, then the job restarted).
+    assert any(line["group"] == "embed" and line["attempt"] == "0" for line in _probe_lines(out))
+    assert by_group["default"][0]["resource"] == "-"
+
+
+def pyflink_python(flink_home: Path) -> Path | None:
+    """Python of the PyFlink client venv: $ACCELPLANE_PYFLINK_PYTHON, else ``.venv/pyflink`` beside
+    the Flink distribution (`make pyflink`)."""
+    explicit = os.environ.get("ACCELPLANE_PYFLINK_PYTHON")
+    candidate = Path(explicit) if explicit else flink_home.parent.parent / "pyflink" / "bin" / "python"
+    return candidate if candidate.is_file() else None
+
+
+PYFLINK_JOB = """
+import sys
+
+from pyflink.common import WatermarkStrategy
+from pyflink.datastream import StreamExecutionEnvironment
+from pyflink.datastream.connectors.number_seq import NumberSequenceSource
+from pyflink_slot_groups import load
+
+groups = load(sys.argv[1])
+env = StreamExecutionEnvironment.get_execution_environment()
+groups.register(env)
+ds = env.from_source(NumberSequenceSource(0, 999), WatermarkStrategy.no_watermarks(), "numbers")
+ds = ds.set_parallelism(groups.slots("embed")).slot_sharing_group(groups.get("embed"))
+ds.print().set_parallelism(1)
+result = env.execute("accelplane-pyflink-slot-groups")
+print("JOBID", result.get_job_id())
+"""
+
+
+def test_pyflink_helper_job_lands_on_the_a100_taskmanagers(env: Env, tmp_path: Path) -> None:
+    """``flink run -py`` (the CLI's PythonDriver runs the job with the client venv's python; the
+    job is DataStream without Python functions, so no Beam/gRPC is needed anywhere)."""
+    python = pyflink_python(env.flink_home)
+    if python is None:
+        if os.environ.get("CI"):
+            pytest.fail("PyFlink client venv missing: run `make pyflink` or set ACCELPLANE_PYFLINK_PYTHON")
+        pytest.skip("PyFlink client venv missing (make pyflink)")
+    (tmp_path / "job.py").write_text(PYFLINK_JOB)
+    shutil.copyfile(PYFLINK_MODULE, tmp_path / "pyflink_slot_groups.py")
+    run_env = env.script_env(HOST_A100)
+    run_env["PYTHONPATH"] = f"{tmp_path}{os.pathsep}{env.flink_home.parent}"
+    proc = subprocess.run(
+        [str(env.flink_home / "bin" / "flink"), "run", "-m", f"localhost:{env.cluster.rest_port}",
+         "-pyclientexec", str(python), "-py", str(tmp_path / "job.py"), str(env.base / "slot-groups.json")],
+        env=run_env, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    job_id = next(line.split()[1] for line in proc.stdout.splitlines() if line.startswith("JOBID"))
+    job = env.get(f"/jobs/{job_id}")
+    assert job["state"] == "FINISHED"
+    source = next(v for v in job["vertices"] if v["parallelism"] == 4)
+    tms = env.get(f"/jobs/{job_id}/vertices/{source['id']}/taskmanagers")["taskmanagers"]
+    assert {tm["taskmanager-id"] for tm in tms} <= {tm_id(HOST_A100), tm_id(HOST_MIX)}
+    assert len(tms) == 2  # four one-GPU slots need both A100 TaskManagers
+
+
+def test_flink_registers_gpus_it_cannot_name_and_the_start_script_refuses(env: Env) -> None:
+    """Today's Flink: a missing plugin, a missing script, a failing script each still register the
+    configured amount (a WARN in the log at most). The rendered start script refuses all three."""
+    config = env.base / "config.yaml"
+    broken = env.root / "broken"
+    broken.mkdir()
+    empty_plugins = broken / "plugins"
+    empty_plugins.mkdir()
+    cases = {
+        "tm-noplugin": {"FLINK_PLUGINS_DIR": str(empty_plugins)},
+        "tm-noscript": {},
+        "tm-scriptfails": {"FAKE_NVIDIA_SMI_FAIL": "1"},
+    }
+    # 1. The rendered start script refuses each (nothing is started).
+    refusals = {}
+    assert env.files["flink/vision/config.yaml"] == config
+    script = Path(env.model.discovery.script_path)
+    for name, extra in cases.items():
+        if name == "tm-noscript":
+            script.rename(script.with_suffix(".off"))
+        try:
+            proc = env.start_host(HOST_T4, name, **extra)
+        finally:
+            if name == "tm-noscript":
+                script.with_suffix(".off").rename(script)
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        refusals[name] = proc.stderr
+    assert "GPU plugin" in refusals["tm-noplugin"]
+    assert "missing or not executable" in refusals["tm-noscript"]
+    assert "did not find 2 GPU(s) of model Tesla T4" in refusals["tm-scriptfails"]
+    assert {str(tm["id"]) for tm in env.cluster.registered_taskmanagers()} == {tm_id(h) for h in HOSTS}
+
+    # 2. Flink itself, started the stock way with the same keys, registers the GPUs anyway.
+    missing_script = broken / "no-such-script"
+    starts = {
+        "tm-noplugin": ({"FLINK_PLUGINS_DIR": str(empty_plugins)}, []),
+        "tm-noscript": ({}, ["-D", f"external-resource.{T4_RESOURCE}.param.discovery-script.path={missing_script}"]),
+        "tm-scriptfails": ({"FAKE_NVIDIA_SMI_FAIL": "1"}, []),
+    }
+    for name, (extra, more) in starts.items():
+        subprocess.run(
+            [str(env.flink_home / "bin" / "taskmanager.sh"), "start", f"-Dexternal-resources={T4_RESOURCE}",
+             "-D", f"taskmanager.resource-id={name}", *more],
+            env=env.script_env(HOST_T4, **extra), check=True, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    env.wait_registered(set(starts))
+    for name in starts:
+        total = env.taskmanager(name)["totalResource"]["extendedResources"]
+        assert total == {T4_RESOURCE: 2.0}, (name, total)
+    # ... with nothing but a WARN in each log (ExternalResourceUtils, GPUDriver).
+    logs = [p.read_text(errors="replace") for p in env.cluster.taskmanager_log_files()[-3:]]
+    assert f"Could not find factory class org.apache.flink.externalresource.gpu.GPUDriverFactory for {T4_RESOURCE}" in logs[0]
+    assert "FileNotFoundException: The gpu discovery script does not exist in path" in logs[1]
+    assert "Discovery script exit with" in logs[2]
+    assert f"Failed to retrieve information of external resource {T4_RESOURCE}" in logs[2]

@@ -1,0 +1,371 @@
+"""GPU task slots without a JVM: checks (`file: path: message`), Flink-style packing, rendered
+files, the per-host start script's refusals and the PyFlink helper's parsing. The real-Flink
+behaviour is tests/gpu_slots/test_gpu_slots_flink.py."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from accelplane.cli import main
+from accelplane.derive.slot_groups import pack, taskmanager_memory
+from accelplane.job_helpers import PYFLINK_MODULE, java_sources
+
+from tests.flink.specs import KUBERNETES, STANDALONE, model, variant
+from tests.gpu_slots.support import (
+    A100_RESOURCE,
+    HOST_A100,
+    HOST_MIX,
+    HOST_T4,
+    T4_RESOURCE,
+    host_env,
+    install_fake_smi,
+    multimodel_spec,
+    write_rendered,
+)
+from tests.node_image.support import tool
+from tests.support.render import files_for
+
+DEFAULT = {"name": "default", "slots": 1, "cpu": 0.5, "taskHeap": "256Mi"}
+GPU = {"name": "infer", "slots": 4, "cpu": 1, "taskHeap": "512Mi", "gpu": 1}
+DISCOVERY = Path(__file__).resolve().parents[2] / "components" / "accelplane" / "discovery" / "gpu_discovery.py"
+
+
+def _k8s(*groups: dict[str, Any], **cluster: Any) -> dict[str, Any]:
+    return variant(KUBERNETES, slotGroups=list(groups), **cluster)
+
+
+def _errors(tmp_path: Path, data: dict[str, Any], monkeypatch: pytest.MonkeyPatch, capsys: Any) -> list[str]:
+    monkeypatch.chdir(tmp_path)
+    Path("spec.yaml").write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    code = main(["validate", "spec.yaml"])
+    err = capsys.readouterr().err.splitlines()
+    assert code == (1 if err else 0)
+    return err[:-1] if err else []
+
+
+def test_valid_kubernetes_groups_pack_into_the_replicas(tmp_path: Path) -> None:
+    spec = model(tmp_path, _k8s(DEFAULT, GPU))
+    result = pack(spec, spec.flink_clusters[0])
+    assert not isinstance(result, str)
+    assert result.taskmanagers == {2} and not result.failing
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        pytest.param(
+            _k8s(GPU),
+            ["spec.yaml: flink.clusters[0].slotGroups: declare a group named 'default' (e.g. cpu 0.5, taskHeap 256Mi): "
+             "operators that name no group land in it, and without resources of its own Flink gives each of its slots "
+             "TaskManager total ÷ taskManager.slots, GPUs included, which leaves the GPU groups no room"],
+            id="no-default-group",
+        ),
+        pytest.param(
+            _k8s(DEFAULT, GPU, {**GPU, "slots": 1}),
+            ["spec.yaml: flink.clusters[0].slotGroups[2].name: duplicate name 'infer' (first defined at "
+             "flink.clusters[0].slotGroups[1])"],
+            id="duplicate",
+        ),
+        pytest.param(
+            _k8s(DEFAULT, {**GPU, "gpuModel": "Tesla T4"}),
+            ["spec.yaml: flink.clusters[0].slotGroups[1].gpuModel: the cluster's TaskManagers run on "
+             "'NVIDIA A100-SXM4-80GB' GPUs, not 'Tesla T4'; every TaskManager of this cluster is alike, so fix "
+             "gpuModel or taskManager.gpu"],
+            id="model-the-pool-lacks",
+        ),
+        pytest.param(
+            _k8s(DEFAULT, {**GPU, "gpu": 1.5}),
+            ["spec.yaml: flink.clusters[0].slotGroups[1].gpu: 1.5 GPUs: use a whole number of GPUs or a fraction "
+             "below 1 (slots sharing one device); a slot cannot own part of a second device"],
+            id="fraction-above-one",
+        ),
+        pytest.param(
+            _k8s({**DEFAULT, "gpuModel": "Tesla T4"}, GPU),
+            ["spec.yaml: flink.clusters[0].slotGroups[0].gpuModel: the group asks for no GPU (gpu is 0), so a model "
+             "means nothing; remove gpuModel or set gpu"],
+            id="model-without-gpu",
+        ),
+        pytest.param(
+            _k8s(DEFAULT, {**GPU, "taskHeap": "4Gi"}),
+            ["spec.yaml: flink.clusters[0].slotGroups[1]: one slot of group 'infer' does not fit any TaskManager "
+             "(taskHeap 4096Mi > 3302Mi); a slot lives in one TaskManager: shrink the group or grow taskManager "
+             "(task heap and managed memory are Flink's split of taskManager.memory)"],
+            id="too-big-for-a-taskmanager",
+        ),
+        pytest.param(
+            _k8s(DEFAULT, {**GPU, "gpu": 3}),
+            ["spec.yaml: flink.clusters[0].slotGroups[1]: one slot of group 'infer' does not fit any TaskManager "
+             "(gpu 3 > 2); a slot lives in one TaskManager: shrink the group or grow taskManager "
+             "(task heap and managed memory are Flink's split of taskManager.memory)"],
+            id="more-gpus-than-a-taskmanager",
+        ),
+        pytest.param(
+            _k8s(DEFAULT, {**GPU, "slots": 6}),
+            ["spec.yaml: flink.clusters[0].taskManager.replicas: Flink packs the slot groups into 3 TaskManager(s), "
+             "not 2; set replicas to 3 (the PodGroup's minResources and the queue checks are derived from it)"],
+            id="replicas-not-what-flink-starts",
+        ),
+        pytest.param(
+            _k8s({**DEFAULT, "slots": 4, "cpu": 1, "taskHeap": "64Mi"}, {**GPU, "taskHeap": "64Mi"}),
+            ["spec.yaml: flink.clusters[0].taskManager.replicas: Flink may start anywhere from 2 to 3 TaskManagers "
+             "for these slot groups, depending on the order it serves them; the PodGroup and queue checks need one "
+             "count: make the groups divide a TaskManager evenly"],
+            id="order-dependent",
+        ),
+        pytest.param(
+            _k8s(DEFAULT, GPU, config={"scheduler-mode": "reactive", "jobmanager.scheduler": "adaptive"}),
+            ["spec.yaml: flink.clusters[0].config.jobmanager.scheduler: jobmanager.scheduler is generated by "
+             "accelplane from slotGroups; set slotGroups instead of config.jobmanager.scheduler",
+             "spec.yaml: flink.clusters[0].config.scheduler-mode: reactive mode runs the adaptive scheduler, which "
+             "ignores slot group resources; remove scheduler-mode or slotGroups"],
+            id="adaptive-and-reactive",
+        ),
+        pytest.param(
+            _k8s(DEFAULT, GPU, config={"fine-grained.shuffle-mode.all-blocking": False}),
+            ["spec.yaml: flink.clusters[0].config.fine-grained.shuffle-mode.all-blocking: "
+             "fine-grained.shuffle-mode.all-blocking is generated by accelplane from slotGroups; set slotGroups "
+             "instead of config.fine-grained.shuffle-mode.all-blocking"],
+            id="batch-pipelined",
+        ),
+        pytest.param(
+            _k8s(DEFAULT, GPU, config={"taskmanager.memory.task.heap.size": "2g"}),
+            ["spec.yaml: flink.clusters[0].taskManager.memory: config.taskmanager.memory.task.heap.size makes Flink "
+             "size TaskManager memory another way; remove it (slot groups need the task heap derived from "
+             "taskManager.memory)"],
+            id="unmodelled-memory-key",
+        ),
+        pytest.param(
+            _k8s(DEFAULT, GPU, version="1.18"),
+            ["spec.yaml: flink.clusters[0].slotGroups: GPU slot groups are verified with Flink 1.20 (fine-grained "
+             "slot manager, scheduler keys); this cluster runs 1.18"],
+            id="old-flink",
+        ),
+        pytest.param(
+            variant(STANDALONE, slotGroups=[DEFAULT, {**GPU, "slots": 3, "gpu": 1}]),
+            ["spec.yaml: flink.clusters[0].slotGroups[0]: one slot of group 'default' does not fit any TaskManager "
+             "(taskHeap 256Mi > 25Mi); a slot lives in one TaskManager: shrink the group or grow taskManager "
+             "(task heap and managed memory are Flink's split of taskManager.memory)",
+             "spec.yaml: flink.clusters[0].slotGroups[1]: one slot of group 'infer' does not fit any TaskManager "
+             "(taskHeap 512Mi > 25Mi); a slot lives in one TaskManager: shrink the group or grow taskManager "
+             "(task heap and managed memory are Flink's split of taskManager.memory)"],
+            id="standalone-small-taskmanager",
+        ),
+        pytest.param(
+            variant(STANDALONE, slotGroups=[{**DEFAULT, "taskHeap": "16Mi"}, {**GPU, "slots": 5, "taskHeap": "16Mi"}]),
+            ["spec.yaml: flink.clusters[0].taskManager.replicas: the slot groups' slots do not always fit the 2 "
+             "TaskManagers: in some order Flink places them, a slot finds no TaskManager with room and the job fails "
+             "with NoResourceAvailableException; add TaskManagers or shrink the groups"],
+            id="standalone-not-enough-gpus",
+        ),
+        pytest.param(
+            variant(KUBERNETES, taskManager={**KUBERNETES["flink"]["clusters"][0]["taskManager"], "gpu": None},
+                    slotGroups=[DEFAULT, GPU]),
+            ["spec.yaml: flink.clusters[0].slotGroups[1].gpu: the cluster's TaskManagers have no GPUs "
+             "(taskManager.gpu); remove gpu or give the TaskManagers GPUs"],
+            id="gpu-group-without-gpus",
+        ),
+    ],
+)  # fmt: skip
+def test_bad_slot_groups(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any, data: dict[str, Any], expected: list[str]
+) -> None:
+    data = copy.deepcopy(data)
+    tm = data["flink"]["clusters"][0]["taskManager"]
+    if tm.get("gpu", 0) is None:
+        del tm["gpu"]
+    assert _errors(tmp_path, data, monkeypatch, capsys) == expected
+
+
+def _multimodel(tmp_path: Path, **group_changes: Any) -> dict[str, Any]:
+    spec = multimodel_spec(tmp_path, install_dir=Path("/opt/d"), coordination_file=Path("/var/lib/x/c"))
+    data: dict[str, Any] = yaml.safe_load(spec.read_text())
+    for i, change in group_changes.items():
+        data["flink"]["clusters"][0]["slotGroups"][int(i[1:])].update(change)
+    return data
+
+
+def test_multimodel_group_must_name_a_model_the_hosts_have(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    data = _multimodel(tmp_path, g1={"gpuModel": "NVIDIA H100"})
+    del data["flink"]["clusters"][0]["slotGroups"][2]["gpuModel"]
+    assert _errors(tmp_path, data, monkeypatch, capsys) == [
+        "spec.yaml: flink.clusters[0].slotGroups[1].gpuModel: no host of this cluster has 'NVIDIA H100' GPUs "
+        "(models: 'NVIDIA A100-SXM4-80GB', 'Tesla T4')",
+        "spec.yaml: flink.clusters[0].slotGroups[2].gpuModel: the cluster's hosts have several GPU models "
+        "('NVIDIA A100-SXM4-80GB', 'Tesla T4'); name the model this group needs",
+    ]
+
+
+def test_standalone_packing_follows_the_hosts_models(tmp_path: Path) -> None:
+    """Five A100 slots on four A100s fail in every order; four fit (two hosts have A100s)."""
+    ok = model(tmp_path, _multimodel(tmp_path), "ok.yaml")
+    result = pack(ok, ok.flink_clusters[0])
+    assert not isinstance(result, str) and result.taskmanagers == {3} and not result.failing
+    data = _multimodel(tmp_path, g1={"slots": 5})
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump(data))
+    code = main(["validate", str(tmp_path / "bad.yaml")])
+    assert code == 1
+
+
+def test_memory_split_matches_flink_defaults(tmp_path: Path) -> None:
+    """TaskExecutorProcessUtils for 8g: overhead 819.2m, flink 7116.8m, managed 0.4, network 0.1."""
+    spec = model(tmp_path, _k8s(DEFAULT, GPU))
+    memory = taskmanager_memory(spec.flink_clusters[0])
+    assert not isinstance(memory, str)
+    f32 = {0.1: 0.10000000149011612, 0.4: 0.4000000059604645}  # Java float fractions, as doubles
+    flink = 8 * 2**30 - 256 * 2**20 - int(8 * 2**30 * f32[0.1])
+    assert memory.managed == int(flink * f32[0.4])
+    assert memory.network == int(flink * f32[0.1])
+    assert memory.task_heap == flink - 256 * 2**20 - memory.managed - memory.network
+
+
+def test_memory_split_is_flinks_to_the_byte(tmp_path: Path) -> None:
+    """Flink's own BashJavaUtils for 1280m (captured from Flink 1.20.5, see docs/gpu-slots.md):
+    managed 348966098 b, network 87241524 b, task heap 167772154 b."""
+    data = variant(STANDALONE, taskManager={**STANDALONE["flink"]["clusters"][0]["taskManager"], "memory": "1280Mi"})
+    memory = taskmanager_memory(model(tmp_path, data).flink_clusters[0])
+    assert not isinstance(memory, str)
+    assert (memory.managed, memory.network, memory.task_heap) == (348966098, 87241524, 167772154)
+
+
+def test_rendered_kubernetes_cluster_carries_groups_and_scheduler_keys(tmp_path: Path) -> None:
+    from tests.flink.specs import write
+
+    files = files_for(write(tmp_path, _k8s(DEFAULT, GPU)))
+    config = yaml.safe_load(files["flink/job1/config.yaml"][0])
+    assert config["jobmanager.scheduler"] == "default"
+    assert config["fine-grained.shuffle-mode.all-blocking"] is True
+    assert "taskmanager.cpu.cores" not in config  # kubernetes.taskmanager.cpu.amount gives the cores
+    doc = json.loads(files["flink/job1/slot-groups.json"][0])
+    assert doc["groups"] == [
+        {"cpuCores": 0.5, "managedMemoryMB": 0, "name": "default", "slots": 1, "taskHeapMemoryMB": 256},
+        {"cpuCores": 1.0, "externalResources": {"gpu": 1.0}, "gpuAmount": 1.0, "gpuResource": "gpu",
+         "managedMemoryMB": 0, "name": "infer", "slots": 4, "taskHeapMemoryMB": 512},
+    ]  # fmt: skip
+    configmap = yaml.safe_load(files["kubernetes/configmap_flink_accelplane-flink-job1.yaml"][0])
+    assert json.loads(configmap["data"]["slot-groups.json"]) == doc
+
+
+def test_rendered_multimodel_standalone_cluster(tmp_path: Path) -> None:
+    spec = multimodel_spec(tmp_path, install_dir=Path("/opt/d"), coordination_file=Path("/var/lib/x/c"))
+    files = files_for(spec)
+    config = yaml.safe_load(files["flink/vision/config.yaml"][0])
+    assert "external-resources" not in config  # named per host on the command line
+    assert config[f"external-resource.{A100_RESOURCE}.param.discovery-script.args"].startswith(
+        "--model NVIDIA-A100-SXM4-80GB --enable-coordination-mode "
+    )
+    assert config[f"external-resource.{T4_RESOURCE}.param.discovery-script.args"].startswith("--model Tesla-T4 ")
+    assert config["taskmanager.cpu.cores"] == 4
+    assert "flink/vision/workers" not in files
+    scripts = sorted(p for p in files if p.startswith("flink/vision/taskmanagers/"))
+    assert scripts == [f"flink/vision/taskmanagers/{h}.sh" for h in sorted((HOST_A100, HOST_MIX, HOST_T4))]
+    assert all(files[p][1] == 0o755 for p in scripts)
+    mix = files[f"flink/vision/taskmanagers/{HOST_MIX}.sh"][0]
+    assert f"readonly RESOURCES='{A100_RESOURCE};{T4_RESOURCE}'" in mix
+
+
+def test_start_scripts_are_shellcheck_clean(tmp_path: Path) -> None:
+    spec = multimodel_spec(tmp_path, install_dir=Path("/opt/d"), coordination_file=Path("/var/lib/x/c"))
+    written = write_rendered(spec, tmp_path / "out")
+    scripts = [p for rel, p in written.items() if "/taskmanagers/" in rel]
+    proc = subprocess.run([tool("shellcheck"), "-S", "style", *map(str, scripts)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout
+
+
+@pytest.fixture
+def start_host(tmp_path: Path) -> Any:
+    """Run a rendered start script against a fake FLINK_HOME whose taskmanager.sh records its args."""
+    install = tmp_path / "disc"
+    install.mkdir()
+    script = install / "accelplane-gpu-discovery"
+    script.write_text(DISCOVERY.read_text())
+    script.chmod(0o755)
+    spec = multimodel_spec(tmp_path, install_dir=install, coordination_file=tmp_path / "c" / "coord")
+    written = write_rendered(spec, tmp_path / "out")
+    home = tmp_path / "flink"
+    (home / "bin").mkdir(parents=True)
+    (home / "plugins" / "external-resource-gpu").mkdir(parents=True)
+    (home / "plugins" / "external-resource-gpu" / "flink-external-resource-gpu-1.20.5.jar").write_text("")
+    record = tmp_path / "started"
+    tm = home / "bin" / "taskmanager.sh"
+    tm.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> {record}\n')
+    tm.chmod(0o755)
+    fake = install_fake_smi(tmp_path / "fake-bin")
+
+    def run(host: str, **extra: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+        env = {**os.environ, "FLINK_HOME": str(home), **host_env(fake, host), **extra}
+        env.pop("FLINK_PLUGINS_DIR", None)
+        env.update(extra)
+        path = written[f"flink/vision/taskmanagers/{host}.sh"]
+        proc = subprocess.run([str(path), "-D", "x=y"], env=env, capture_output=True, text=True, check=False)
+        started = record.read_text().splitlines() if record.exists() else []
+        return proc, started
+
+    run.script = script  # type: ignore[attr-defined]
+    run.home = home  # type: ignore[attr-defined]
+    return run
+
+
+def test_start_script_names_both_models_on_the_command_line(start_host: Any) -> None:
+    proc, started = start_host(HOST_MIX)
+    assert proc.returncode == 0, proc.stderr
+    assert started == [f"start -Dexternal-resources={A100_RESOURCE};{T4_RESOURCE} -D x=y"]
+
+
+def test_start_script_refuses_a_missing_plugin(start_host: Any, tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    (empty / "external-resource-gpu").mkdir(parents=True)
+    proc, started = start_host(HOST_A100, FLINK_PLUGINS_DIR=str(empty))
+    assert (proc.returncode, started) == (1, [])
+    assert "Flink's GPU plugin (flink-external-resource-gpu-*.jar) is not in" in proc.stderr
+
+
+def test_start_script_refuses_a_missing_discovery_script(start_host: Any) -> None:
+    start_host.script.unlink()
+    proc, started = start_host(HOST_T4)
+    assert (proc.returncode, started) == (1, [])
+    assert "missing or not executable" in proc.stderr
+
+
+def test_start_script_refuses_when_discovery_fails_or_finds_too_few(start_host: Any) -> None:
+    proc, started = start_host(HOST_T4, FAKE_NVIDIA_SMI_FAIL="1")
+    assert (proc.returncode, started) == (1, [])
+    assert "did not find 2 GPU(s) of model Tesla T4 for external resource gpu-teslat4" in proc.stderr
+    # A host whose A100s are gone (only T4s answer) is refused too.
+    proc, started = start_host(HOST_MIX, FAKE_GPU_MODELS="Tesla T4;Tesla T4")
+    assert (proc.returncode, started) == (1, [])
+    assert "did not find 2 GPU(s) of model NVIDIA A100-SXM4-80GB" in proc.stderr
+
+
+def test_pyflink_helper_parses_the_rendered_file(tmp_path: Path) -> None:
+    spec = multimodel_spec(tmp_path, install_dir=Path("/opt/d"), coordination_file=Path("/var/lib/x/c"))
+    text = files_for(spec)["flink/vision/slot-groups.json"][0]
+    sys.path.insert(0, str(PYFLINK_MODULE.parent))
+    try:
+        import pyflink_slot_groups as helper
+    finally:
+        sys.path.pop(0)
+    groups = helper.parse(text)
+    assert groups.names() == ["default", "detect", "embed"]
+    assert (groups.gpu_resource("embed"), groups.gpu_amount("embed"), groups.slots("embed")) == (A100_RESOURCE, 1.0, 4)
+    assert groups.gpu_resource("default") is None
+    with pytest.raises(KeyError, match="slot group 'nope' is not declared for Flink cluster vision"):
+        groups.spec("nope")
+    with pytest.raises(ValueError, match="no 'default' group"):
+        bad = json.loads(text)
+        bad["groups"] = bad["groups"][1:]
+        helper.parse(json.dumps(bad))
+
+
+def test_helpers_ship_in_the_package() -> None:
+    assert [p.name for p in java_sources()] == ["GpuDevices.java", "SlotGroups.java"]
+    assert PYFLINK_MODULE.is_file()
