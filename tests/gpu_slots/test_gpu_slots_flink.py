@@ -46,7 +46,10 @@ from tests.gpu_slots.support import (
     multimodel_spec,
     write_rendered,
 )
-from tests.support.flink_cluster import FlinkStandalone, HarnessError, build_java_job, require_flink_home
+from tests.support.flink.errors import HarnessError
+from tests.support.flink.home import require_flink_home
+from tests.support.flink.java import build_java_job
+from tests.support.flink.standalone import FlinkStandalone
 
 pytestmark = pytest.mark.flink
 
@@ -93,7 +96,7 @@ class Env:
 
     def script_env(self, host: str, **extra: str) -> dict[str, str]:
         self.cluster.prepare()
-        env = dict(self.cluster._env)  # the sandbox's FLINK_CONF_DIR / log / pid dirs
+        env = self.cluster.env  # the sandbox's FLINK_CONF_DIR / log / pid dirs
         env["FLINK_HOME"] = str(self.flink_home)
         env.update(host_env(self.fake_dir, host))
         env.update(extra)
@@ -111,7 +114,7 @@ class Env:
         )
 
     def get(self, path: str) -> Any:
-        return self.cluster._get_json(path)
+        return self.cluster.rest.get_json(path)
 
     def taskmanager(self, resource_id: str) -> dict[str, Any]:
         return self.get(f"/taskmanagers/{resource_id}")  # type: ignore[no-any-return]

@@ -18,7 +18,7 @@ from accelplane.cli import main
 from accelplane.derive.slot_groups import pack, taskmanager_memory
 from accelplane.job_helpers import PYFLINK_MODULE, java_sources
 
-from tests.flink.specs import KUBERNETES, STANDALONE, model, variant
+from tests.flink.specs import KUBERNETES, STANDALONE, variant
 from tests.gpu_slots.support import (
     A100_RESOURCE,
     HOST_A100,
@@ -32,6 +32,7 @@ from tests.gpu_slots.support import (
 )
 from tests.node_image.support import tool
 from tests.support.render import files_for
+from tests.support.specs import model_of, write_spec
 
 DEFAULT = {"name": "default", "slots": 1, "cpu": 0.5, "taskHeap": "256Mi"}
 GPU = {"name": "infer", "slots": 4, "cpu": 1, "taskHeap": "512Mi", "gpu": 1}
@@ -52,7 +53,7 @@ def _errors(tmp_path: Path, data: dict[str, Any], monkeypatch: pytest.MonkeyPatc
 
 
 def test_valid_kubernetes_groups_pack_into_the_replicas(tmp_path: Path) -> None:
-    spec = model(tmp_path, _k8s(DEFAULT, GPU))
+    spec = model_of(write_spec(tmp_path, _k8s(DEFAULT, GPU)))
     result = pack(spec, spec.flink_clusters[0])
     assert not isinstance(result, str)
     assert result.taskmanagers == {2} and not result.failing
@@ -207,7 +208,7 @@ def test_multimodel_group_must_name_a_model_the_hosts_have(
 
 def test_standalone_packing_follows_the_hosts_models(tmp_path: Path) -> None:
     """Five A100 slots on four A100s fail in every order; four fit (two hosts have A100s)."""
-    ok = model(tmp_path, _multimodel(tmp_path), "ok.yaml")
+    ok = model_of(write_spec(tmp_path, _multimodel(tmp_path), "ok.yaml"))
     result = pack(ok, ok.flink_clusters[0])
     assert not isinstance(result, str) and result.taskmanagers == {3} and not result.failing
     data = _multimodel(tmp_path, g1={"slots": 5})
@@ -218,7 +219,7 @@ def test_standalone_packing_follows_the_hosts_models(tmp_path: Path) -> None:
 
 def test_memory_split_matches_flink_defaults(tmp_path: Path) -> None:
     """TaskExecutorProcessUtils for 8g: overhead 819.2m, flink 7116.8m, managed 0.4, network 0.1."""
-    spec = model(tmp_path, _k8s(DEFAULT, GPU))
+    spec = model_of(write_spec(tmp_path, _k8s(DEFAULT, GPU)))
     memory = taskmanager_memory(spec.flink_clusters[0])
     assert not isinstance(memory, str)
     f32 = {0.1: 0.10000000149011612, 0.4: 0.4000000059604645}  # Java float fractions, as doubles
@@ -232,15 +233,14 @@ def test_memory_split_is_flinks_to_the_byte(tmp_path: Path) -> None:
     """Flink's own BashJavaUtils for 1280m (captured from Flink 1.20.5, see docs/gpu-slots.md):
     managed 348966098 b, network 87241524 b, task heap 167772154 b."""
     data = variant(STANDALONE, taskManager={**STANDALONE["flink"]["clusters"][0]["taskManager"], "memory": "1280Mi"})
-    memory = taskmanager_memory(model(tmp_path, data).flink_clusters[0])
+    memory = taskmanager_memory(model_of(write_spec(tmp_path, data)).flink_clusters[0])
     assert not isinstance(memory, str)
     assert (memory.managed, memory.network, memory.task_heap) == (348966098, 87241524, 167772154)
 
 
 def test_rendered_kubernetes_cluster_carries_groups_and_scheduler_keys(tmp_path: Path) -> None:
-    from tests.flink.specs import write
 
-    files = files_for(write(tmp_path, _k8s(DEFAULT, GPU)))
+    files = files_for(write_spec(tmp_path, _k8s(DEFAULT, GPU)))
     config = yaml.safe_load(files["flink/job1/config.yaml"][0])
     assert config["jobmanager.scheduler"] == "default"
     assert config["fine-grained.shuffle-mode.all-blocking"] is True

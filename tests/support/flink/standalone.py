@@ -170,6 +170,12 @@ class FlinkStandalone:
         """Client of this cluster's JobManager REST API."""
         return RestClient(self.rest_url)
 
+    @property
+    def env(self) -> dict[str, str]:
+        """The environment the cluster's scripts run with (sandbox FLINK_CONF_DIR, log and pid
+        directories); callers that start Flink scripts of their own start from a copy of it."""
+        return dict(self._env)
+
     def _discovery_key(self, suffix: str) -> str:
         return f"external-resource.{self.gpu_resource}.param.discovery-script.{suffix}"
 
