@@ -12,17 +12,19 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.support.fake_nvidia_smi import FAKE_NVIDIA_SMI, fake_gpu_uuid
+
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parent.parent
 SCRIPT = REPO_ROOT / "components" / "accelplane" / "discovery" / "gpu_discovery.py"
-FAKES = HERE / "fakes"
-HEADER = "# accelplane-gpu-coordination v1"
+FAKES = FAKE_NVIDIA_SMI.parent  # the fake GPU tools: nvidia-smi, amd-smi, rocm-smi
+HEADER = "# accelplane-gpu-coordination v2"
 END_PREFIX = "# end crc32="
 
 # Variables that would make a test depend on the machine it runs on.
 _SCRUBBED = (
     "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
-    "CUDA_DEVICE_ORDER", "ACCELPLANE_GPU_DISCOVERY_BACKEND", "PYTHONPATH",
+    "CUDA_DEVICE_ORDER", "ACCELPLANE_GPU_DISCOVERY_BACKEND", "ACCELPLANE_GPU_DISCOVERY_ROOT", "PYTHONPATH",
 )
 
 # -S: no site-packages, so the NVML backend is "not installed" and the fake nvidia-smi on PATH
@@ -35,14 +37,15 @@ def fake_env(gpus: int = 4, extra: Mapping[str, str] | None = None) -> dict[str,
     env = {k: v for k, v in os.environ.items() if k not in _SCRUBBED and not k.startswith("FAKE_")}
     env["PATH"] = f"{FAKES}{os.pathsep}{env.get('PATH', os.defpath)}"
     env["FAKE_GPU_COUNT"] = str(gpus)
+    env["ACCELPLANE_GPU_DISCOVERY_ROOT"] = str(FAKES / "no-such-root")  # no real /sys, /dev GPUs
     env["LC_ALL"] = "C"
     env.update(extra or {})
     return env
 
 
 def gpu_uuid(index: int) -> str:
-    """The UUID the fake nvidia-smi prints for a GPU index."""
-    return f"GPU-{(index * 2654435761 + 12345) % 2**32:08x}-1111-2222-3333-{index:012x}"
+    """The UUID the fake nvidia-smi prints for host GPU ``index``."""
+    return fake_gpu_uuid(index)
 
 
 def ours(*args: str) -> list[str]:

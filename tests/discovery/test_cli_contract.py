@@ -144,7 +144,7 @@ def test_nvidia_smi_notices_on_stdout_are_skipped(env: Env) -> None:
 
 
 def test_a_broken_driver_fails_with_the_tools_message(env: Env) -> None:
-    r = run(ours("1", "--vendor", "nvidia"), env(4, FAKE_NVIDIA_SMI_FAIL="1"))
+    r = run(ours("1", "--vendor", "nvidia"), env(4, FAKE_NVIDIA_SMI_FAIL="9"))
     assert (r.returncode, r.stdout) == (4, "")
     assert "nvidia-smi exited with 9: NVIDIA-SMI has failed" in r.stderr
 

@@ -59,12 +59,12 @@ def test_fake_nvidia_smi_answers_flink_and_accelplane_queries(tmp_path: Path) ->
     assert full.stdout.splitlines() == [
         f"{i}, {fake.fake_gpu_uuid(i)}, NVIDIA A100-SXM4-80GB, {fake.fake_gpu_bus_id(i)}" for i in range(4)
     ]
-    assert fake.fake_gpu_uuid(3) == "GPU-00000000-0000-0000-0000-000000000003"
+    assert fake.fake_gpu_uuid(3) == "GPU-daa69d4c-1111-2222-3333-000000000003"
 
     reordered = run(
         "--query-gpu=name,mig.mode.current,index", "--format=csv,noheader", FAKE_GPU_NAME="NVIDIA H100"
     )
-    assert reordered.stdout.splitlines()[2] == "NVIDIA H100, [N/A], 2"
+    assert reordered.stdout.splitlines()[2] == "NVIDIA H100, Disabled, 2"
 
     with_header = run("--query-gpu=index,uuid", "--format=csv")
     assert with_header.stdout.splitlines()[0] == "index, uuid"

@@ -166,11 +166,15 @@ import os
 import stat
 import sys
 import time
+from typing import Any, Callable, TypeVar
+
+T = TypeVar("T")
 
 __version__ = "1.0.0"
 
 PROG = "accelplane-gpu-discovery"
-FILE_HEADER = "# accelplane-gpu-coordination v1"
+FILE_HEADER = "# accelplane-gpu-coordination v2"
+FILE_HEADERS_READ = (FILE_HEADER, "# accelplane-gpu-coordination v1")  # v1: same records, locked in place
 FILE_HEADER_PREFIX = "# accelplane-gpu-coordination v"
 FILE_END_PREFIX = "# end crc32="
 DEFAULT_COORDINATION_FILE = "/var/tmp/flink-gpu-coordination"
@@ -178,6 +182,14 @@ DEFAULT_FILE_MODE = 0o660
 DEFAULT_TIMEOUT = 9.0
 COMMAND_TIMEOUT = 5.0
 BACKEND_ENV = "ACCELPLANE_GPU_DISCOVERY_BACKEND"
+ROOT_ENV = "ACCELPLANE_GPU_DISCOVERY_ROOT"  # prefix for /sys and /dev (tests, a host tree mounted elsewhere)
+LOCK_SUFFIX = ".lock"
+TMP_SUFFIX = ".tmp"
+MAX_FILE_BYTES = 1 << 20  # ~8,000 records; a host has a few hundred GPUs and MIG devices at most
+MAX_OUTPUT_BYTES = 4 << 20  # what an inventory tool may print before we stop reading and kill it
+PID_MAX_LIMIT = 1 << 22  # Linux PID_MAX_LIMIT: no process id is larger
+MAX_NUMBER_DIGITS = 20
+CONTAINER_DEVICES_DIR = "/var/run/nvidia-container-devices"
 
 EXIT_OK = 0
 EXIT_UNSATISFIABLE = 1
@@ -187,7 +199,8 @@ EXIT_INVENTORY = 4
 EXIT_INTERNAL = 70
 
 NVIDIA_BACKENDS = ("nvml", "nvidia-smi")
-AMD_BACKENDS = ("amd-smi", "rocm-smi")
+AMD_BACKENDS = ("amdsmi", "amd-smi", "rocm-smi", "kfd")
+AMD_ISOLATED_BACKENDS = ("kfd", "amdsmi", "amd-smi", "rocm-smi")  # a container: ROCm's own view first
 ALL_BACKENDS = NVIDIA_BACKENDS + AMD_BACKENDS
 FORMATS = ("flink", "spark", "json")
 VENDORS = ("auto", "nvidia", "amd")
@@ -198,15 +211,36 @@ _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123
 _BOOT_ID_CHARS = frozenset("0123456789abcdef-")
 
 USAGE = """\
-usage: {prog} AMOUNT [--enable-coordination-mode] [--coordination-file PATH]
-       [--vendor nvidia|amd|auto] [--backend auto|nvml|nvidia-smi|amd-smi|rocm-smi]
-       [--model NAME] [--include-mig] [--format flink|spark|json] [--owner-pid PID]
-       [--allow-foreign-owner] [--file-mode OCTAL] [--timeout SECONDS] [--verbose]
+usage: {prog} AMOUNT [flags]
        {prog} [AMOUNT] --release [--coordination-file PATH] [--owner-pid PID]
-aliases: --privilege = --enable-coordination-mode, --assign-file = --coordination-file,
-         --check-dead is accepted (dead owners are always reclaimed)
 Prints the chosen GPU indexes on one stdout line; everything else goes to stderr.
 Arguments cannot contain spaces (Flink splits the command line on whitespace).
+
+flags:
+  --enable-coordination-mode   share the host's GPUs with other TaskManagers through a locked file
+  --privilege                  alias of --enable-coordination-mode (FLIP-108 name)
+  --coordination-file PATH     coordination file (default /var/tmp/flink-gpu-coordination)
+  --assign-file PATH           alias of --coordination-file (FLIP-108 name)
+  --check-dead                 accepted, no effect: dead owners are always reclaimed
+  --isolated-devices           this container's GPUs were allocated to it exclusively (device
+                               plugin, YARN GPU isolation): trust what the runtime injected
+                               (NVIDIA_VISIBLE_DEVICES=void or the volume-mounts directory) and
+                               reclaim records another PID namespace left for a GPU visible here
+  --vendor nvidia|amd|auto     which GPUs to look for (default auto: NVIDIA, then AMD)
+  --backend auto|nvml|nvidia-smi|amdsmi|amd-smi|rocm-smi|kfd
+                               force one inventory backend (also env {backend_env})
+  --model NAME                 only GPUs of this model (case, spaces, '-', '_' ignored)
+  --include-mig                hand out MIG-mode GPUs whole instead of their MIG devices
+  --format flink|spark|json    output: 0,1 | Spark resource JSON | details per GPU
+  --release                    give back the GPUs the owner holds (implies coordination mode)
+  --owner-pid PID              owner process (default: the parent, the TaskManager JVM)
+  --allow-foreign-owner        accept a coordination file owned by another uid
+  --file-mode OCTAL            mode of a new coordination file (default 0660)
+  --timeout SECONDS            total time budget (default 9; Flink kills the script at 10 s)
+  --verbose, -v                explain decisions on stderr
+  --help, -h                   this text
+'--enable-coordination' (a typo in Flink's docs) is warned about and treated as coordination mode.
+Exit codes: 0 ok, 1 not enough GPUs, 2 usage, 3 coordination file, 4 no GPU inventory, 70 internal.
 """
 
 
@@ -251,7 +285,11 @@ class Log:
 
 
 class Gpu:
-    __slots__ = ("_key", "aliases", "bus_id", "index", "mig", "name", "uuid", "vendor")
+    """A whole GPU, or (``parent`` set) a MIG device: ``parent`` is the index of its GPU,
+    ``mig_index`` its number under that GPU (nvidia-smi's ``Device N``), ``index`` the number
+    CUDA gives it among the visible MIG devices (assigned by eligible_gpus)."""
+
+    __slots__ = ("_key", "aliases", "bus_id", "index", "mig", "mig_index", "name", "parent", "uuid", "vendor")
 
     def __init__(
         self,
@@ -262,6 +300,8 @@ class Gpu:
         mig: bool | None = None,
         vendor: str = "nvidia",
         aliases: tuple[str, ...] = (),
+        parent: int | None = None,
+        mig_index: int | None = None,
     ) -> None:
         self.index = index
         self.uuid = uuid
@@ -270,7 +310,13 @@ class Gpu:
         self.mig = mig
         self.vendor = vendor
         self.aliases = aliases
+        self.parent = parent
+        self.mig_index = mig_index
         self._key = ""
+
+    @property
+    def is_mig_device(self) -> bool:
+        return self.parent is not None
 
     @property
     def key(self) -> str:
@@ -280,6 +326,8 @@ class Gpu:
                 raw = "pci:" + normalize_bus_id(self.bus_id)
             elif self.uuid:
                 raw = self.uuid
+            elif self.parent is not None:
+                raw = f"mig:{self.parent}:{self.mig_index}"
             else:
                 raw = f"index:{self.index}"
             self._key = (
@@ -297,12 +345,13 @@ class Gpu:
         return all(getattr(self, s) == getattr(other, s) for s in self.__slots__ if s != "_key")
 
     def __hash__(self) -> int:
-        return hash((self.index, self.uuid, self.bus_id))
+        return hash((self.index, self.uuid, self.bus_id, self.parent, self.mig_index))
 
     def __repr__(self) -> str:
+        extra = "" if self.parent is None else f", parent={self.parent}, mig_index={self.mig_index}"
         return (
             f"Gpu({self.index}, {self.uuid!r}, {self.name!r}, bus_id={self.bus_id!r}, "
-            f"mig={self.mig!r}, vendor={self.vendor!r})"
+            f"mig={self.mig!r}, vendor={self.vendor!r}{extra})"
         )
 
 
@@ -508,57 +557,80 @@ def which(name: str) -> str | None:
 def run_command(argv: list[str], timeout: float) -> tuple[int, str, str]:
     """Run a command, return (rc, stdout, stderr); raises BackendUnavailable.
 
-    Uses ``os.posix_spawn`` + ``select`` rather than ``subprocess``: importing ``subprocess``
-    costs more than running nvidia-smi (start-up time matters; Flink kills us at 10 s)."""
+    Bounded in time (``timeout``) and in memory (at most MAX_OUTPUT_BYTES of output, then the
+    command is killed: a tool that prints forever must not fill our memory before Flink's 10 s
+    are up). Uses ``os.posix_spawn`` + ``select`` rather than ``subprocess`` where it can:
+    importing ``subprocess`` costs more than running nvidia-smi."""
     exe = which(argv[0])
     if exe is None:
         raise BackendUnavailable(f"{argv[0]} not found on PATH")
     if timeout <= 0:
         raise BackendUnavailable(f"no time left to run {argv[0]}")
-    if not hasattr(os, "posix_spawn"):  # Python 3.7
-        return _run_command_subprocess([exe, *argv[1:]], timeout)
+    proc = None
+    if hasattr(os, "posix_spawn"):
+        out_r, out_w = os.pipe()  # non-inheritable (PEP 446): only the dup2-ed copies reach the child
+        err_r, err_w = os.pipe()
+        try:
+            pid = os.posix_spawn(
+                exe,
+                [exe, *argv[1:]],
+                dict(os.environ),
+                file_actions=[
+                    (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                    (os.POSIX_SPAWN_DUP2, out_w, 1),
+                    (os.POSIX_SPAWN_DUP2, err_w, 2),
+                ],
+            )
+        except OSError as e:
+            for fd in (out_r, out_w, err_r, err_w):
+                os.close(fd)
+            raise BackendUnavailable(f"cannot run {exe}: {e}") from e
+        os.close(out_w)
+        os.close(err_w)
+    else:  # Python 3.7
+        import subprocess
+
+        try:
+            proc = subprocess.Popen(
+                [exe, *argv[1:]], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            )
+        except OSError as e:
+            raise BackendUnavailable(f"cannot run {exe}: {e}") from e
+        pid = proc.pid
+        out_r, err_r = os.dup(proc.stdout.fileno()), os.dup(proc.stderr.fileno())  # type: ignore[union-attr]
+        proc.stdout.close()  # type: ignore[union-attr]
+        proc.stderr.close()  # type: ignore[union-attr]
     import select
 
-    out_r, out_w = os.pipe()  # non-inheritable (PEP 446): only the dup2-ed copies reach the child
-    err_r, err_w = os.pipe()
-    try:
-        pid = os.posix_spawn(
-            exe,
-            [exe, *argv[1:]],
-            dict(os.environ),
-            file_actions=[
-                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                (os.POSIX_SPAWN_DUP2, out_w, 1),
-                (os.POSIX_SPAWN_DUP2, err_w, 2),
-            ],
-        )
-    except OSError as e:
-        for fd in (out_r, out_w, err_r, err_w):
-            os.close(fd)
-        raise BackendUnavailable(f"cannot run {exe}: {e}") from e
-    os.close(out_w)
-    os.close(err_w)
     chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
     open_fds = [out_r, err_r]
     end = time.monotonic() + timeout
+    total = 0
     try:
         while open_fds:
             left = end - time.monotonic()
             ready = select.select(open_fds, [], [], max(left, 0))[0] if left > 0 else []
             if not ready:
-                os.kill(pid, 9)
-                os.waitpid(pid, 0)
+                _kill_and_reap(pid, proc)
                 raise BackendUnavailable(f"{argv[0]} did not answer within {timeout:.1f} s")
             for fd in ready:
                 data = os.read(fd, 65536)
                 if data:
                     chunks[fd].append(data)
+                    total += len(data)
                 else:
                     open_fds.remove(fd)
+            if total > MAX_OUTPUT_BYTES:
+                _kill_and_reap(pid, proc)
+                raise BackendUnavailable(
+                    f"{argv[0]} printed more than {MAX_OUTPUT_BYTES} bytes; stopped reading and killed it"
+                )
     finally:
         os.close(out_r)
         os.close(err_r)
     status = os.waitpid(pid, 0)[1]
+    if proc is not None:
+        proc.returncode = 0  # reaped here; keep subprocess from waiting again
     rc = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
     return (
         rc,
@@ -567,22 +639,14 @@ def run_command(argv: list[str], timeout: float) -> tuple[int, str, str]:
     )
 
 
-def _run_command_subprocess(argv: list[str], timeout: float) -> tuple[int, str, str]:
-    import subprocess
-
+def _kill_and_reap(pid: int, proc: object) -> None:
     try:
-        proc = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, close_fds=True
-        )
-    except OSError as e:
-        raise BackendUnavailable(f"cannot run {argv[0]}: {e}") from e
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        raise BackendUnavailable(f"{argv[0]} did not answer within {timeout:.1f} s") from None
-    return (proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+    except OSError:
+        pass
+    if proc is not None:
+        proc.returncode = -9  # type: ignore[attr-defined]
 
 
 def _first_line(text: str) -> str:
@@ -669,45 +733,104 @@ def _text(value: object) -> str:
     return str(value)
 
 
-def inventory_nvml(log: Log) -> list[Gpu]:
+_ABANDONED_THREADS: list[object] = []
+
+
+def _bounded_call(what: str, func: Callable[[], T], timeout: float) -> T:
+    """Run ``func`` in a daemon thread and give up after ``timeout`` seconds.
+
+    A library call that hangs (``nvmlInit`` on a wedged driver) cannot be interrupted; the
+    thread is abandoned and the script exits with os._exit once it has printed its result."""
+    import threading
+
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["value"] = func()
+        except BaseException as e:  # handed to the caller
+            box["error"] = e
+
+    thread = threading.Thread(target=work, name=what, daemon=True)
+    thread.start()
+    thread.join(max(timeout, 0.0))
+    if thread.is_alive():
+        _ABANDONED_THREADS.append(thread)
+        raise BackendUnavailable(f"{what} did not answer within {timeout:.1f} s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]  # type: ignore[no-any-return]
+
+
+def inventory_nvml(log: Log, deadline: Deadline | None = None) -> list[Gpu]:
+    """Whole GPUs and the MIG devices of MIG-enabled ones, from NVML, within the time budget."""
+    timeout = COMMAND_TIMEOUT if deadline is None else min(COMMAND_TIMEOUT, deadline.left())
     with _Muffled(log.verbose):
-        try:
-            import pynvml  # type: ignore[import-untyped, unused-ignore]
-        except Exception as e:  # ImportError, or a broken install
-            raise BackendUnavailable(f"pynvml not importable ({e})") from e
-        try:
-            pynvml.nvmlInit()
-        except Exception as e:
-            raise BackendUnavailable(f"NVML initialisation failed: {e}") from e
-        try:
-            gpus = []
-            mig_enabled = getattr(pynvml, "NVML_DEVICE_MIG_ENABLE", 1)
-            for i in range(int(pynvml.nvmlDeviceGetCount())):
-                h = pynvml.nvmlDeviceGetHandleByIndex(i)
-                try:
-                    index = int(pynvml.nvmlDeviceGetIndex(h))
-                except Exception:
-                    index = i
-                uuid = _na(_text(pynvml.nvmlDeviceGetUUID(h)))
-                name = _text(pynvml.nvmlDeviceGetName(h))
-                try:
-                    bus: str | None = _na(_text(pynvml.nvmlDeviceGetPciInfo(h).busId))
-                except Exception:
-                    bus = None
-                try:
-                    current, _pending = pynvml.nvmlDeviceGetMigMode(h)
-                    mig: bool | None = current == mig_enabled
-                except Exception:  # NVMLError_NotSupported on GPUs without MIG
-                    mig = None
-                gpus.append(Gpu(index, uuid, name, bus, mig, "nvidia"))
-            return gpus
-        except Exception as e:
-            raise BackendUnavailable(f"NVML query failed: {e}") from e
-        finally:
+        return _bounded_call("NVML", lambda: _nvml_query(log), timeout)
+
+
+def _nvml_query(log: Log) -> list[Gpu]:
+    try:
+        import pynvml  # type: ignore[import-untyped, unused-ignore]
+    except Exception as e:  # ImportError, or a broken install
+        raise BackendUnavailable(f"pynvml not importable ({e})") from e
+    try:
+        pynvml.nvmlInit()
+    except Exception as e:
+        raise BackendUnavailable(f"NVML initialisation failed: {e}") from e
+    try:
+        gpus = []
+        migs: list[Gpu] = []
+        mig_enabled = getattr(pynvml, "NVML_DEVICE_MIG_ENABLE", 1)
+        for i in range(int(pynvml.nvmlDeviceGetCount())):
+            h = pynvml.nvmlDeviceGetHandleByIndex(i)
             try:
-                pynvml.nvmlShutdown()
-            except Exception as e:
-                log.info(f"nvmlShutdown failed: {e}")
+                index = int(pynvml.nvmlDeviceGetIndex(h))
+            except Exception:
+                index = i
+            uuid = _na(_text(pynvml.nvmlDeviceGetUUID(h)))
+            name = _text(pynvml.nvmlDeviceGetName(h))
+            try:
+                bus: str | None = _na(_text(pynvml.nvmlDeviceGetPciInfo(h).busId))
+            except Exception:
+                bus = None
+            try:
+                current, _pending = pynvml.nvmlDeviceGetMigMode(h)
+                mig: bool | None = current == mig_enabled
+            except Exception:  # NVMLError_NotSupported on GPUs without MIG
+                mig = None
+            gpus.append(Gpu(index, uuid, name, bus, mig, "nvidia"))
+            if mig:
+                migs.extend(_nvml_mig_devices(pynvml, h, index, bus, len(migs)))
+        return gpus + migs
+    except Exception as e:
+        raise BackendUnavailable(f"NVML query failed: {e}") from e
+    finally:
+        try:
+            pynvml.nvmlShutdown()
+        except Exception as e:
+            log.info(f"nvmlShutdown failed: {e}")
+
+
+def _nvml_mig_devices(pynvml: Any, handle: object, parent: int, bus: str | None, first: int) -> list[Gpu]:
+    """The MIG devices of one MIG-enabled GPU (empty slots are skipped)."""
+    try:
+        slots = int(pynvml.nvmlDeviceGetMaxMigDeviceCount(handle))
+    except Exception:
+        return []
+    out = []
+    for j in range(slots):
+        try:
+            mh = pynvml.nvmlDeviceGetMigDeviceHandleByIndex(handle, j)
+        except Exception:  # NVMLError_NotFound: no MIG device in this slot
+            continue
+        uuid = _na(_text(pynvml.nvmlDeviceGetUUID(mh)))
+        try:
+            name = _text(pynvml.nvmlDeviceGetName(mh))
+        except Exception:
+            name = ""
+        out.append(Gpu(first + len(out), uuid, name, bus, None, "nvidia", parent=parent, mig_index=j))
+    return out
 
 
 def parse_nvidia_smi(text: str, fields: tuple[str, ...], log: Log) -> list[Gpu]:
@@ -743,13 +866,56 @@ def inventory_nvidia_smi(log: Log, deadline: Deadline) -> list[Gpu]:
             min(COMMAND_TIMEOUT, deadline.left()),
         )
         if rc == 0:
-            return parse_nvidia_smi(out, fields, log)
+            gpus = parse_nvidia_smi(out, fields, log)
+            if any(g.mig for g in gpus):
+                gpus += _nvidia_smi_mig_devices(gpus, log, deadline)
+            return gpus
         if "mig.mode.current" in fields and "mig.mode.current" in out + err:
             log.info("nvidia-smi does not know mig.mode.current; retrying without it")
             fields = tuple(f for f in fields if f != "mig.mode.current")
             continue
         break
     raise BackendUnavailable(f"nvidia-smi exited with {rc}: {_first_line(err + chr(10) + out)}")
+
+
+def parse_nvidia_smi_list(text: str, gpus: list[Gpu], log: Log) -> list[Gpu]:
+    """MIG devices from ``nvidia-smi -L``::
+
+        GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-...)
+          MIG 1g.10gb     Device  0: (UUID: MIG-...)
+
+    Each MIG line belongs to the GPU line above it; ``index`` is the device's position in
+    the listing (eligible_gpus renumbers what is visible)."""
+    import re
+
+    gpu_line = re.compile(r"^GPU\s+(\d+):\s*(.*?)\s*\(UUID:\s*([^)\s]+)\s*\)\s*$")
+    mig_line = re.compile(r"^\s+MIG\s+(\S+)\s+Device\s+(\d+):\s*\(UUID:\s*([^)\s]+)\s*\)\s*$")
+    by_index = {g.index: g for g in gpus if not g.is_mig_device}
+    parent: Gpu | None = None
+    out: list[Gpu] = []
+    for line in text.splitlines():
+        m = gpu_line.match(line)
+        if m:
+            parent = by_index.get(int(m.group(1)))
+            continue
+        m = mig_line.match(line)
+        if m and parent is not None:
+            name = f"{parent.name} MIG {m.group(1)}".strip()
+            out.append(
+                Gpu(len(out), _na(m.group(3)), name, parent.bus_id, None, "nvidia",
+                    parent=parent.index, mig_index=int(m.group(2)))
+            )
+        elif line.strip() and not m:
+            log.info(f"ignoring nvidia-smi -L line: {line[:200]!r}")
+    return out
+
+
+def _nvidia_smi_mig_devices(gpus: list[Gpu], log: Log, deadline: Deadline) -> list[Gpu]:
+    rc, out, err = run_command(["nvidia-smi", "-L"], min(COMMAND_TIMEOUT, deadline.left()))
+    if rc != 0:
+        log.warning(f"nvidia-smi -L exited with {rc}: {_first_line(err + chr(10) + out)}; MIG devices unknown")
+        return []
+    return parse_nvidia_smi_list(out, gpus, log)
 
 
 # --------------------------------------------------------------------------- AMD
@@ -861,6 +1027,114 @@ def inventory_rocm_smi(log: Log, deadline: Deadline) -> list[Gpu]:
     return parse_rocm_smi(_json_document(out, "rocm-smi"))
 
 
+def inventory_amdsmi(log: Log, deadline: Deadline | None = None) -> list[Gpu]:
+    """AMD GPUs through the ``amdsmi`` Python package (ROCm's AMD SMI library, used only when
+    importable), the counterpart of pynvml; index = position in amdsmi's processor list."""
+    timeout = COMMAND_TIMEOUT if deadline is None else min(COMMAND_TIMEOUT, deadline.left())
+    with _Muffled(log.verbose):
+        return _bounded_call("amdsmi", lambda: _amdsmi_query(log), timeout)
+
+
+def _amdsmi_query(log: Log) -> list[Gpu]:
+    try:
+        import amdsmi  # type: ignore[import-not-found, unused-ignore]
+    except Exception as e:  # ImportError, or the package without ROCm's libamd_smi.so
+        raise BackendUnavailable(f"amdsmi not importable ({e})") from e
+    try:
+        amdsmi.amdsmi_init()
+    except Exception as e:
+        raise BackendUnavailable(f"amdsmi initialisation failed: {e}") from e
+    try:
+        gpus = []
+        for i, h in enumerate(amdsmi.amdsmi_get_processor_handles()):
+            try:
+                bdf: str | None = _na(_text(amdsmi.amdsmi_get_gpu_device_bdf(h)))
+            except Exception:
+                bdf = None
+            try:
+                uuid: str | None = _na(_text(amdsmi.amdsmi_get_gpu_device_uuid(h)))
+            except Exception:
+                uuid = None
+            try:
+                asic = amdsmi.amdsmi_get_gpu_asic_info(h)
+                name = _text(asic.get("market_name", "")) if isinstance(asic, dict) else ""
+            except Exception:
+                name = ""
+            gpus.append(Gpu(i, uuid, name, bdf, None, "amd"))
+        return gpus
+    except Exception as e:
+        raise BackendUnavailable(f"amdsmi query failed: {e}") from e
+    finally:
+        try:
+            amdsmi.amdsmi_shut_down()
+        except Exception as e:
+            log.info(f"amdsmi_shut_down failed: {e}")
+
+
+def _root() -> str:
+    return os.environ.get(ROOT_ENV, "").rstrip("/")
+
+
+def _read_small(path: str) -> str:
+    with open(path, "rb") as f:
+        return f.read(65536).decode("utf-8", "replace")
+
+
+def inventory_kfd(log: Log) -> list[Gpu]:
+    """AMD GPUs from the kernel's KFD topology (``/sys/class/kfd/kfd/topology/nodes/N``),
+    standard library only: what ROCm's runtime enumerates. A GPU node (``simd_count`` > 0)
+    counts only when its render node ``/dev/dri/renderD<drm_render_minor>`` exists here:
+    the ROCm device plugin gives a container exactly ``/dev/kfd`` and the ``/dev/dri`` nodes of
+    its GPUs, and ROCm skips GPUs whose render node it cannot open. index = position among
+    them, i.e. the HIP device ordinal (before ROCR/HIP_VISIBLE_DEVICES)."""
+    root = _root()
+    nodes_dir = root + "/sys/class/kfd/kfd/topology/nodes"
+    try:
+        nodes = sorted((n for n in os.listdir(nodes_dir) if _is_digits(n)), key=int)
+    except OSError as e:
+        raise BackendUnavailable(f"no KFD topology ({nodes_dir}: {e.strerror})") from e
+    gpus: list[Gpu] = []
+    hidden = 0
+    for node in nodes:
+        try:
+            props = {}
+            for line in _read_small(f"{nodes_dir}/{node}/properties").splitlines():
+                parts = line.split()
+                if len(parts) == 2 and _is_digits(parts[1]):
+                    props[parts[0]] = int(parts[1])
+        except OSError as e:
+            log.info(f"KFD node {node} unreadable: {e.strerror}")
+            continue
+        if props.get("simd_count", 0) <= 0:
+            continue  # a CPU node
+        minor = props.get("drm_render_minor", 0)
+        render = f"{root}/dev/dri/renderD{minor}"
+        if not minor or not os.path.exists(render):
+            hidden += 1
+            continue
+        loc = props.get("location_id", 0)
+        bdf = f"{props.get('domain', 0):04x}:{(loc >> 8) & 0xFF:02x}:{(loc >> 3) & 0x1F:02x}.{loc & 0x7:x}"
+        uid = props.get("unique_id")
+        uuid = f"GPU-{uid:016x}" if uid else None
+        name = ""
+        for candidate in (f"{root}/sys/class/drm/renderD{minor}/device/product_name", f"{nodes_dir}/{node}/name"):
+            try:
+                name = _read_small(candidate).strip()
+            except OSError:
+                continue
+            if name:
+                break
+        if not os.access(render, os.R_OK | os.W_OK):
+            log.warning(
+                f"{render} is here but not read-writable for uid {os.geteuid()}: ROCm cannot open it "
+                "either (add the group owning it to the pod's supplementalGroups)"
+            )
+        gpus.append(Gpu(len(gpus), uuid, name, bdf, None, "amd"))
+    if hidden:
+        log.info(f"{hidden} KFD GPU node(s) have no render node here (not given to this container)")
+    return gpus
+
+
 def inventory(opts: Options, log: Log, deadline: Deadline) -> tuple[list[Gpu], str]:
     """Return (gpus, backend name) from the first backend that sees at least one GPU."""
     backend = opts.backend or os.environ.get(BACKEND_ENV, "").strip().lower() or "auto"
@@ -872,20 +1146,23 @@ def inventory(opts: Options, log: Log, deadline: Deadline) -> tuple[list[Gpu], s
         order: tuple[str, ...] = (backend,)
     elif opts.vendor == "nvidia":
         order = NVIDIA_BACKENDS
-    elif opts.vendor == "amd":
-        order = AMD_BACKENDS
     else:
-        order = ALL_BACKENDS
+        amd = AMD_ISOLATED_BACKENDS if opts.isolated_devices else AMD_BACKENDS
+        order = amd if opts.vendor == "amd" else NVIDIA_BACKENDS + amd
     need_names = opts.model is not None or opts.fmt == "json"
     problems = []
     for name in order:
         try:
             if name == "nvml":
-                gpus = inventory_nvml(log)
+                gpus = inventory_nvml(log, deadline)
             elif name == "nvidia-smi":
                 gpus = inventory_nvidia_smi(log, deadline)
+            elif name == "amdsmi":
+                gpus = inventory_amdsmi(log, deadline)
             elif name == "amd-smi":
                 gpus = inventory_amd_smi(log, deadline, need_names)
+            elif name == "kfd":
+                gpus = inventory_kfd(log)
             else:
                 gpus = inventory_rocm_smi(log, deadline)
         except BackendUnavailable as e:
@@ -896,33 +1173,59 @@ def inventory(opts: Options, log: Log, deadline: Deadline) -> tuple[list[Gpu], s
             log.info(f"backend {name} reports no GPUs")
             problems.append(f"{name}: no GPUs reported")
             continue
-        seen = set()
-        for g in gpus:
-            if g.index in seen:
-                raise DiscoveryError(f"{name} reported GPU index {g.index} twice", EXIT_INVENTORY)
-            seen.add(g.index)
+        check_unique(gpus, name)
         log.info(f"backend {name}: " + ", ".join(f"{g.index}={g.uuid or '?'}" for g in gpus))
         return gpus, name
     raise DiscoveryError("no GPU found ({})".format("; ".join(problems)), EXIT_INVENTORY)
 
 
+def check_unique(gpus: list[Gpu], backend: str) -> None:
+    """An inventory that lists one index or one GPU identity twice is broken (a driver or
+    virtualisation fault): refuse it with a clear message instead of writing records that
+    the next run would refuse."""
+    seen_index: dict[tuple[bool, int], Gpu] = {}
+    seen_key: dict[str, Gpu] = {}
+    for g in gpus:
+        slot = (g.is_mig_device, g.index)
+        if slot in seen_index:
+            raise DiscoveryError(f"{backend} reported GPU index {g.index} twice", EXIT_INVENTORY)
+        seen_index[slot] = g
+        other = seen_key.get(g.key)
+        if other is not None:
+            raise DiscoveryError(
+                f"{backend} reported the same GPU {g.key} twice (indexes {other.index} and {g.index}); "
+                "fix the driver or the virtualisation layer before handing out GPUs",
+                EXIT_INVENTORY,
+            )
+        seen_key[g.key] = g
+
+
 # --------------------------------------------------------------------------- filters
 
 
-def _match_entry(gpus: list[Gpu], entry: str, var: str, log: Log) -> Gpu | None:
+def _match_entry(units: list[Gpu], entry: str, var: str, log: Log, positional: bool = False) -> Gpu | None:
+    """The unit (GPU or MIG device) a visibility entry names: an index (``positional``: the
+    N-th unit, as HIP reads HIP_VISIBLE_DEVICES), ``<gpu>:<mig>`` (the plugin's index form of
+    a MIG device), or a UUID (``GPU-``/``MIG-``) or unique UUID prefix."""
     if _is_digits(entry):
-        for g in gpus:
-            if g.index == int(entry):
+        n = int(entry)
+        if positional:
+            return units[n] if n < len(units) else None
+        for g in units:
+            if not g.is_mig_device and g.index == n:
+                return g
+        return None
+    parts = entry.split(":")
+    if len(parts) == 2 and all(_is_digits(p) for p in parts):
+        for g in units:
+            if g.is_mig_device and (g.parent, g.mig_index) == (int(parts[0]), int(parts[1])):
                 return g
         return None
     low = entry.lower()
-    if low.startswith("mig-") or (":" in low and not low.startswith("gpu-")):
-        log.warning(f"{var} entry {entry!r} names a MIG device, which this script does not hand out")
-        return None
-    exact = [g for g in gpus if any(i.lower() == low for i in g.ids())]
+    exact = [g for g in units if any(i.lower() == low for i in g.ids())]
     if exact:
         return exact[0]
-    prefixed = [g for g in gpus if any(i.lower().startswith(low) for i in g.ids())]
+    prefixed = [g for g in units if any(i.lower().startswith(low) for i in g.ids())]
     if len(prefixed) == 1:
         return prefixed[0]
     if len(prefixed) > 1:
@@ -931,8 +1234,15 @@ def _match_entry(gpus: list[Gpu], entry: str, var: str, log: Log) -> Gpu | None:
 
 
 def apply_visibility(
-    gpus: list[Gpu], var: str, value: str | None, log: Log, container_renumbers: bool = False
+    gpus: list[Gpu],
+    var: str,
+    value: str | None,
+    log: Log,
+    container_renumbers: bool = False,
+    positional: bool = False,
 ) -> list[Gpu]:
+    """The units a visibility list keeps, in its order. A whole GPU named by the list brings
+    its MIG devices along (a container given a MIG-mode GPU sees all of its MIG devices)."""
     if value is None or value.strip().lower() == "all":
         return gpus
     v = value.strip()
@@ -940,12 +1250,16 @@ def apply_visibility(
         log.info(f"{var}={value!r} hides every GPU")
         return []
     entries = [e.strip() for e in v.split(",")]
-    if container_renumbers and all(_is_digits(e) for e in entries) and len(gpus) <= len(entries):
+    whole = [g for g in gpus if not g.is_mig_device]
+    if container_renumbers and all(_is_digits(e) for e in entries) and len(whole) <= len(entries):
         log.info(f"{var}={v} lists host indexes the container runtime already applied")
+        return gpus
+    if container_renumbers and all(_is_mig_index(e) for e in entries) and _mig_count(gpus) <= len(entries):
+        log.info(f"{var}={v} lists host MIG devices the container runtime already applied")
         return gpus
     result: list[Gpu] = []
     for entry in entries:
-        g = _match_entry(gpus, entry, var, log)
+        g = _match_entry(gpus, entry, var, log, positional)
         if g is None:
             log.warning(
                 f"{var} entry {entry!r} matches no GPU; it and the entries after it are ignored "
@@ -956,16 +1270,102 @@ def apply_visibility(
             log.warning(f"{var} lists GPU {g.index} twice")
             continue
         result.append(g)
+        if g.mig:
+            result.extend(m for m in gpus if m.parent == g.index and m not in result)
     return result
+
+
+def _is_mig_index(entry: str) -> bool:
+    parts = entry.split(":")
+    return len(parts) == 2 and all(_is_digits(p) for p in parts)
+
+
+def _mig_count(gpus: list[Gpu]) -> int:
+    return sum(1 for g in gpus if g.is_mig_device)
+
+
+def container_device_list(value: str, log: Log) -> list[str] | None:
+    """The device ids of the NVIDIA device plugin's ``volume-mounts`` strategy: the plugin sets
+    NVIDIA_VISIBLE_DEVICES to the directory /var/run/nvidia-container-devices and mounts one
+    (empty) file per allocated device into it, named by the device id. None if unreadable."""
+    try:
+        names = os.listdir(value)
+    except OSError as e:
+        log.info(f"NVIDIA_VISIBLE_DEVICES={value}: cannot list it ({e.strerror})")
+        return None
+    return sorted(n for n in names if not os.path.isdir(os.path.join(value, n)))
+
+
+def nvidia_container_visibility(gpus: list[Gpu], value: str | None, opts: Options, log: Log) -> list[Gpu]:
+    """Apply NVIDIA_VISIBLE_DEVICES in every form the device plugin and the container runtime
+    leave it (see docs/discovery.md). With --isolated-devices, each form that means "the runtime
+    already injected this container's devices" keeps what the inventory sees."""
+    var = "NVIDIA_VISIBLE_DEVICES"
+    raw = None if value is None else value.strip()
+    if raw is not None and raw.startswith("/"):
+        ids = container_device_list(raw, log)
+        if ids:
+            ids = [i for i in ids if i != "imex"]
+            kept = apply_visibility(gpus, var, ",".join(ids), log, container_renumbers=True)
+            order = {id(g): n for n, g in enumerate(gpus)}
+            return sorted(kept, key=lambda g: order[id(g)])  # a directory has no order: inventory order
+        if opts.isolated_devices:
+            log.info(f"{var}={raw}: device list unreadable; the runtime injected this container's GPUs")
+            return gpus
+        log.warning(
+            f"{var}={raw} is the device plugin's volume-mounts directory, but it lists no device here; "
+            "pass --isolated-devices if this container's GPUs were injected by the runtime"
+        )
+        return []
+    if raw is not None and raw.lower() in ("", "void") and opts.isolated_devices:
+        # CDI (cdi-annotations, cdi-cri): the CDI spec sets NVIDIA_VISIBLE_DEVICES=void and the
+        # runtime injects the allocated device nodes; NVML sees exactly those.
+        log.info(f"{var}={raw!r}: devices injected through CDI; using what the inventory sees")
+        return gpus
+    if raw is not None and raw.lower() in ("", "void"):
+        log.info(f"{var}={raw!r} hides every GPU (pass --isolated-devices in a container whose GPUs CDI injected)")
+    return apply_visibility(gpus, var, value, log, container_renumbers=True)
+
+
+def select_units(gpus: list[Gpu], opts: Options, log: Log) -> list[Gpu]:
+    """Whole GPUs, or MIG devices, to hand out; MIG devices get CUDA's numbers.
+
+    CUDA numbers the visible MIG devices from 0 (in this order), and one CUDA process
+    enumerates only one MIG device. Where whole GPUs and MIG devices are both visible, the whole
+    GPUs are handed out (CUDA's mixed numbering would be guesswork); --include-mig hands out
+    MIG-mode GPUs whole instead, as before MIG devices were known."""
+    whole = [g for g in gpus if not g.is_mig_device]
+    if opts.include_mig:
+        return whole
+    plain = [g for g in whole if not g.mig]
+    mig_mode = [g for g in whole if g.mig]
+    devices = [g for g in gpus if g.is_mig_device]
+    if plain or not devices:
+        if mig_mode:
+            log.warning(
+                "skipping GPU(s) {} in MIG mode (pass --include-mig to hand them out whole)".format(
+                    ",".join(str(g.index) for g in mig_mode)
+                )
+            )
+        return plain
+    numbered = []
+    for n, g in enumerate(devices):
+        numbered.append(
+            Gpu(n, g.uuid, g.name, g.bus_id, None, g.vendor, g.aliases, parent=g.parent, mig_index=g.mig_index)
+        )
+    empty = [g.index for g in mig_mode if not any(d.parent == g.index for d in devices)]
+    if empty:
+        log.info(f"GPU(s) {','.join(map(str, empty))} in MIG mode show no MIG device here")
+    return numbered
 
 
 def eligible_gpus(gpus: list[Gpu], opts: Options, log: Log) -> list[Gpu]:
     env = os.environ
     vendor = gpus[0].vendor if gpus else "nvidia"
     if vendor == "nvidia":
-        gpus = apply_visibility(gpus, "NVIDIA_VISIBLE_DEVICES", env.get("NVIDIA_VISIBLE_DEVICES"), log, True)
+        gpus = nvidia_container_visibility(gpus, env.get("NVIDIA_VISIBLE_DEVICES"), opts, log)
         cvd = env.get("CUDA_VISIBLE_DEVICES")
-        mixed = bool(cvd) and len({normalize_model(g.name) for g in gpus}) > 1
+        mixed = bool(cvd) and len({normalize_model(g.name) for g in gpus if not g.is_mig_device}) > 1
         gpus = apply_visibility(gpus, "CUDA_VISIBLE_DEVICES", cvd, log)
         if (
             cvd
@@ -977,25 +1377,44 @@ def eligible_gpus(gpus: list[Gpu], opts: Options, log: Log) -> list[Gpu]:
                 "CUDA_VISIBLE_DEVICES uses indexes on a node with mixed GPU models: they are read "
                 "as nvidia-smi indexes, which match CUDA ordinals only with CUDA_DEVICE_ORDER=PCI_BUS_ID"
             )
+        gpus = select_units(gpus, opts, log)
     else:
-        gpus = apply_visibility(gpus, "ROCR_VISIBLE_DEVICES", env.get("ROCR_VISIBLE_DEVICES"), log)
-    if not opts.include_mig:
-        mig = [g for g in gpus if g.mig]
-        if mig:
-            log.warning(
-                "skipping GPU(s) {} in MIG mode (pass --include-mig to hand them out whole)".format(
-                    ",".join(str(g.index) for g in mig)
-                )
-            )
-            gpus = [g for g in gpus if not g.mig]
+        rocr = env.get("ROCR_VISIBLE_DEVICES")
+        gpus = apply_visibility(gpus, "ROCR_VISIBLE_DEVICES", rocr, log)
+        # HIP_VISIBLE_DEVICES is applied by HIP on top of what ROCr shows: its indexes count the
+        # GPUs ROCR_VISIBLE_DEVICES left, in that order.
+        gpus = apply_visibility(
+            gpus, "HIP_VISIBLE_DEVICES", env.get("HIP_VISIBLE_DEVICES"), log,
+            positional=rocr is not None and rocr.strip().lower() != "all",
+        )
     if opts.model is not None:
         wanted = opts.model
-        kept = [g for g in gpus if model_matches(g.name, wanted)]
+        kept = [g for g in gpus if model_matches(_model_name(g), wanted)]
         if not kept and gpus:
             models = sorted({g.name or "?" for g in gpus})
             log.warning(f"no GPU matches --model {wanted}; models here: {', '.join(models)}")
         gpus = kept
     return gpus
+
+
+def _model_name(g: Gpu) -> str:
+    """The GPU model a MIG device belongs to (its name is '<model> MIG <profile>')."""
+    if g.is_mig_device and " MIG " in g.name:
+        return g.name.rsplit(" MIG ", 1)[0]
+    return g.name
+
+
+def mig_warning(chosen: list[Gpu], log: Log) -> None:
+    """One CUDA process enumerates only one MIG device (NVIDIA MIG user guide, "CUDA Device
+    Enumeration"): say so when a TaskManager gets more than one, or one CUDA won't number 0."""
+    migs = [g for g in chosen if g.is_mig_device]
+    if len(migs) > 1 or (migs and migs[0].index != 0):
+        log.warning(
+            f"handing out MIG device(s) {_describe(migs)}: a CUDA process enumerates only ONE MIG device "
+            "(its device 0); the others are usable only by processes started with "
+            "CUDA_VISIBLE_DEVICES=<MIG UUID> (see --format json)"
+        )
+
 
 
 # --------------------------------------------------------------------------- processes
@@ -1127,7 +1546,7 @@ def parse_records(content: bytes, path: str) -> list[Record]:
     except UnicodeDecodeError:
         raise _corrupt(path, "it is not UTF-8 text") from None
     lines = text.split("\n")
-    if lines[0] != FILE_HEADER:
+    if lines[0] not in FILE_HEADERS_READ:
         body = [ln for ln in lines if ln.strip()]
         if body and all(len(ln.split()) == 2 and all(_is_digits(p) for p in ln.split()) for ln in body):
             raise _corrupt(
@@ -1152,15 +1571,19 @@ def parse_records(content: bytes, path: str) -> list[Record]:
         ok = (
             len(f) == 7
             and bool(f[0])
+            and len(f[0]) <= 200
             and _KEY_CHARS.issuperset(f[0])
-            and all(_is_digits(x) for x in (f[1], f[2], f[3], f[6]))
-            and int(f[2]) > 0
+            and all(_is_digits(x) and len(x) <= MAX_NUMBER_DIGITS for x in (f[1], f[2], f[3], f[6]))
+            and len(f[4]) <= 64
+            and len(f[5]) <= MAX_NUMBER_DIGITS
             and bool(f[4])
             and _BOOT_ID_CHARS.issuperset(f[4])
             and (f[5] == "-" or _is_digits(f[5]))
         )
         if not ok:
             raise _corrupt(path, f"line {n} is not a valid record: {line[:200]!r}")
+        if not 0 < int(f[2]) <= PID_MAX_LIMIT:
+            raise _corrupt(path, f"line {n}: pid {f[2]} is outside 1..{PID_MAX_LIMIT}, which no process can have")
         if f[0] in keys:
             raise _corrupt(path, f"GPU {f[0]} is recorded twice (line {n})")
         keys.add(f[0])
@@ -1179,28 +1602,53 @@ def render_records(records: list[Record]) -> bytes:
     return body + (_end_line(body) + "\n").encode("ascii")
 
 
-def open_coordination_file(opts: Options, log: Log) -> int:
-    path = opts.coordination_file
-    try:
-        st: os.stat_result | None = os.lstat(path)
-    except FileNotFoundError:
-        st = None
-    except OSError as e:
+def _check_opened(fd: int, path: str, opts: Options, log: Log, what: str) -> None:
+    """Refuse a descriptor that is not one regular, singly linked file of ours."""
+    fst = os.fstat(fd)
+    if not stat.S_ISREG(fst.st_mode):
+        raise DiscoveryError(f"refusing {what} {path}: not a regular file", EXIT_COORDINATION)
+    if fst.st_nlink != 1:
+        raise DiscoveryError(f"refusing {what} {path}: it has {fst.st_nlink} hard links", EXIT_COORDINATION)
+    if fst.st_uid != os.geteuid() and not opts.allow_foreign_owner:
         raise DiscoveryError(
-            f"cannot inspect coordination file {path}: {e.strerror}", EXIT_COORDINATION
-        ) from e
-    if st is not None and stat.S_ISLNK(st.st_mode):
-        raise DiscoveryError(
-            f"refusing coordination file {path}: it is a symbolic link (point "
-            "--coordination-file at the real file)",
+            f"refusing {what} {path}: owned by uid {fst.st_uid}, not by us (uid "
+            f"{os.geteuid()}); pass --allow-foreign-owner if TaskManagers of several users share it "
+            "on purpose",
             EXIT_COORDINATION,
         )
-    if st is not None and not stat.S_ISREG(st.st_mode):
-        raise DiscoveryError(f"refusing coordination file {path}: not a regular file", EXIT_COORDINATION)
-    flags = os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY
+    if fst.st_mode & 0o002:
+        log.warning(
+            f"{what} {path} is world-writable (mode {stat.S_IMODE(fst.st_mode):04o}): any user can "
+            "corrupt GPU allocations"
+        )
+
+
+def _lstat_checked(path: str, what: str) -> os.stat_result | None:
+    """lstat ``path``; None if absent; a symlink or non-regular file is refused."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise DiscoveryError(f"cannot inspect {what} {path}: {e.strerror}", EXIT_COORDINATION) from e
+    if stat.S_ISLNK(st.st_mode):
+        raise DiscoveryError(
+            f"refusing {what} {path}: it is a symbolic link (point --coordination-file at the real file)",
+            EXIT_COORDINATION,
+        )
+    if not stat.S_ISREG(st.st_mode):
+        raise DiscoveryError(f"refusing {what} {path}: not a regular file", EXIT_COORDINATION)
+    return st
+
+
+def _open_checked(path: str, flags: int, opts: Options, log: Log, what: str, create: bool) -> int | None:
+    """Open ``path`` without following symlinks and check it (see _check_opened); with ``create``
+    a missing file is created with O_EXCL and fchmod-ed to --file-mode; else None if missing."""
+    st = _lstat_checked(path, what)
+    flags |= os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY
     created = False
     try:
-        if st is None:
+        if st is None and create:
             try:
                 fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, opts.file_mode)
                 created = True
@@ -1208,35 +1656,19 @@ def open_coordination_file(opts: Options, log: Log) -> int:
                 fd = os.open(path, flags)
         else:
             fd = os.open(path, flags)
+    except FileNotFoundError:
+        if create:
+            raise DiscoveryError(f"cannot open {what} {path}: no such directory", EXIT_COORDINATION) from None
+        return None
     except OSError as e:
         if e.errno == errno.ELOOP:
-            raise DiscoveryError(
-                f"refusing coordination file {path}: it is a symbolic link", EXIT_COORDINATION
-            ) from e
-        raise DiscoveryError(f"cannot open coordination file {path}: {e.strerror}", EXIT_COORDINATION) from e
+            raise DiscoveryError(f"refusing {what} {path}: it is a symbolic link", EXIT_COORDINATION) from e
+        raise DiscoveryError(f"cannot open {what} {path}: {e.strerror}", EXIT_COORDINATION) from e
     try:
         if created:
             os.fchmod(fd, opts.file_mode)
             log.info(f"created {path} with mode {opts.file_mode:04o}")
-        fst = os.fstat(fd)
-        if not stat.S_ISREG(fst.st_mode):
-            raise DiscoveryError(f"refusing coordination file {path}: not a regular file", EXIT_COORDINATION)
-        if fst.st_nlink != 1:
-            raise DiscoveryError(
-                f"refusing coordination file {path}: it has {fst.st_nlink} hard links", EXIT_COORDINATION
-            )
-        if fst.st_uid != os.geteuid() and not opts.allow_foreign_owner:
-            raise DiscoveryError(
-                f"refusing coordination file {path}: owned by uid {fst.st_uid}, not by us (uid "
-                f"{os.geteuid()}); pass --allow-foreign-owner if TaskManagers of several users share it "
-                "on purpose",
-                EXIT_COORDINATION,
-            )
-        if fst.st_mode & 0o002:
-            log.warning(
-                f"coordination file {path} is world-writable (mode {stat.S_IMODE(fst.st_mode):04o}): any user can corrupt GPU "
-                "allocations"
-            )
+        _check_opened(fd, path, opts, log, what)
     except BaseException:
         os.close(fd)
         raise
@@ -1265,54 +1697,122 @@ def lock_file(fd: int, path: str, deadline: Deadline) -> None:
             delay = min(delay * 2, 0.025)
 
 
-def read_all(fd: int) -> bytes:
-    os.lseek(fd, 0, os.SEEK_SET)
+def read_bounded(fd: int, path: str) -> bytes:
+    """The whole file, or a refusal when it is larger than any coordination file can be (a
+    sparse multi-GB file must not be read into memory)."""
+    size = os.fstat(fd).st_size
+    if size > MAX_FILE_BYTES:
+        raise _corrupt(path, f"it is {size} bytes; a coordination file is never larger than {MAX_FILE_BYTES}")
     chunks: list[bytes] = []
+    total = 0
     while True:
         chunk = os.read(fd, 1 << 16)
         if not chunk:
             return b"".join(chunks)
+        total += len(chunk)
+        if total > MAX_FILE_BYTES:  # grew while we read (it cannot under the lock, but be sure)
+            raise _corrupt(path, f"it is larger than {MAX_FILE_BYTES} bytes")
         chunks.append(chunk)
 
 
-def write_in_place(fd: int, data: bytes) -> None:
-    """Rewrite the locked file through the same descriptor: same inode, same lock."""
-    os.lseek(fd, 0, os.SEEK_SET)
+def write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
-    os.ftruncate(fd, len(data))
-    os.fsync(fd)
 
 
 class CoordinationFile:
-    """Open + lock the coordination file; read/write records through the locked fd."""
+    """The coordination file and its lock file, held for one read-modify-write.
+
+    The exclusive ``flock`` is taken on ``<file>.lock``, which is never replaced, so every
+    process locks the same inode. The data file is only ever replaced whole: the new content
+    goes to ``<file>.tmp`` (created with O_EXCL), is fsync-ed, and renamed over the old file,
+    then the directory is fsync-ed. A crash, kill -9 or ENOSPC at any point leaves either the
+    previous file or the new one, both complete and valid; a leftover ``.tmp`` is removed by
+    the next writer (under the lock)."""
 
     def __init__(self, opts: Options, log: Log, deadline: Deadline) -> None:
+        self.opts, self.log = opts, log
         self.path = opts.coordination_file
-        self.fd = open_coordination_file(opts, log)
+        self.lock_path = self.path + LOCK_SUFFIX
+        self.tmp_path = self.path + TMP_SUFFIX
+        # Check the data file before creating anything next to it.
+        _lstat_checked(self.path, "coordination file")
+        fd = _open_checked(self.lock_path, os.O_RDWR, opts, log, "coordination lock file", create=True)
+        assert fd is not None
+        self.lock_fd = fd
         try:
-            lock_file(self.fd, self.path, deadline)
+            lock_file(self.lock_fd, self.lock_path, deadline)
         except BaseException:
-            os.close(self.fd)
+            os.close(self.lock_fd)
             raise
 
     def __enter__(self) -> CoordinationFile:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        os.close(self.fd)  # releases the flock
+        os.close(self.lock_fd)  # releases the flock
 
     def read(self) -> list[Record]:
-        return parse_records(read_all(self.fd), self.path)
+        fd = _open_checked(self.path, os.O_RDONLY, self.opts, self.log, "coordination file", create=False)
+        if fd is None:
+            return []
+        try:
+            return parse_records(read_bounded(fd, self.path), self.path)
+        finally:
+            os.close(fd)
 
     def write(self, records: list[Record]) -> None:
+        data = render_records(records)
         try:
-            write_in_place(self.fd, render_records(records))
+            old = os.lstat(self.path)
+        except FileNotFoundError:
+            old = None
         except OSError as e:
+            raise DiscoveryError(f"cannot inspect coordination file {self.path}: {e.strerror}",
+                                 EXIT_COORDINATION) from e
+        mode = stat.S_IMODE(old.st_mode) if old is not None else self.opts.file_mode
+        try:
+            try:
+                os.unlink(self.tmp_path)  # a leftover of a writer that died (we hold the lock)
+                self.log.info(f"removed leftover {self.tmp_path}")
+            except FileNotFoundError:
+                pass
+            fd = os.open(self.tmp_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+            try:
+                os.fchmod(fd, mode)
+                if old is not None and old.st_gid != os.fstat(fd).st_gid:
+                    try:
+                        os.fchown(fd, -1, old.st_gid)  # keep the shared group when we may
+                    except OSError:
+                        self.log.info(f"cannot keep group {old.st_gid} on {self.path}")
+                write_all(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.rename(self.tmp_path, self.path)
+        except OSError as e:
+            try:
+                os.unlink(self.tmp_path)
+            except OSError:
+                pass
             raise DiscoveryError(
-                f"cannot write coordination file {self.path}: {e.strerror}", EXIT_COORDINATION
+                f"cannot write coordination file {self.path}: {e.strerror} (the previous state is kept)",
+                EXIT_COORDINATION,
             ) from e
+        self._sync_directory()
+
+    def _sync_directory(self) -> None:
+        """Make the rename durable; the new state is already visible, so a failure only warns."""
+        directory = os.path.dirname(self.path) or "."
+        try:
+            dfd = os.open(directory, os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_DIRECTORY", 0))
+            try:
+                os.fsync(dfd)
+            finally:
+                os.close(dfd)
+        except OSError as e:
+            self.log.warning(f"cannot fsync directory {directory}: {e.strerror}")
 
 
 def _describe(gpus: list[Gpu]) -> str:
@@ -1400,12 +1900,19 @@ def render_result(indexes: list[int], gpus: list[Gpu] | None, opts: Options, bac
             "addresses": [str(i) for i in indexes],
             "mode": "release" if opts.release else ("coordination" if opts.coordination else "first-n"),
             "backend": backend,
-            "gpus": [
-                {"index": g.index, "uuid": g.uuid, "name": g.name, "pci_bus_id": g.bus_id, "vendor": g.vendor}
-                for g in (gpus or [])
-            ],
+            "gpus": [_json_gpu(g) for g in (gpus or [])],
         }
     return json.dumps(doc, separators=(",", ":"))
+
+
+def _json_gpu(g: Gpu) -> dict[str, object]:
+    doc: dict[str, object] = {
+        "index": g.index, "uuid": g.uuid, "name": g.name, "pci_bus_id": g.bus_id, "vendor": g.vendor
+    }
+    if g.is_mig_device:
+        doc["mig_parent_index"] = g.parent
+        doc["mig_device"] = g.mig_index
+    return doc
 
 
 def emit(line: str) -> None:
@@ -1441,6 +1948,7 @@ def run(opts: Options, log: Log) -> int:
                 f"non-coordination mode: returning the first {amount} GPU(s); every TaskManager on "
                 "this host gets the same ones (use --enable-coordination-mode)"
             )
+    mig_warning(chosen, log)
     emit(render_result([g.index for g in chosen], chosen, opts, backend))
     return EXIT_OK
 
@@ -1453,7 +1961,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         opts = parse_args(list(argv), log)
         if opts.help:
-            sys.stderr.write(USAGE.format(prog=PROG))
+            sys.stderr.write(USAGE.format(prog=PROG, backend_env=BACKEND_ENV))
             return EXIT_OK
         return run(opts, log)
     except DiscoveryError as e:
@@ -1471,5 +1979,23 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERNAL
 
 
+def _exit(code: int) -> None:
+    """Exit; when a library call hung in an abandoned thread (see _bounded_call), exit at once
+    instead of letting interpreter shutdown wait on it."""
+    if _ABANDONED_THREADS:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
+    sys.exit(code)
+
+
+def console_main() -> None:
+    """Console-script entry point (``accelplane-gpu-discovery``)."""
+    _exit(main())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console_main()
