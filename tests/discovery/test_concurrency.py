@@ -62,8 +62,9 @@ def test_64_concurrent_allocations_never_double_allocate(env: Env, coord: Path, 
         assert sorted(got) == list(range(GPUS)), f"round {rnd}: a GPU was handed out twice"
         holders = dict(zip(got, owners, strict=True))
         assert_file_matches(coord, holders)
-        inode = inode or coord.stat().st_ino
-        assert coord.stat().st_ino == inode
+        lock = coord.with_name(coord.name + ".lock")  # every allocator locks this one inode
+        inode = inode or lock.stat().st_ino
+        assert lock.stat().st_ino == inode
 
         # A 65th TaskManager gets nothing, loudly.
         [extra] = burst([args_for(coord, extra_owner)], e)
@@ -85,7 +86,7 @@ def test_64_concurrent_allocations_never_double_allocate(env: Env, coord: Path, 
         assert_file_matches(coord, holders)
 
         procs.kill_all()  # every owner dies: the next round reclaims all 64 GPUs
-    assert coord.stat().st_ino == inode
+    assert coord.with_name(coord.name + ".lock").stat().st_ino == inode
 
 
 def test_64_concurrent_real_invocations_with_the_parent_as_owner(env: Env, coord: Path, procs: Processes,

@@ -281,7 +281,7 @@ TORN = _NEW[:-3] + _OLD[len(_NEW) - 3:]  # the new content written over the old 
     (render([GOOD.replace(" ", "  ", 1)]), "line 2 is not a valid record"),
     (render([GOOD, GOOD]), "recorded twice"),
     (render([""]), "line 2 is not a valid record"),
-    (b"# accelplane-gpu-coordination v2\n# end\n", "unsupported format version"),
+    (b"# accelplane-gpu-coordination v3\n# end\n", "unsupported format version"),
     (b"0 1234\n1 5678\n", "format of Flink's nvidia-gpu-discovery.sh"),
     (b"1 4242\n", "format of Flink's nvidia-gpu-discovery.sh"),
 ])
@@ -301,27 +301,34 @@ def test_an_empty_file_is_a_fresh_file(env: Env, coord: Path, procs: Processes) 
     assert coord.read_text().startswith(HEADER + "\n") and coord.read_text().split("\n")[-2].startswith(END_PREFIX)
 
 
-def test_the_inode_never_changes(env: Env, coord: Path, procs: Processes) -> None:
+def test_the_lock_inode_never_changes_and_the_file_is_replaced_whole(env: Env, coord: Path,
+                                                                      procs: Processes) -> None:
+    """Every writer locks the same ``.lock`` inode; the data file is replaced by rename (a new
+    inode per write, never rewritten in place) and no temp file is left behind."""
     e = env(4)
     alloc(coord, procs.sleeper().pid, e)
-    inode = coord.stat().st_ino
-    for i in range(12):  # allocations, reclaims of killed owners and releases all rewrite in place
+    lock = coord.with_name(coord.name + ".lock")
+    lock_inode = lock.stat().st_ino
+    inodes = {coord.stat().st_ino}
+    for i in range(12):  # allocations, reclaims of killed owners and releases
         owner = procs.sleeper()
         r = alloc(coord, owner.pid, e, 1 + i % 2)
         if r.returncode != 0:
             for p in procs.procs[:-1]:
                 procs.kill(p)
             assert alloc(coord, owner.pid, e, 1 + i % 2).returncode == 0
+        inodes.add(coord.stat().st_ino)
         if i % 3 == 0:
             release(coord, owner.pid, e)
-        assert coord.stat().st_ino == inode
-    assert sorted(os.listdir(coord.parent)) == [coord.name]  # no temp files, no backups
+        assert lock.stat().st_ino == lock_inode
+    assert len(inodes) > 1
+    assert sorted(os.listdir(coord.parent)) == [coord.name, lock.name]  # no temp files, no backups
 
 
 def test_the_lock_is_waited_for_within_the_time_budget(env: Env, coord: Path, procs: Processes) -> None:
     coord.write_text("")
     owner = procs.sleeper()
-    with open(coord, "r+") as held:
+    with open(coord.with_name(coord.name + ".lock"), "a") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
         t0 = time.monotonic()
         r = alloc(coord, owner.pid, env(4), 1, "--timeout", "1")

@@ -132,13 +132,17 @@ def test_p2_flink_reclaim_replaces_the_file_and_its_lock(flink_sh: Path, env: En
         assert (r.returncode, r.stdout) == (0, "1\n")  # no waiting: mutual exclusion is gone
 
 
-def test_p2_ours_rewrites_in_place_and_the_lock_keeps_excluding(env: Env, coord: Path, procs: Processes) -> None:
+def test_p2_ours_locks_a_file_that_is_never_replaced_and_the_lock_keeps_excluding(
+        env: Env, coord: Path, procs: Processes) -> None:
+    """Ours replaces the DATA file by rename, but locks ``<file>.lock``, which nothing replaces:
+    a waiter that opened the lock file before a reclaim still excludes every later allocator."""
     write_records(coord, [Rec(gpu_uuid(0), 0, dead_pid(), 1, boot_id(), pid_namespace())])
-    with open(coord, "r+") as waiting:
+    lock = coord.with_name(coord.name + ".lock")
+    with open(lock, "a") as waiting:
         inode = os.fstat(waiting.fileno()).st_ino
         r = run(ours("1", *coord_args(coord), "--owner-pid", str(procs.sleeper().pid)), env(1))
         assert (r.returncode, r.stdout) == (0, "0\n")
-        assert coord.stat().st_ino == inode
+        assert lock.stat().st_ino == inode
         fcntl.flock(waiting, fcntl.LOCK_EX | fcntl.LOCK_NB)
         r = run(ours("1", *coord_args(coord), "--owner-pid", str(procs.sleeper().pid), "--timeout", "1"), env(2))
         assert r.returncode == 3 and "timed out waiting for the lock" in r.stderr  # excluded, as it must be

@@ -12,6 +12,7 @@ from accelplane.checks import (
     device_plugins,
     discovery_paths,
     flink,
+    mig,
     references,
     scheduling,
     slot_groups,
@@ -30,6 +31,7 @@ CHECKS: tuple[Check, ...] = (
     yarn.check,
     flink.check,
     slot_groups.check,
+    mig.check,
 )
 
 

@@ -762,11 +762,16 @@ def _bounded_call(what: str, func: Callable[[], T], timeout: float) -> T:
     return box["value"]  # type: ignore[no-any-return]
 
 
+def _library_timeout(deadline: Deadline | None) -> float:
+    """Time an in-process library may take: at most half of what is left, so the command-line
+    tool after it still gets its turn when the library hangs."""
+    return COMMAND_TIMEOUT if deadline is None else min(COMMAND_TIMEOUT, deadline.left() / 2)
+
+
 def inventory_nvml(log: Log, deadline: Deadline | None = None) -> list[Gpu]:
     """Whole GPUs and the MIG devices of MIG-enabled ones, from NVML, within the time budget."""
-    timeout = COMMAND_TIMEOUT if deadline is None else min(COMMAND_TIMEOUT, deadline.left())
     with _Muffled(log.verbose):
-        return _bounded_call("NVML", lambda: _nvml_query(log), timeout)
+        return _bounded_call("NVML", lambda: _nvml_query(log), _library_timeout(deadline))
 
 
 def _nvml_query(log: Log) -> list[Gpu]:
@@ -1030,9 +1035,8 @@ def inventory_rocm_smi(log: Log, deadline: Deadline) -> list[Gpu]:
 def inventory_amdsmi(log: Log, deadline: Deadline | None = None) -> list[Gpu]:
     """AMD GPUs through the ``amdsmi`` Python package (ROCm's AMD SMI library, used only when
     importable), the counterpart of pynvml; index = position in amdsmi's processor list."""
-    timeout = COMMAND_TIMEOUT if deadline is None else min(COMMAND_TIMEOUT, deadline.left())
     with _Muffled(log.verbose):
-        return _bounded_call("amdsmi", lambda: _amdsmi_query(log), timeout)
+        return _bounded_call("amdsmi", lambda: _amdsmi_query(log), _library_timeout(deadline))
 
 
 def _amdsmi_query(log: Log) -> list[Gpu]:
@@ -1323,7 +1327,10 @@ def nvidia_container_visibility(gpus: list[Gpu], value: str | None, opts: Option
         log.info(f"{var}={raw!r}: devices injected through CDI; using what the inventory sees")
         return gpus
     if raw is not None and raw.lower() in ("", "void"):
-        log.info(f"{var}={raw!r} hides every GPU (pass --isolated-devices in a container whose GPUs CDI injected)")
+        log.warning(
+            f"{var}={raw!r} hides every GPU; in a container whose GPUs CDI injected (the device "
+            "plugin's cdi-annotations / cdi-cri strategies) pass --isolated-devices"
+        )
     return apply_visibility(gpus, var, value, log, container_renumbers=True)
 
 
@@ -1738,7 +1745,7 @@ class CoordinationFile:
         self.tmp_path = self.path + TMP_SUFFIX
         # Check the data file before creating anything next to it.
         _lstat_checked(self.path, "coordination file")
-        fd = _open_checked(self.lock_path, os.O_RDWR, opts, log, "coordination lock file", create=True)
+        fd = _open_checked(self.lock_path, os.O_RDWR, opts, log, "coordination file lock", create=True)
         assert fd is not None
         self.lock_fd = fd
         try:
