@@ -25,49 +25,7 @@ line.
 
 Flags
 =====
-Flink / FLIP-108 compatible:
-  --enable-coordination-mode   coordinate with other TaskManagers through a shared file
-  --privilege                  alias of --enable-coordination-mode (FLIP-108 name)
-  --coordination-file PATH     coordination file (default /var/tmp/flink-gpu-coordination)
-  --assign-file PATH           alias of --coordination-file (FLIP-108 name)
-  --check-dead                 accepted, no effect: dead owners are always reclaimed
-  --enable-coordination        NOT a valid flag (Flink's docs show it by mistake and
-                               Flink's script silently ignores it).  We warn loudly and
-                               treat it as --enable-coordination-mode, because whoever
-                               wrote it wanted coordination and silently handing every
-                               TaskManager the same GPUs is the worse failure.
-accelplane:
-  --vendor nvidia|amd|auto     which GPUs to look for (default auto: NVIDIA, then AMD)
-  --backend auto|nvml|nvidia-smi|amd-smi|rocm-smi
-                               force one inventory backend (default auto; also settable
-                               with env ACCELPLANE_GPU_DISCOVERY_BACKEND, the flag wins)
-  --model NAME                 only GPUs of this model; compared ignoring case, spaces,
-                               '-' and '_' and an optional leading vendor word, so
-                               ``--model A100-SXM4-80GB`` matches "NVIDIA A100-SXM4-80GB"
-                               (write dashes where the name has spaces)
-  --include-mig                also hand out GPUs in MIG mode (skipped by default: a
-                               MIG-mode GPU cannot be used as a whole device by index)
-  --isolated-devices           the GPUs this process sees were allocated to its
-                               container exclusively (Kubernetes device plugin, YARN GPU
-                               isolation): a record held by an owner in ANOTHER PID
-                               namespace for a GPU visible here is stale (the allocator
-                               only hands a whole GPU to one container at a time), so it
-                               is reclaimed instead of being kept until the next reboot
-  --format flink|spark|json    flink: ``0,1``; spark: ``{"name":"gpu","addresses":["0","1"]}``;
-                               json: one line with index, uuid, name, PCI bus id per GPU
-  --release                    give back the GPUs the owner holds in the coordination
-                               file (implies coordination mode; AMOUNT may be omitted);
-                               prints the released indexes
-  --owner-pid PID              owner process (default: the parent process, i.e. the
-                               TaskManager JVM; a wrapper script must ``exec`` this
-                               script or pass ``--owner-pid $PPID``)
-  --allow-foreign-owner        accept a coordination file owned by another uid
-  --file-mode OCTAL            mode for a NEW coordination file (default 0660); applied
-                               with fchmod, so the umask does not matter
-  --timeout SECONDS            total time budget (default 9; Flink kills at 10 s); the
-                               lock wait and the inventory commands share it
-  --verbose, -v                explain decisions on stderr
-  --help, -h                   usage on stderr
+``--help`` lists them all (USAGE below); docs/discovery.md explains each.
 
 Inventory
 =========
@@ -76,65 +34,73 @@ NVIDIA: NVML through ``pynvml`` (import and failures are silent unless ``--verbo
 --format=csv,noheader`` (``name`` comes last so a comma inside a name cannot shift the
 columns; lines that do not parse, such as nvidia-smi's "WARNING: infoROM is corrupted"
 notices on stdout, are skipped with a warning; drivers without ``mig.mode.current`` are
-retried without it).  AMD: ``amd-smi list --json`` (+ ``amd-smi static --asic --json`` for
-names when needed), else ``rocm-smi --showuniqueid --showproductname --showbus --json``.
-Both JSON shapes of amd-smi (a list, or ``{"gpu_data": [...]}``) are accepted.
+retried without it) plus ``nvidia-smi -L`` for the MIG devices of MIG-enabled GPUs.
+AMD: ``amdsmi`` (ROCm's Python package, when importable), ``amd-smi list --json`` (+
+``amd-smi static --asic --json`` for names), ``rocm-smi ... --json``, and ``kfd``: the
+kernel's KFD topology in /sys with the GPUs whose /dev/dri render node exists here (standard
+library only; first with --isolated-devices, as the ROCm device plugin passes a container
+exactly its GPUs' /dev/dri nodes). In-process libraries get half of the remaining time budget
+(a hanging ``nvmlInit`` is abandoned in its thread), tools at most 5 s and 4 MiB of output.
 
-Visibility: ``NVIDIA_VISIBLE_DEVICES`` then ``CUDA_VISIBLE_DEVICES`` (NVIDIA),
-``ROCR_VISIBLE_DEVICES`` (AMD).  Unset or ``all``: everything; empty, ``none``, ``void``:
-nothing.  Entries are indexes or UUIDs (a unique UUID prefix is enough, as with CUDA); as
-CUDA does, an entry that matches no GPU ends the list (warning).  Index entries are read as
+Visibility: ``NVIDIA_VISIBLE_DEVICES`` in every form the NVIDIA device plugin and container
+runtime leave it (UUIDs, indexes, the volume-mounts directory, ``void`` from CDI, ``all``,
+``none``, unset; see docs/discovery.md), then ``CUDA_VISIBLE_DEVICES`` (NVIDIA);
+``ROCR_VISIBLE_DEVICES`` then ``HIP_VISIBLE_DEVICES`` (AMD).  Entries are indexes or UUIDs
+(a unique UUID prefix is enough, as with CUDA; MIG devices as ``MIG-...`` or ``<gpu>:<mig>``);
+as CUDA does, an entry that matches no GPU ends the list (warning).  Index entries are read as
 nvidia-smi indexes, which equal CUDA ordinals only with ``CUDA_DEVICE_ORDER=PCI_BUS_ID``
-(warned about on mixed-model nodes).  ``NVIDIA_VISIBLE_DEVICES`` with index entries is
-applied by the container runtime, which renumbers what NVML sees; when the inventory has no
-more GPUs than listed entries it is taken as already applied.  The result lists GPUs in
-visibility order; non-coordination mode returns the first N of them, exactly like Flink's
-script (so every TaskManager on the host gets the same ones: use coordination mode when
-a host runs several TaskManagers).
+(warned about on mixed-model nodes).  The result lists GPUs in visibility order;
+non-coordination mode returns the first N of them, exactly like Flink's script (so every
+TaskManager on the host gets the same ones: use coordination mode when a host runs several
+TaskManagers).
 
-Coordination file, format version 1
+MIG: when only MIG-mode GPUs are visible their MIG devices are handed out, numbered 0, 1, ...
+as CUDA numbers the visible MIG devices; one CUDA process uses only one (warned about).
+
+Coordination file, format version 2
 ===================================
-Text, UTF-8, ``\\n`` line ends; an empty (0-byte) file is a fresh file::
+Text, UTF-8, ``\\n`` line ends; an empty (0-byte) or missing file is a fresh file; version 1
+files (same records, written in place by older versions) are read and replaced by v2::
 
-    # accelplane-gpu-coordination v1
+    # accelplane-gpu-coordination v2
     <gpu-key> <index> <pid> <starttime> <boot-id> <pidns> <unix-time>
     ...
     # end crc32=<8 hex digits>
 
 one record per allocated GPU, fields separated by ONE space:
 
-* gpu-key: NVIDIA UUID (``GPU-...``); for AMD ``pci:<domain:bus:dev.fn>`` (amd-smi and
-  rocm-smi print different UUID forms, the PCI address is the same); ``index:<n>`` only
-  when the backend gives neither.
+* gpu-key: NVIDIA UUID (``GPU-...``, ``MIG-...`` for a MIG device); for AMD
+  ``pci:<domain:bus:dev.fn>`` (the backends print different UUID forms, the PCI address is
+  the same); ``index:<n>`` only when the backend gives neither.
 * index: the index reported to Flink.
-* pid, starttime: owner PID and its start time (field 22 of ``/proc/<pid>/stat``, clock
-  ticks since boot) -- together they survive PID reuse.
+* pid, starttime: owner PID (1..2**22, Linux's PID_MAX_LIMIT) and its start time (field 22
+  of ``/proc/<pid>/stat``, clock ticks since boot) -- together they survive PID reuse.
 * boot-id: ``/proc/sys/kernel/random/boot_id`` when written; records of another boot are
   stale (``/var/tmp`` survives reboots).
 * pidns: inode number of the writer's PID namespace (``/proc/self/ns/pid``), ``-`` if
   unknown.  A record from ANOTHER PID namespace cannot be checked (its PID means nothing
   here) and is treated as alive: it is freed by ``--release`` from its namespace or a reboot,
-  unless ``--isolated-devices`` says the allocator (Kubernetes device plugin, YARN GPU
-  isolation) gave this container its visible GPUs exclusively: then such a record for a GPU
-  visible here can only be left over from a container that is gone, and is reclaimed.
+  unless ``--isolated-devices`` says the allocator gave this container its visible GPUs
+  exclusively: then such a record for a GPU visible here is left over from a container that is
+  gone, and is reclaimed.
 * unix-time: allocation time, for humans.
 
-The end line carries the CRC-32 (``binascii.crc32``) of every byte before it, so a
-truncated file, or a write torn part-way (new bytes over the head of the old content, e.g.
-when Flink SIGKILLs the script mid-write), is detected instead of being read as a mix of old
-and new records.  Anything else -- a missing header or end line, a checksum mismatch (which
-a hand edit also causes), a malformed or duplicate record, another version, or Flink's own
-``"<index> <pid>"`` format -- is refused with exit code 3 and a message on stderr: never
-guess, never double-allocate.
+The end line carries the CRC-32 (``binascii.crc32``) of every byte before it, so a truncated
+or hand-edited file is detected instead of being read as a mix of records.  Anything else -- a
+missing header or end line, a checksum mismatch, a malformed or duplicate record, a number
+field over 20 digits, another version, a file over 1 MiB, or Flink's own ``"<index> <pid>"``
+format -- is refused with exit code 3 and a message on stderr: never guess, never
+double-allocate.
 
-Locking and writing: an exclusive ``flock`` on the open file (polled with capped back-off
-for at most the time budget, then exit 3); the file is read and rewritten IN PLACE under the
-lock (``lseek(0)``, ``write``, ``ftruncate``, ``fsync`` on the locked descriptor; never a
-rename, so the inode -- and the lock -- stays the same).  Records are matched by exact key,
-never by prefix.
+Locking and writing: an exclusive ``flock`` on ``<file>.lock`` (created next to the file and
+never replaced, so every process locks the same inode; polled with capped back-off for at most
+the time budget, then exit 3).  Under the lock the file is read, and an update is written to
+``<file>.tmp`` (O_EXCL), fsync-ed, renamed over the file, and the directory is fsync-ed: a crash,
+kill -9 or ENOSPC at any point leaves the previous state or the complete new one.  Records are
+matched by exact key, never by prefix.
 
-Safety: the path is ``lstat``-ed and opened with ``O_NOFOLLOW``: a symlink, a non-regular
-file or a file with several hard links is refused; a file owned by another uid is refused
+Safety: the file and its lock file are ``lstat``-ed and opened with ``O_NOFOLLOW``: a
+symlink, a non-regular file or a file with several hard links is refused; a file owned by another uid is refused
 unless ``--allow-foreign-owner``; a world-writable file is warned about.  A new file is
 created with ``O_EXCL`` and ``fchmod``-ed to ``--file-mode`` (default 0660, so TaskManagers
 of one group can share it; the group is the creator's or the directory's setgid group).
@@ -166,7 +132,8 @@ import os
 import stat
 import sys
 import time
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -539,8 +506,15 @@ def parse_args(argv: list[str], log: Log) -> Options:
 
 
 class Deadline:
+    """The total time budget (--timeout). One inventory command may take COMMAND_TIMEOUT, or half
+    of a larger budget (a caller that grants 120 s accepts a slow tool on a loaded host)."""
+
     def __init__(self, seconds: float) -> None:
         self.end = time.monotonic() + seconds
+        self.command_cap = max(COMMAND_TIMEOUT, seconds / 2)
+
+    def for_command(self) -> float:
+        return min(self.command_cap, self.left())
 
     def left(self) -> float:
         return self.end - time.monotonic()
@@ -765,7 +739,7 @@ def _bounded_call(what: str, func: Callable[[], T], timeout: float) -> T:
 def _library_timeout(deadline: Deadline | None) -> float:
     """Time an in-process library may take: at most half of what is left, so the command-line
     tool after it still gets its turn when the library hangs."""
-    return COMMAND_TIMEOUT if deadline is None else min(COMMAND_TIMEOUT, deadline.left() / 2)
+    return COMMAND_TIMEOUT if deadline is None else min(deadline.command_cap, deadline.left() / 2)
 
 
 def inventory_nvml(log: Log, deadline: Deadline | None = None) -> list[Gpu]:
@@ -823,7 +797,7 @@ def _nvml_mig_devices(pynvml: Any, handle: object, parent: int, bus: str | None,
         slots = int(pynvml.nvmlDeviceGetMaxMigDeviceCount(handle))
     except Exception:
         return []
-    out = []
+    out: list[Gpu] = []
     for j in range(slots):
         try:
             mh = pynvml.nvmlDeviceGetMigDeviceHandleByIndex(handle, j)
@@ -868,7 +842,7 @@ def inventory_nvidia_smi(log: Log, deadline: Deadline) -> list[Gpu]:
     for _attempt in range(2):
         rc, out, err = run_command(
             ["nvidia-smi", "--query-gpu=" + ",".join(fields), "--format=csv,noheader"],
-            min(COMMAND_TIMEOUT, deadline.left()),
+            deadline.for_command(),
         )
         if rc == 0:
             gpus = parse_nvidia_smi(out, fields, log)
@@ -916,7 +890,7 @@ def parse_nvidia_smi_list(text: str, gpus: list[Gpu], log: Log) -> list[Gpu]:
 
 
 def _nvidia_smi_mig_devices(gpus: list[Gpu], log: Log, deadline: Deadline) -> list[Gpu]:
-    rc, out, err = run_command(["nvidia-smi", "-L"], min(COMMAND_TIMEOUT, deadline.left()))
+    rc, out, err = run_command(["nvidia-smi", "-L"], deadline.for_command())
     if rc != 0:
         log.warning(f"nvidia-smi -L exited with {rc}: {_first_line(err + chr(10) + out)}; MIG devices unknown")
         return []
@@ -983,14 +957,14 @@ def parse_amd_smi(list_doc: object, static_doc: object = None) -> list[Gpu]:
 
 
 def inventory_amd_smi(log: Log, deadline: Deadline, need_names: bool) -> list[Gpu]:
-    rc, out, err = run_command(["amd-smi", "list", "--json"], min(COMMAND_TIMEOUT, deadline.left()))
+    rc, out, err = run_command(["amd-smi", "list", "--json"], deadline.for_command())
     if rc != 0:
         raise BackendUnavailable(f"amd-smi list exited with {rc}: {_first_line(err + chr(10) + out)}")
     list_doc = _json_document(out, "amd-smi list")
     static_doc: object = None
     if need_names:
         rc, sout, serr = run_command(
-            ["amd-smi", "static", "--asic", "--json"], min(COMMAND_TIMEOUT, deadline.left())
+            ["amd-smi", "static", "--asic", "--json"], deadline.for_command()
         )
         if rc == 0:
             static_doc = _json_document(sout, "amd-smi static")
@@ -1025,7 +999,7 @@ def parse_rocm_smi(doc: object) -> list[Gpu]:
 def inventory_rocm_smi(log: Log, deadline: Deadline) -> list[Gpu]:
     rc, out, err = run_command(
         ["rocm-smi", "--showuniqueid", "--showproductname", "--showbus", "--json"],
-        min(COMMAND_TIMEOUT, deadline.left()),
+        deadline.for_command(),
     )
     if rc != 0:
         raise BackendUnavailable(f"rocm-smi exited with {rc}: {_first_line(err + chr(10) + out)}")
@@ -1728,6 +1702,14 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
+def _remove_quietly(path: str) -> None:
+    """Remove a temp file of a write that failed; a second failure changes nothing."""
+    try:
+        os.unlink(path)
+    except OSError:
+        return
+
+
 class CoordinationFile:
     """The coordination file and its lock file, held for one read-modify-write.
 
@@ -1799,10 +1781,7 @@ class CoordinationFile:
                 os.close(fd)
             os.rename(self.tmp_path, self.path)
         except OSError as e:
-            try:
-                os.unlink(self.tmp_path)
-            except OSError:
-                pass
+            _remove_quietly(self.tmp_path)
             raise DiscoveryError(
                 f"cannot write coordination file {self.path}: {e.strerror} (the previous state is kept)",
                 EXIT_COORDINATION,
@@ -1993,8 +1972,8 @@ def _exit(code: int) -> None:
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
-            except (OSError, ValueError):
-                pass
+            except (OSError, ValueError):  # closed: nothing more to flush
+                continue
         os._exit(code)
     sys.exit(code)
 
