@@ -127,7 +127,7 @@ def test_rendered_config_runs_gpu_taskmanagers(
     assert second.probe_indexes == {"2", "3"}
     assert third.probe_indexes == frozenset()
     # The configured coordination flags reached our script (records in its own file format).
-    assert result.coordination_text.startswith("# accelplane-gpu-coordination v1\n")
+    assert result.coordination_text.startswith("# accelplane-gpu-coordination v2\n")
     records = [line.split() for line in result.coordination_text.splitlines() if not line.startswith("#")]
     assert sorted((r[1], int(r[2])) for r in records) == [
         ("0", first.pid),

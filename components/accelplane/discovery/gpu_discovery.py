@@ -1583,14 +1583,15 @@ def render_records(records: list[Record]) -> bytes:
     return body + (_end_line(body) + "\n").encode("ascii")
 
 
-def _check_opened(fd: int, path: str, opts: Options, log: Log, what: str) -> None:
-    """Refuse a descriptor that is not one regular, singly linked file of ours."""
+def _check_opened(fd: int, path: str, opts: Options, log: Log, what: str, check_owner: bool = True) -> None:
+    """Refuse a descriptor that is not one regular, singly linked file (of ours, unless
+    ``check_owner`` is off: the lock file holds no data, so who created it does not matter)."""
     fst = os.fstat(fd)
     if not stat.S_ISREG(fst.st_mode):
         raise DiscoveryError(f"refusing {what} {path}: not a regular file", EXIT_COORDINATION)
     if fst.st_nlink != 1:
         raise DiscoveryError(f"refusing {what} {path}: it has {fst.st_nlink} hard links", EXIT_COORDINATION)
-    if fst.st_uid != os.geteuid() and not opts.allow_foreign_owner:
+    if check_owner and fst.st_uid != os.geteuid() and not opts.allow_foreign_owner:
         raise DiscoveryError(
             f"refusing {what} {path}: owned by uid {fst.st_uid}, not by us (uid "
             f"{os.geteuid()}); pass --allow-foreign-owner if TaskManagers of several users share it "
@@ -1622,7 +1623,9 @@ def _lstat_checked(path: str, what: str) -> os.stat_result | None:
     return st
 
 
-def _open_checked(path: str, flags: int, opts: Options, log: Log, what: str, create: bool) -> int | None:
+def _open_checked(
+    path: str, flags: int, opts: Options, log: Log, what: str, create: bool, check_owner: bool = True
+) -> int | None:
     """Open ``path`` without following symlinks and check it (see _check_opened); with ``create``
     a missing file is created with O_EXCL and fchmod-ed to --file-mode; else None if missing."""
     st = _lstat_checked(path, what)
@@ -1649,7 +1652,7 @@ def _open_checked(path: str, flags: int, opts: Options, log: Log, what: str, cre
         if created:
             os.fchmod(fd, opts.file_mode)
             log.info(f"created {path} with mode {opts.file_mode:04o}")
-        _check_opened(fd, path, opts, log, what)
+        _check_opened(fd, path, opts, log, what, check_owner)
     except BaseException:
         os.close(fd)
         raise
@@ -1727,7 +1730,10 @@ class CoordinationFile:
         self.tmp_path = self.path + TMP_SUFFIX
         # Check the data file before creating anything next to it.
         _lstat_checked(self.path, "coordination file")
-        fd = _open_checked(self.lock_path, os.O_RDWR, opts, log, "coordination file lock", create=True)
+        # Read-only is enough for flock, so a lock file another user left (e.g. root) still works.
+        fd = _open_checked(
+            self.lock_path, os.O_RDONLY, opts, log, "coordination file lock", create=True, check_owner=False
+        )
         assert fd is not None
         self.lock_fd = fd
         try:
