@@ -96,3 +96,17 @@ def test_an_inventory_listing_one_uuid_twice_is_refused_before_writing(env: Env,
     assert not coord.exists()
     r = run(ours("2"), env(4, FAKE_SAME_UUID="1"))  # without coordination too: a clear refusal
     assert r.returncode == 4
+
+
+def test_a_hanging_nvidia_tool_never_hands_out_amd_gpus_instead(env: Env, tmp_path: Path) -> None:
+    """A loaded or wedged NVIDIA node whose tool does not answer in time: exit 4, not the AMD fakes'
+    GPUs (which would mix vendors' records in one coordination file)."""
+    slow = tmp_path / "bin"
+    slow.mkdir()
+    (slow / "nvidia-smi").write_text("#!/bin/sh\nexec sleep 60\n")
+    (slow / "nvidia-smi").chmod(0o755)
+    e = env(4)
+    e["PATH"] = f"{slow}:{e['PATH']}"
+    r = run(ours("1", "--timeout", "2"), e, timeout=30)
+    assert (r.returncode, r.stdout) == (4, "")
+    assert "amd-smi: not tried, an NVIDIA backend is present but did not answer" in r.stderr

@@ -132,10 +132,13 @@ import os
 import stat
 import sys
 import time
-from collections.abc import Callable
-from typing import Any, TypeVar
 
-T = TypeVar("T")
+MYPY = False
+if MYPY:  # type checkers only: importing typing costs start-up time on every TaskManager start
+    from collections.abc import Callable
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
 
 __version__ = "1.0.0"
 
@@ -221,7 +224,11 @@ class DiscoveryError(Exception):
 
 
 class BackendUnavailable(Exception):
-    """An inventory backend could not produce a GPU list."""
+    """An inventory backend could not produce a GPU list (``timed_out``: it exists but hangs)."""
+
+    def __init__(self, message: str, timed_out: bool = False) -> None:
+        Exception.__init__(self, message)
+        self.timed_out = timed_out
 
 
 class Log:
@@ -586,7 +593,7 @@ def run_command(argv: list[str], timeout: float) -> tuple[int, str, str]:
             ready = select.select(open_fds, [], [], max(left, 0))[0] if left > 0 else []
             if not ready:
                 _kill_and_reap(pid, proc)
-                raise BackendUnavailable(f"{argv[0]} did not answer within {timeout:.1f} s")
+                raise BackendUnavailable(f"{argv[0]} did not answer within {timeout:.1f} s", timed_out=True)
             for fd in ready:
                 data = os.read(fd, 65536)
                 if data:
@@ -730,7 +737,7 @@ def _bounded_call(what: str, func: Callable[[], T], timeout: float) -> T:
     thread.join(max(timeout, 0.0))
     if thread.is_alive():
         _ABANDONED_THREADS.append(thread)
-        raise BackendUnavailable(f"{what} did not answer within {timeout:.1f} s")
+        raise BackendUnavailable(f"{what} did not answer within {timeout:.1f} s", timed_out=True)
     if "error" in box:
         raise box["error"]
     return box["value"]  # type: ignore[no-any-return]
@@ -1129,7 +1136,13 @@ def inventory(opts: Options, log: Log, deadline: Deadline) -> tuple[list[Gpu], s
         order = amd if opts.vendor == "amd" else NVIDIA_BACKENDS + amd
     need_names = opts.model is not None or opts.fmt == "json"
     problems = []
+    nvidia_hangs = False
     for name in order:
+        if nvidia_hangs and name not in NVIDIA_BACKENDS:
+            # An NVIDIA tool that exists but hangs means an NVIDIA node (a loaded or wedged one):
+            # never hand out another vendor's devices instead.
+            problems.append(f"{name}: not tried, an NVIDIA backend is present but did not answer")
+            continue
         try:
             if name == "nvml":
                 gpus = inventory_nvml(log, deadline)
@@ -1146,6 +1159,7 @@ def inventory(opts: Options, log: Log, deadline: Deadline) -> tuple[list[Gpu], s
         except BackendUnavailable as e:
             log.info(f"backend {name} unavailable: {e}")
             problems.append(f"{name}: {e}")
+            nvidia_hangs = nvidia_hangs or (e.timed_out and name in NVIDIA_BACKENDS and backend == "auto")
             continue
         if not gpus:
             log.info(f"backend {name} reports no GPUs")
