@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from tests.device_plugins.helpers import pool, run_validate, spec_doc, tm_cluster, write
+from tests.device_plugins.helpers import pool, spec_doc, tm_cluster
+from tests.support.specs import expect_errors, run_validate, write_spec
 
 MIXED = {"strategy": "mixed", "devices": {"1g.10gb": 7}}
 SINGLE = {"strategy": "single", "devices": {"1g.10gb": 7}}
@@ -35,5 +36,8 @@ def test_mig_devices_per_taskmanager(tmp_path: Path, capsys: pytest.CaptureFixtu
                                      gpu: dict[str, Any], errors: list[str]) -> None:
     doc = spec_doc([pool("a100", model="NVIDIA A100-SXM4-80GB", per_node=8, mig=mig)],
                    clusters=[tm_cluster("tm", gpu)])
-    rc, lines = run_validate(write(tmp_path, doc), capsys, monkeypatch)
-    assert (rc, lines) == ((1 if errors else 0), [f"spec.yaml: {e}" for e in errors])
+    path = write_spec(tmp_path, doc)
+    if errors:
+        expect_errors(path, capsys, monkeypatch, [f"spec.yaml: {e}" for e in errors])
+    else:
+        assert run_validate(path, capsys, monkeypatch) == (0, [])

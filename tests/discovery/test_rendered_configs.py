@@ -19,9 +19,10 @@ from ._support import PYTHON_CMD, REPO_ROOT, SCRIPT, fake_env, run
 from .test_containers import kfd_tree
 
 STACKS = sorted(p for p in (REPO_ROOT / "stacks").glob("*.yaml") if not p.name.startswith("Pulumi."))
-ARGS_KEY = re.compile(r"external-resource\.gpu\.param\.discovery-script\.args:\s*[\"']?([^\"'\n]+?)[\"']?\s*$", re.M)
-AMOUNT_KEY = re.compile(r"external-resource\.gpu\.amount:\s*[\"']?(\d+)", re.M)
-K8S_RESOURCE_KEY = re.compile(r"external-resource\.gpu\.kubernetes\.config-key:\s*[\"']?([^\"'\s]+)", re.M)
+AMOUNT_KEY = re.compile(r"external-resource\.([A-Za-z0-9_-]+)\.amount:\s*[\"']?(\d+)", re.M)
+ARGS_KEY = r"external-resource\.{}\.param\.discovery-script\.args:\s*[\"']?([^\"'\n]+?)[\"']?\s*$"
+K8S_RESOURCE_KEY = r"external-resource\.{}\.kubernetes\.config-key:\s*[\"']?([^\"'\s]+)"
+MIXED_HOST = ("NVIDIA A100-SXM4-80GB", "Tesla T4")  # a standalone host with both models, alternating
 EMBEDS_SCRIPT = ("accelplane-gpu-discovery", "provision.sh", "cloud-init.yaml")
 
 
@@ -37,13 +38,14 @@ def gpu_configs() -> list[tuple[str, str, int, str, str | None]]:
         for path, text in sorted(rendered(stack).items()):
             if path.endswith(EMBEDS_SCRIPT) or path.startswith("kubernetes/configmap_"):
                 continue  # the script's own text; ConfigMaps repeat flink/<cluster>/config.yaml
-            args = ARGS_KEY.search(text)
-            amount = AMOUNT_KEY.search(text)
-            if amount:
-                res = K8S_RESOURCE_KEY.search(text)
+            for amount in AMOUNT_KEY.finditer(text):
+                name = re.escape(amount.group(1))
+                args = re.search(ARGS_KEY.format(name), text, re.M)
+                res = re.search(K8S_RESOURCE_KEY.format(name), text, re.M)
                 # Flink appends the word "null" when discovery-script.args is unset
                 words = args.group(1) if args else "null"
-                out.append((stack.name, path, int(amount.group(1)), words, res.group(1) if res else None))
+                out.append((stack.name, f"{path}:{amount.group(1)}", int(amount.group(2)), words,
+                            res.group(1) if res else None))
     return out
 
 
@@ -95,6 +97,7 @@ def test_every_rendered_gpu_config_discovers_its_gpus(tmp_path: Path, stack: str
     coord = tmp_path / "coordination" / "gpu-coordination"
     coord.parent.mkdir()
     words = _with_coordination_file(args, coord)
+    matching: list[int] = []
     if resource == "amd.com/gpu":
         # ROCm device plugin: /dev/kfd + the /dev/dri nodes of `amount` of the host's 8 GPUs; the
         # image has no amd-smi / rocm-smi (only python3 and the script)
@@ -106,8 +109,14 @@ def test_every_rendered_gpu_config_discovers_its_gpus(tmp_path: Path, stack: str
     elif "--isolated-devices" in words:  # a container given `amount` of the host's 8 GPUs through CDI
         env = fake_env(8, {"FAKE_HOST_GPUS": ",".join(str(g) for g in range(8 - amount, 8)),
                            "NVIDIA_VISIBLE_DEVICES": "void"})
+    elif "--model" in words:  # a standalone host with two GPU models, one external resource each
+        env = fake_env(8, {"FAKE_GPU_NAMES": ";".join(MIXED_HOST), "CUDA_DEVICE_ORDER": "PCI_BUS_ID"})
+        model = words[words.index("--model") + 1]
+        matching = [i for i in range(8) if gd.model_matches(MIXED_HOST[i % 2], model)]
+        assert matching, f"--model {model} matches neither {MIXED_HOST}"
     else:  # a host (standalone / YARN without Docker)
         env = fake_env(8)
     r = run([*PYTHON_CMD, str(SCRIPT), str(amount), *words], env)
-    expected = ",".join(str(i) for i in range(amount))
+    first = matching[:amount] if "--model" in words and resource is None else list(range(amount))
+    expected = ",".join(str(i) for i in first)
     assert (r.returncode, r.stdout) == (0, expected + "\n"), r.stderr
