@@ -16,6 +16,7 @@ from accelplane.quantity import Quantity, QuantityError
 from accelplane.schema_document import schema_default
 
 Vendor = Literal["nvidia", "amd"]
+Allocation = Literal["devicePlugin", "dra"]
 Platform = Literal["kubernetes", "yarn", "standalone"]
 
 VENDOR_RESOURCE = {"nvidia": "nvidia.com/gpu", "amd": "amd.com/gpu"}
@@ -23,8 +24,11 @@ GPU_RESOURCE_NAMES = frozenset(VENDOR_RESOURCE.values())
 
 
 def is_gpu_resource(name: str) -> bool:
-    """True for resource names that count GPUs (whole, shared or MIG slices)."""
-    return name in GPU_RESOURCE_NAMES or name.startswith(("nvidia.com/gpu", "nvidia.com/mig-", "amd.com/gpu"))
+    """True for resource names that count GPUs (whole, shared or MIG slices; ``deviceclass/<class>``
+    Volcano keys count the devices of a DeviceClass, and accelplane's DeviceClasses are GPU classes)."""
+    return name in GPU_RESOURCE_NAMES or name.startswith(
+        ("nvidia.com/gpu", "nvidia.com/mig-", "amd.com/gpu", "deviceclass/")
+    )
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,8 @@ class GpuSpec:
     vendor: Vendor
     per_node: int
     model: str | None = None
+    allocation: Allocation = "devicePlugin"
+    """How pods get these GPUs on Kubernetes: device-plugin extended resources or DRA claims."""
     memory: Quantity | None = None
     mig: MigConfig = field(default_factory=MigConfig)
     sharing: SharingConfig = field(default_factory=SharingConfig)
@@ -173,6 +179,13 @@ class Volcano:
     namespace: str
     scheduler_name: str
     manage_scheduler_config: bool
+    version: str = "1.15"
+
+    @property
+    def version_tuple(self) -> tuple[int, int]:
+        """(major, minor) of the installed Volcano release."""
+        major, minor = self.version.split(".")[:2]
+        return int(major), int(minor)
 
 
 @dataclass(frozen=True)
@@ -335,6 +348,14 @@ class Spec:
     yarn: Yarn | None
     discovery: Discovery
     node_image: NodeImage | None
+    kubernetes_version: str = "1.34"
+    """Kubernetes minor release the cluster runs (``1.<minor>``)."""
+
+    @property
+    def kubernetes_version_tuple(self) -> tuple[int, int]:
+        """(major, minor) of the targeted Kubernetes release."""
+        major, minor = self.kubernetes_version.split(".")[:2]
+        return int(major), int(minor)
 
     def has_platform(self, platform: Platform) -> bool:
         """True when the cluster needs artifacts for ``platform``."""
@@ -411,6 +432,7 @@ def _pool(b: _Converter, path: PathTuple, d: dict[str, Any]) -> NodePool:
             vendor=g["vendor"],
             per_node=g["perNode"],
             model=g.get("model"),
+            allocation=g.get("allocation", schema_default("$defs.gpu.allocation")),
             memory=b.quantity(g.get("memory"), (*path, "gpu", "memory")),
             mig=MigConfig(mig.get("strategy", schema_default("$defs.gpu.mig.strategy")), tuple(sorted(mig.get("devices", {}).items()))),
             sharing=SharingConfig(
@@ -622,6 +644,7 @@ def build_model(data: dict[str, Any]) -> tuple[Spec | None, list[Problem]]:
             namespace=vol.get("namespace", schema_default("volcano.namespace")),
             scheduler_name=vol.get("schedulerName", schema_default("volcano.schedulerName")),
             manage_scheduler_config=vol.get("manageSchedulerConfig", schema_default("volcano.manageSchedulerConfig")),
+            version=str(vol.get("version", schema_default("volcano.version"))),
         ),
         queues=tuple(
             Queue(
@@ -645,6 +668,7 @@ def build_model(data: dict[str, Any]) -> tuple[Spec | None, list[Problem]]:
         yarn=yarn,
         discovery=discovery,
         node_image=node_image,
+        kubernetes_version=str(data.get("kubernetes", {}).get("version", schema_default("kubernetes.version"))),
     )
     if b.problems:
         return None, b.problems

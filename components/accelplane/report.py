@@ -16,10 +16,9 @@ from decimal import Decimal
 from typing import Any
 from xml.sax.saxutils import escape
 
+from accelplane.derive.dra import kubernetes_gpu_key, pool_gpu_resources
 from accelplane.derive.gpu_resources import (
-    advertised_resources,
     candidate_pools,
-    kubernetes_gpu_resource,
     target_platform,
     yarn_gpu_type,
 )
@@ -142,7 +141,7 @@ def build_report(spec: Spec) -> Report:
     """Compute the capacity report of a validated spec."""
     basis = _basis(spec)
     pools = [
-        PoolGpus(pool.name, pool.platform, pool.nodes, tuple(advertised_resources(pool).items()))
+        PoolGpus(pool.name, pool.platform, pool.nodes, tuple(pool_gpu_resources(pool).items()))
         for pool in pools_of(spec)
     ]
     resources = {name for p in pools for name, _ in p.per_node}
@@ -173,8 +172,8 @@ def build_report(spec: Spec) -> Report:
         gpu = c.task_manager.gpu
         amount = gpu.amount if gpu is not None else 0
         platform = target_platform(c)
-        resource = yarn_gpu_type(spec, c) if platform == "yarn" else kubernetes_gpu_resource(spec, c)
-        queue_resource = kubernetes_gpu_resource(spec, c)
+        resource = yarn_gpu_type(spec, c) if platform == "yarn" else kubernetes_gpu_key(spec, c)
+        queue_resource = kubernetes_gpu_key(spec, c)
         queue = spec.queue(c.queue) if c.queue else None
         flink.append(
             FlinkRow(

@@ -15,6 +15,7 @@ from accelplane.artifacts import Bundle
 from accelplane.builders import (
     device_plugins,
     discovery_configmap,
+    dra,
     flink,
     node_image,
     priority,
@@ -29,6 +30,7 @@ BUILDER_MODULES: tuple[ModuleType, ...] = (
     priority,
     volcano,
     device_plugins,
+    dra,
     discovery_configmap,
     node_image,
     yarn,

@@ -10,7 +10,10 @@ accelplane discovery script from its ConfigMap with ``subPath`` (a single file, 
 coordination mode, the node's coordination directory (hostPath) shared by all TaskManagers on the
 node. Flink merges these templates with what it generates; the main container must be named
 ``flink-main-container``. Resources (including GPUs) are NOT set here: Flink sets them on the main
-container from its configuration (``external-resource.gpu.kubernetes.config-key``).
+container from its configuration (``external-resource.gpu.kubernetes.config-key``) — except on a
+DRA pool, where the template claims the GPUs: ``spec.resourceClaims`` names the cluster's
+ResourceClaimTemplate and the main container's ``resources.claims`` uses it (Flink keeps both
+when it builds the pod: tests/flink/test_dra_pod_factory.py).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from accelplane import discovery_constants
+from accelplane.derive.dra import CLAIM_NAME, claim_template_name, cluster_device_class, is_dra_pool
 from accelplane.derive.flink_keys import flink_image, gpu_amount
 from accelplane.derive.flink_pods import GROUP_NAME_ANNOTATION, coordination_dir, podgroup_name
 from accelplane.derive.gpu_resources import candidate_pools, cluster_vendor, gfd_product_label_for_pool
@@ -53,8 +57,8 @@ def _product_label(spec: Spec, cluster: FlinkCluster, pool: NodePool) -> str | N
     """The ``nvidia.com/gpu.product`` value GFD writes on the pool's nodes when the cluster asks for
     an NVIDIA GPU model (None otherwise)."""
     gpu = cluster.task_manager.gpu
-    if gpu is None or gpu.model is None or cluster_vendor(spec, cluster) != "nvidia":
-        return None
+    if gpu is None or gpu.model is None or cluster_vendor(spec, cluster) != "nvidia" or is_dra_pool(pool):
+        return None  # DRA pools run no GPU Feature Discovery; the claim's DeviceClass selects the model
     return gfd_product_label_for_pool(pool) or gfd_product_label(gpu.model)
 
 
@@ -189,6 +193,11 @@ def pod_template(spec: Spec, cluster: FlinkCluster, role: Role) -> dict[str, Any
         pod_spec.update(placement(spec, cluster))
         extra, volumes, init = _gpu_container_and_volumes(spec, cluster)
         container.update(extra)
+        if cluster_device_class(spec, cluster) is not None:
+            pod_spec["resourceClaims"] = [
+                {"name": CLAIM_NAME, "resourceClaimTemplateName": claim_template_name(cluster)}
+            ]
+            container["resources"] = {"claims": [{"name": CLAIM_NAME}]}
         pod_spec["volumes"] = volumes
         if init:
             pod_spec["initContainers"] = init

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from accelplane.artifacts import Bundle, k8s_object
+from accelplane.derive.dra import uses_dra, uses_dra_quotas
 from accelplane.derive.queues import queue_parent, uses_hierarchy
 from accelplane.model import Spec
 from accelplane.templating import render_template
@@ -18,10 +19,11 @@ SCHEDULER_CONF_KEY = "volcano-scheduler.conf"
 
 @dataclass(frozen=True)
 class Plugin:
-    """A scheduler plugin entry with its options (in output order)."""
+    """A scheduler plugin entry with its options and ``arguments`` (in output order)."""
 
     name: str
     options: tuple[tuple[str, Any], ...] = ()
+    arguments: tuple[tuple[str, Any], ...] = ()
 
 
 def queue_manifest_spec(spec: Spec, name: str) -> dict[str, Any]:
@@ -57,14 +59,26 @@ def scheduler_actions(spec: Spec) -> list[str]:
 
 
 def scheduler_tiers(spec: Spec) -> list[list[Plugin]]:
-    """Plugin tiers: upstream defaults with `proportion`, or `capacity` + ``enableHierarchy`` when
-    the queues form a hierarchy (proportion and capacity are never enabled together)."""
+    """Plugin tiers: upstream defaults with `proportion`, or `capacity` (with ``enableHierarchy``
+    when the queues form a hierarchy) when the queues form a hierarchy or limit DRA devices
+    (``deviceclass/<class>`` quotas, which only the capacity plugin accounts); proportion and
+    capacity are never enabled together. With DRA pools the ``predicates`` plugin allocates claims
+    (``predicate.DynamicResourceAllocationEnable``, Volcano docs/user-guide/how_to_enable_dra.md)
+    and the capacity plugin counts them (``capacity.DynamicResourceAllocationEnable``,
+    docs/user-guide/how_to_use_dra_quota.md)."""
     tier1 = [Plugin("priority"), Plugin("gang", (("enablePreemptable", False),)), Plugin("conformance")]
-    if uses_hierarchy(spec):
+    dra = uses_dra(spec)
+    predicates = Plugin("predicates", arguments=(("predicate.DynamicResourceAllocationEnable", True),) if dra else ())
+    if uses_hierarchy(spec) or uses_dra_quotas(spec):
+        capacity_options = (("enableHierarchy", True),) if uses_hierarchy(spec) else ()
         tier2 = [
             Plugin("drf", (("enablePreemptable", False),)),
-            Plugin("predicates"),
-            Plugin("capacity", (("enableHierarchy", True),)),
+            predicates,
+            Plugin(
+                "capacity",
+                capacity_options,
+                (("capacity.DynamicResourceAllocationEnable", True),) if dra else (),
+            ),
             Plugin("nodeorder"),
             Plugin("binpack"),
         ]
@@ -72,7 +86,7 @@ def scheduler_tiers(spec: Spec) -> list[list[Plugin]]:
         tier2 = [
             Plugin("overcommit"),
             Plugin("drf", (("enablePreemptable", False),)),
-            Plugin("predicates"),
+            predicates,
             Plugin("proportion"),
             Plugin("nodeorder"),
             Plugin("binpack"),

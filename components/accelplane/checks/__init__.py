@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from accelplane.checks import (
     device_plugins,
     discovery_paths,
+    dra,
     flink,
     mig,
     references,
@@ -27,6 +28,7 @@ CHECKS: tuple[Check, ...] = (
     scheduling.check,
     references.check,
     device_plugins.check,
+    dra.check,
     discovery_paths.check,
     yarn.check,
     flink.check,

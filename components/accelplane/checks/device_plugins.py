@@ -22,6 +22,7 @@ from accelplane.derive.device_plugin_placement import (
     placements,
     plugin_enabled,
 )
+from accelplane.derive.dra import cluster_dra_pools, is_dra_pool, quota_class
 from accelplane.derive.gpu_resources import (
     advertised_resources,
     candidate_pools,
@@ -94,6 +95,8 @@ def _check_pool_gpu(pool: NodePool) -> Iterator[Problem]:
             f"the MIG profiles use {slices} compute slices per GPU, more than the {MAX_MIG_SLICES} a MIG "
             "GPU has; reduce the instance counts",
         )
+    if is_dra_pool(pool):
+        return  # sharing through the DRA driver's claim configuration: accelplane.checks.dra
     if sharing.strategy == "none":
         extras = [
             name
@@ -258,6 +261,8 @@ def _check_flink_cluster(spec: Spec, cluster: FlinkCluster) -> Iterator[Problem]
     gpu = cluster.task_manager.gpu
     if gpu is None or gpu.amount == 0 or target_platform(cluster) != "kubernetes":
         return
+    if cluster_dra_pools(spec, cluster):
+        return  # claims DRA devices: accelplane.checks.dra
     if gpu.pool is not None and spec.pool(gpu.pool) is None:
         return  # reported by the references check
     resource = kubernetes_gpu_resource(spec, cluster)
@@ -328,7 +333,7 @@ def _check_queues(spec: Spec) -> Iterator[Problem]:
             ("guarantee", q.guarantee),
         ):
             for name in values.names():
-                if is_gpu_resource(name) and name not in advertised:
+                if is_gpu_resource(name) and name not in advertised and quota_class(name) is None:
                     yield Problem(
                         (*q.path, field, name),
                         f"{name} is not advertised by any Kubernetes node pool's device plugin, so this queue "

@@ -22,6 +22,7 @@ import posixpath
 from collections.abc import Iterator
 
 from accelplane.derive.discovery_paths import prepared_coordination_files
+from accelplane.derive.dra import kubernetes_gpu_key, pool_gpu_resources
 from accelplane.derive.flink_keys import (
     GPU_PREFIX,
     JOBMANAGER_REPLICAS_KEY,
@@ -46,11 +47,9 @@ from accelplane.derive.flink_pods import (
 )
 from accelplane.derive.flink_values import legacy_value_problem, yaml_value_problem
 from accelplane.derive.gpu_resources import (
-    advertised_resources,
     candidate_pools,
     cluster_vendor,
     is_shared,
-    kubernetes_gpu_resource,
     target_platform,
     yarn_gpu_type,
 )
@@ -194,9 +193,9 @@ def _check_named_pool(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
 def _per_node(spec: Spec, c: FlinkCluster, pools: list[NodePool]) -> tuple[str, dict[str, int]]:
     """The GPU resource the TaskManagers request and how many each pool providing it has per node."""
     if c.target in KUBERNETES_TARGETS:
-        resource = kubernetes_gpu_resource(spec, c)
+        resource = kubernetes_gpu_key(spec, c)
         assert resource is not None
-        return resource, {p.name: n for p in pools if (n := advertised_resources(p).get(resource, 0))}
+        return resource, {p.name: n for p in pools if (n := pool_gpu_resources(p).get(resource, 0))}
     name = (yarn_gpu_type(spec, c) if c.target == "yarn" else None) or "GPUs"
     return name, {p.name: p.gpu.per_node for p in pools if p.gpu is not None}
 
@@ -327,7 +326,7 @@ def _check_queue(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
                 f"PodGroup {podgroup_name(c)} needs {name} {text[name]} ({_members(c)}) but queue {q.name!r} has capability {cap}; Volcano "
                 "would never admit it: raise the queue's capability or shrink the cluster",
             )
-    gpu_resource = kubernetes_gpu_resource(spec, c)
+    gpu_resource = kubernetes_gpu_key(spec, c)
     if q.capability and gpu_resource is not None and q.capability.get(gpu_resource) is None:
         yield Problem(
             c.field_path("queue"),

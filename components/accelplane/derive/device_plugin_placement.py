@@ -27,11 +27,18 @@ Vendor = Literal["nvidia", "amd"]
 
 
 def kubernetes_gpu_pools(spec: Spec, vendor: Vendor) -> list[NodePool]:
-    """Kubernetes node pools with GPUs of ``vendor``, by name."""
+    """Kubernetes node pools whose ``vendor`` GPUs a device plugin advertises, by name.
+
+    DRA pools (``gpu.allocation: dra``) are left out: their vendor's DRA driver publishes the GPUs,
+    and a device plugin on the same nodes would advertise them a second time (over-admission).
+    """
     return [
         p
         for p in spec.node_pools
-        if p.platform == "kubernetes" and p.gpu is not None and p.gpu.vendor == vendor
+        if p.platform == "kubernetes"
+        and p.gpu is not None
+        and p.gpu.vendor == vendor
+        and p.gpu.allocation == "devicePlugin"
     ]
 
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from accelplane.derive.dra import cluster_device_class
 from accelplane.derive.flink_values import ConfigValue
 from accelplane.derive.gpu_resources import (
     candidate_pools,
@@ -277,7 +278,13 @@ def _gpu_keys(spec: Spec, cluster: FlinkCluster) -> list[GeneratedKey]:
     args = discovery_args(spec, cluster)
     if args is not None:
         keys.append(GeneratedKey(f"{GPU_PREFIX}param.discovery-script.args", args, "discovery.coordination"))
-    if is_kubernetes(cluster):
+    if is_kubernetes(cluster) and cluster_device_class(spec, cluster) is not None:
+        # DRA: the TaskManager pod template claims the GPUs (ResourceClaimTemplate); asking Flink
+        # for an extended resource too would make the pod wait for a device plugin that the DRA
+        # pool does not run. The runtime exposes only the claimed devices, so discovery still
+        # sees exactly this TaskManager's GPUs.
+        pass
+    elif is_kubernetes(cluster):
         resource = kubernetes_gpu_resource(spec, cluster)
         assert resource is not None
         keys.append(GeneratedKey(f"{GPU_PREFIX}kubernetes.config-key", resource, "taskManager.gpu"))

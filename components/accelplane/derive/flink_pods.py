@@ -3,7 +3,8 @@
 The PodGroup's name and ``minResources`` (what the whole cluster requests: the JobManager, times
 its replicas when standby JobManagers are configured, plus every TaskManager, with CPU and memory
 exactly as Flink puts them on the containers, memory in whole MiB, and the GPUs under the resource
-name the TaskManagers request), the pod count, the PodGroup annotation and the host directory of
+name the TaskManagers request, ``deviceclass/<class>`` when they claim DRA devices: the key
+Volcano's capacity plugin accounts claims under), the pod count, the PodGroup annotation and the host directory of
 the coordination file. tests/flink/test_flink_pod_factory.py builds the pods with Flink's own
 factories and compares their requests with ``minResources``.
 """
@@ -13,8 +14,8 @@ from __future__ import annotations
 import posixpath
 from decimal import Decimal
 
+from accelplane.derive.dra import kubernetes_gpu_key
 from accelplane.derive.flink_keys import gpu_amount, jobmanager_replicas, mebibytes
-from accelplane.derive.gpu_resources import kubernetes_gpu_resource
 from accelplane.model import FlinkCluster, Spec
 from accelplane.quantity import format_quantity
 
@@ -41,7 +42,7 @@ def min_resources(spec: Spec, cluster: FlinkCluster) -> dict[str, Decimal]:
         "cpu": jms * cluster.job_manager.cpu.value + tm.replicas * tm.cpu.value,
         "memory": Decimal(memory_mib * 2**20),
     }
-    resource = kubernetes_gpu_resource(spec, cluster)
+    resource = kubernetes_gpu_key(spec, cluster)
     if resource is not None:
         totals[resource] = Decimal(tm.replicas * gpu_amount(cluster))
     return dict(sorted(totals.items()))

@@ -44,8 +44,8 @@ def unshared_resources(pool: NodePool) -> dict[str, int]:
     """Resource name → count per node before sharing is applied (the names time-slicing and MPS
     replicate in the plugin config)."""
     gpu = pool.gpu
-    if gpu is None:
-        return {}
+    if gpu is None or (pool.platform == "kubernetes" and gpu.allocation == "dra"):
+        return {}  # a DRA pool's GPUs are claimed as devices, never advertised as extended resources
     if gpu.vendor == "amd":
         return {VENDOR_RESOURCE["amd"]: gpu.per_node}
     mig = gpu.mig

@@ -57,6 +57,16 @@ KINDS: dict[tuple[str, str], KindMapping] = {
     ("rbac.authorization.k8s.io/v1", "Role"): KindMapping(k8s.rbac.v1.Role, True),
     ("rbac.authorization.k8s.io/v1", "RoleBinding"): KindMapping(k8s.rbac.v1.RoleBinding, True),
     ("scheduling.k8s.io/v1", "PriorityClass"): KindMapping(k8s.scheduling.v1.PriorityClass, False),
+    ("resource.k8s.io/v1beta1", "DeviceClass"): KindMapping(k8s.resource.v1beta1.DeviceClass, False),
+    ("resource.k8s.io/v1beta2", "DeviceClass"): KindMapping(k8s.resource.v1beta2.DeviceClass, False),
+    ("resource.k8s.io/v1", "DeviceClass"): KindMapping(k8s.resource.v1.DeviceClass, False),
+    ("resource.k8s.io/v1beta1", "ResourceClaimTemplate"): KindMapping(
+        k8s.resource.v1beta1.ResourceClaimTemplate, True
+    ),
+    ("resource.k8s.io/v1beta2", "ResourceClaimTemplate"): KindMapping(
+        k8s.resource.v1beta2.ResourceClaimTemplate, True
+    ),
+    ("resource.k8s.io/v1", "ResourceClaimTemplate"): KindMapping(k8s.resource.v1.ResourceClaimTemplate, True),
     ("scheduling.volcano.sh/v1beta1", "Queue"): KindMapping(None, False),
     ("scheduling.volcano.sh/v1beta1", "PodGroup"): KindMapping(None, True),
     ("flink.apache.org/v1beta1", "FlinkDeployment"): KindMapping(None, True),

@@ -1,0 +1,173 @@
+"""Dynamic Resource Allocation problems: what would make a DRA pool, its DeviceClass, a Flink
+cluster's claim or a ``deviceclass/<class>`` quota fail on the declared Kubernetes and Volcano
+releases (see `accelplane.derive.dra` for the facts each rule stands on)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from accelplane.derive.dra import (
+    MIN_KUBERNETES,
+    MIN_VOLCANO,
+    MIN_VOLCANO_QUOTA,
+    cluster_dra_pools,
+    device_class_for_pool,
+    device_class_names,
+    devices_per_node,
+    dra_pools,
+    quota_class,
+    uses_dra,
+)
+from accelplane.derive.gpu_resources import candidate_pools, target_platform
+from accelplane.errors import Problem
+from accelplane.model import FlinkCluster, NodePool, Spec
+
+QUOTA_NAME_MAX = 63
+"""Longest name part of a resource name (``deviceclass/<class>``): a qualified name's name part."""
+
+
+def _check_pool(spec: Spec, pool: NodePool) -> Iterator[Problem]:
+    gpu = pool.gpu
+    assert gpu is not None
+    path = (*pool.path, "gpu", "allocation")
+    if spec.kubernetes_version_tuple < MIN_KUBERNETES:
+        yield Problem(
+            path,
+            f"DRA needs Kubernetes 1.32 or later (resource.k8s.io/v1beta1); kubernetes.version is "
+            f"{spec.kubernetes_version!r}: raise it or use allocation devicePlugin",
+        )
+    if not gpu.model:
+        yield Problem(
+            path,
+            "a DRA pool needs gpu.model: its DeviceClass selects the driver's devices by productName",
+        )
+    if gpu.vendor == "nvidia" and gpu.mig.strategy != "none" and len(gpu.mig.devices) != 1:
+        yield Problem(
+            (*pool.path, "gpu", "mig", "devices"),
+            "a DRA pool hands out one MIG profile (one DeviceClass selecting the driver's mig devices by "
+            f"profile); found {len(gpu.mig.devices)}: split the pool per profile",
+        )
+    sharing = gpu.sharing
+    extras = [
+        name
+        for name, on in (
+            ("replicas", sharing.replicas != 1),
+            ("renameByDefault", sharing.rename_by_default),
+            ("failRequestsGreaterThanOne", sharing.fail_requests_greater_than_one),
+        )
+        if on
+    ]
+    if extras:
+        yield Problem(
+            (*pool.path, "gpu", "sharing"),
+            f"sharing.{', sharing.'.join(extras)} configure the device plugin; a DRA pool shares through "
+            "the claim's GpuConfig (sharing.strategy only): remove them",
+        )
+    if sharing.strategy != "none" and gpu.mig.strategy != "none":
+        yield Problem(
+            (*pool.path, "gpu", "sharing", "strategy"),
+            "on a DRA pool sharing applies to whole GPUs (the driver's GpuConfig); MIG devices are not "
+            "shared: use sharing.strategy none or mig.strategy none",
+        )
+    device_class = device_class_for_pool(pool)
+    if device_class is not None and len(device_class.name) > QUOTA_NAME_MAX:
+        yield Problem(
+            (*pool.path, "gpu", "model"),
+            f"the DeviceClass name {device_class.name!r} is longer than {QUOTA_NAME_MAX} characters, so "
+            "Volcano's deviceclass/<class> resource key would be invalid; shorten the model",
+        )
+
+
+def _check_non_kubernetes_pools(spec: Spec) -> Iterator[Problem]:
+    for pool in spec.node_pools:
+        if pool.gpu is not None and pool.gpu.allocation == "dra" and pool.platform != "kubernetes":
+            yield Problem(
+                (*pool.path, "gpu", "allocation"),
+                f"DRA is Kubernetes' allocation mechanism; pool platform is {pool.platform}: remove allocation",
+            )
+
+
+def _check_volcano(spec: Spec) -> Iterator[Problem]:
+    if uses_dra(spec) and spec.volcano.version_tuple < MIN_VOLCANO:
+        yield Problem(
+            ("volcano", "version"),
+            f"Volcano {spec.volcano.version} cannot schedule pods with resource claims (DRA support in the "
+            "predicates plugin came with Volcano 1.12); upgrade Volcano or use allocation devicePlugin",
+        )
+
+
+def _check_queues(spec: Spec) -> Iterator[Problem]:
+    if not spec.has_platform("kubernetes"):
+        return
+    classes = device_class_names(spec)
+    shown = ", ".join(sorted(classes)) or "none"
+    for q in spec.queues:
+        for field, values in (("capability", q.capability), ("deserved", q.deserved), ("guarantee", q.guarantee)):
+            for name in values.names():
+                cls = quota_class(name)
+                if cls is None:
+                    continue
+                path = (*q.path, field, name)
+                if cls not in classes:
+                    yield Problem(
+                        path,
+                        f"{name} names no DeviceClass of this cluster, so this queue limit means nothing "
+                        f"(DeviceClasses of the DRA pools: {shown})",
+                    )
+                elif spec.volcano.version_tuple < MIN_VOLCANO_QUOTA:
+                    yield Problem(
+                        path,
+                        f"Volcano {spec.volcano.version} ignores deviceclass/<class> quotas (the capacity "
+                        "plugin accounts DRA claims since Volcano 1.15); upgrade Volcano (volcano.version)",
+                    )
+
+
+def _check_cluster(spec: Spec, cluster: FlinkCluster) -> Iterator[Problem]:
+    gpu = cluster.task_manager.gpu
+    if gpu is None or gpu.amount == 0 or target_platform(cluster) != "kubernetes":
+        return
+    dra = cluster_dra_pools(spec, cluster)
+    if not dra:
+        return
+    where = cluster.field_path("taskManager", "gpu", "pool" if gpu.pool else "model" if gpu.model else "amount")
+    plugin = [p.name for p in candidate_pools(spec, cluster) if p not in dra]
+    if plugin:
+        yield Problem(
+            where,
+            f"the TaskManagers could land on DRA pools ({', '.join(p.name for p in dra)}) and device-plugin "
+            f"pools ({', '.join(plugin)}), which need different requests; name one pool (gpu.pool) or a "
+            "model only one kind of pool has",
+        )
+        return
+    classes = {c.name for c in (device_class_for_pool(p) for p in dra) if c is not None}
+    if len(classes) > 1:
+        yield Problem(
+            where,
+            f"the candidate DRA pools have different DeviceClasses ({', '.join(sorted(classes))}); one claim "
+            "names one class: name one pool (gpu.pool) or a model",
+        )
+    if gpu.resource is not None:
+        yield Problem(
+            cluster.field_path("taskManager", "gpu", "resource"),
+            "gpu.resource names a device-plugin extended resource; TaskManagers on a DRA pool claim devices "
+            "of the pool's DeviceClass: remove it",
+        )
+    if not any(devices_per_node(p) >= gpu.amount for p in dra):
+        per_node = ", ".join(f"pool {p.name!r}: {devices_per_node(p)}" for p in dra)
+        yield Problem(
+            cluster.field_path("taskManager", "gpu", "amount"),
+            f"{gpu.amount} devices per TaskManager exceed what one node publishes ({per_node}); a "
+            "TaskManager never spans nodes",
+        )
+
+
+def check(spec: Spec) -> Iterator[Problem]:
+    """Every DRA problem of the spec."""
+    yield from _check_non_kubernetes_pools(spec)
+    if spec.has_platform("kubernetes"):
+        for pool in dra_pools(spec):
+            yield from _check_pool(spec, pool)
+    yield from _check_volcano(spec)
+    yield from _check_queues(spec)
+    for cluster in spec.flink_clusters:
+        yield from _check_cluster(spec, cluster)
