@@ -16,8 +16,10 @@ pods (all clusters in one JVM):
   hostPath and its init container;
 * the main containers request what the PodGroup's ``minResources`` (and with it the queue checks,
   which use the same numbers) assume: JobManager + replicas × TaskManager CPU, memory and GPUs, as
-  Flink computes them from its configuration; the PodGroup exists in the pods' namespace with the
-  cluster's queue.
+  Flink computes them from its configuration -- on a DRA pool the GPUs are the devices of the
+  TaskManager's resource claim, which Flink keeps in the pod (``spec.resourceClaims`` and the main
+  container's ``resources.claims``) and does not also request as an extended resource; the
+  PodGroup exists in the pods' namespace with the cluster's queue.
 
 Every cluster is built with the one distribution installed here (Flink 1.20.5), also the example
 cluster that names Flink 2.1 (prod-eu/ad-hoc): its pod template and resource handling is the same
@@ -68,6 +70,7 @@ class RenderedCluster:
     jobmanager_template: dict[str, Any]
     taskmanager_template: dict[str, Any]
     podgroups: tuple[dict[str, Any], ...]
+    claim_templates: tuple[dict[str, Any], ...]
     replicas: int
     gpu_resource: str | None
     gpu_amount: int
@@ -83,8 +86,32 @@ def _podgroups(objects: list[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
 
 
 def _gpu(config: Mapping[str, Any]) -> tuple[str | None, int]:
+    """(extended resource Flink requests or None -- none on a DRA pool --, GPUs per TaskManager)."""
     key = config.get("external-resource.gpu.kubernetes.config-key")
-    return (str(key), int(config["external-resource.gpu.amount"])) if key else (None, 0)
+    return (str(key) if key else None), int(config.get("external-resource.gpu.amount", 0))
+
+
+def _claim_templates(objects: list[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
+    return tuple(o for o in objects if o["kind"] == "ResourceClaimTemplate")
+
+
+def claimed_devices(pod: dict[str, Any], templates: tuple[dict[str, Any], ...]) -> dict[str, Decimal]:
+    """``deviceclass/<class>`` → devices the pod's main container claims, through the pod's
+    ``resourceClaims`` and the ResourceClaimTemplates they name (what Volcano's capacity plugin
+    accounts for the pod)."""
+    (main,) = [c for c in pod["spec"]["containers"] if c["name"] == "flink-main-container"]
+    used = {c["name"] for c in main.get("resources", {}).get("claims", [])}
+    by_name = {(t["metadata"]["namespace"], t["metadata"]["name"]): t for t in templates}
+    out: dict[str, Decimal] = {}
+    for claim in pod["spec"].get("resourceClaims", []):
+        if claim["name"] not in used:
+            continue
+        template = by_name[(pod["metadata"]["namespace"], claim["resourceClaimTemplateName"])]
+        for request in template["spec"]["spec"]["devices"]["requests"]:
+            body = request.get("exactly", request)  # v1beta2/v1 nest it, v1beta1 does not
+            key = f"deviceclass/{body['deviceClassName']}"
+            out[key] = out.get(key, Decimal(0)) + Decimal(body["count"])
+    return out
 
 
 @functools.cache
@@ -95,6 +122,7 @@ def rendered_clusters() -> tuple[RenderedCluster, ...]:
         files = files_for(spec)
         objects = [yaml.safe_load(t) for p, (t, _) in files.items() if p.startswith("kubernetes/")]
         groups = _podgroups(objects)
+        claims = _claim_templates(objects)
         for path, (text, _) in sorted(files.items()):
             parts = path.split("/")
             if len(parts) != 3 or parts[0] != "flink" or parts[2] not in ("config.yaml", "flink-conf.yaml"):
@@ -110,7 +138,7 @@ def rendered_clusters() -> tuple[RenderedCluster, ...]:
             out.append(
                 RenderedCluster(
                     spec.stem, parts[1], "kubernetes", FlinkPodsCase(text, jm, tm, parts[2]),
-                    jm, tm, groups, model.task_manager.replicas, gpu_resource, amount, model.queue,
+                    jm, tm, groups, claims, model.task_manager.replicas, gpu_resource, amount, model.queue,
                 )
             )
         for dep in (o for o in objects if o["kind"] == "FlinkDeployment"):
@@ -119,7 +147,7 @@ def rendered_clusters() -> tuple[RenderedCluster, ...]:
             out.append(
                 RenderedCluster(
                     spec.stem, dep["metadata"]["name"], "kubernetes-operator", operator_case(dep),
-                    s["jobManager"]["podTemplate"], s["taskManager"]["podTemplate"], groups,
+                    s["jobManager"]["podTemplate"], s["taskManager"]["podTemplate"], groups, claims,
                     s["taskManager"]["replicas"], gpu_resource, amount,
                     _model_cluster(spec, dep["metadata"]["name"]).queue,
                 )
@@ -159,6 +187,7 @@ def test_examples_cover_both_kubernetes_targets_and_gpu_kinds() -> None:
     resources = {c.gpu_resource for c in CLUSTERS}
     assert {"nvidia.com/gpu", "amd.com/gpu"} <= resources
     assert any(r and r.startswith("nvidia.com/mig-") for r in resources)
+    assert any(c.gpu_amount and c.gpu_resource is None for c in CLUSTERS), "a cluster on a DRA pool"
 
 
 cluster_param = pytest.mark.parametrize("cluster", CLUSTERS, ids=[c.id for c in CLUSTERS])
@@ -273,7 +302,13 @@ def test_volcano_binding_survives(cluster: RenderedCluster, flink_pods_by_cluste
             assert volumes["accelplane-gpu-coordination"]["hostPath"]["type"] == "DirectoryOrCreate"
             assert "accelplane-gpu-coordination" in mounts
             assert [c["name"] for c in tm_spec["initContainers"]] == ["accelplane-coordination-dir"]
-        assert cluster.gpu_resource is not None
+        if cluster.gpu_resource is None:  # DRA: the claim carries the GPUs, Flink keeps it
+            assert tm_spec["resourceClaims"] == cluster.taskmanager_template["spec"]["resourceClaims"]
+            assert main["resources"]["claims"] == [{"name": "gpu"}]
+            assert not any(k.endswith(("/gpu", ".shared")) for k in main["resources"]["limits"])
+            devices = claimed_devices(pods.taskmanager, cluster.claim_templates)
+            assert list(devices.values()) == [Decimal(cluster.gpu_amount)]
+            return
         limits = main["resources"]["limits"]
         assert limits[cluster.gpu_resource] == str(cluster.gpu_amount)
         assert main["resources"]["requests"][cluster.gpu_resource] == str(cluster.gpu_amount)
@@ -296,6 +331,7 @@ def test_podgroup_min_resources_are_what_flink_requests(
     pods = flink_pods_by_cluster[cluster.id]
     jm, tm = _requests(pods.jobmanager), _requests(pods.taskmanager)
     total: dict[str, Decimal] = dict(jm)
+    tm.update(claimed_devices(pods.taskmanager, cluster.claim_templates))
     for name, value in tm.items():
         total[name] = total.get(name, Decimal(0)) + cluster.replicas * value
     (group,) = [

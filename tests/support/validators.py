@@ -21,6 +21,9 @@ from tests.support.paths import REPO_ROOT as REPO_ROOT
 from tests.support.paths import SOURCE_ROOT as SOURCE_ROOT
 
 KUBERNETES_VERSION = "1.33.0"
+DRA_RELEASES = {"resource.k8s.io/v1beta1": "1.32.0", "resource.k8s.io/v1beta2": "1.33.0", "resource.k8s.io/v1": "1.34.0"}
+"""The Kubernetes release accelplane renders each ``resource.k8s.io`` version for (the DRA objects'
+schemas differ per version; tests/dra validates them against every release 1.32–1.37)."""
 
 CRD_FILES = {
     ("scheduling.volcano.sh", "Queue"): "volcano/scheduling.volcano.sh_queues.yaml",
@@ -72,10 +75,13 @@ def validate_crd_object(obj: dict[str, Any]) -> None:
     assert not errors, "\n".join(f"{list(e.absolute_path)}: {e.message}" for e in errors)
 
 
-def validate_core_object(obj: dict[str, Any]) -> None:
-    """Validate a core Kubernetes object with kubernetes-validate --strict semantics."""
+def validate_core_object(obj: dict[str, Any], version: str | None = None) -> None:
+    """Validate a core Kubernetes object with kubernetes-validate --strict semantics (against
+    ``version``; by default `KUBERNETES_VERSION`, or for a DRA object the release it is rendered for)."""
+    if version is None:
+        version = DRA_RELEASES.get(obj.get("apiVersion", ""), KUBERNETES_VERSION)
     try:
-        kubernetes_validate.validate(obj, KUBERNETES_VERSION, strict=True)
+        kubernetes_validate.validate(obj, version, strict=True)
     except kubernetes_validate.ValidationError as exc:
         raise AssertionError(f"{obj.get('kind')}/{obj.get('metadata', {}).get('name')}: {exc}") from exc
 

@@ -1,0 +1,50 @@
+"""Specs with DRA pools for the tests of tests/dra (built from the example stack ``dra-gpus``)."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import yaml
+from accelplane.errors import SpecErrors
+from accelplane.pipeline import ValidatedSpec, load_validated
+
+from tests.conftest import STACKS_DIR
+
+DRA_STACK = STACKS_DIR / "dra-gpus.yaml"
+
+
+def stack_document() -> dict[str, Any]:
+    """The example stack's own document (``extends`` resolved against stacks/base)."""
+    doc: dict[str, Any] = yaml.safe_load(DRA_STACK.read_text())
+    doc["extends"] = [str(STACKS_DIR / e) for e in doc.get("extends", [])]
+    return doc
+
+
+def write_spec(doc: dict[str, Any], tmp_path: Path, name: str = "spec.yaml") -> Path:
+    """Write a spec document and return its path."""
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def validated(doc: dict[str, Any], tmp_path: Path) -> ValidatedSpec:
+    """Load and check a spec document (raises `SpecErrors`)."""
+    return load_validated(write_spec(doc, tmp_path))
+
+
+def errors(doc: dict[str, Any], tmp_path: Path) -> list[str]:
+    """Every ``file: path: message`` line a spec document produces (empty when it is valid)."""
+    try:
+        validated(doc, tmp_path)
+    except SpecErrors as exc:
+        return [str(e) for e in exc.errors]
+    return []
+
+
+def with_version(doc: dict[str, Any], version: str) -> dict[str, Any]:
+    """The document targeting another Kubernetes release."""
+    out = copy.deepcopy(doc)
+    out["kubernetes"] = {"version": version}
+    return out
