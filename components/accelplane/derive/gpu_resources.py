@@ -61,8 +61,14 @@ def unshared_resources(pool: NodePool) -> dict[str, int]:
 
 
 def is_shared(pool: NodePool) -> bool:
-    """True when the pool's NVIDIA plugin replicates its GPUs (time-slicing or MPS)."""
-    return pool.gpu is not None and pool.gpu.vendor == "nvidia" and pool.gpu.sharing.strategy != "none"
+    """True when the pool's NVIDIA plugin replicates its GPUs (time-slicing or MPS); never on a
+    DRA pool, where each claim gets whole devices and sharing is the claim's own configuration."""
+    return (
+        pool.gpu is not None
+        and pool.gpu.vendor == "nvidia"
+        and pool.gpu.sharing.strategy != "none"
+        and pool.gpu.allocation == "devicePlugin"
+    )
 
 
 def advertised_resources(pool: NodePool) -> dict[str, int]:
