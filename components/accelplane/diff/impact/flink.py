@@ -1,7 +1,9 @@
 """Flink-cluster impacts: Flink config keys ``external-resources``/``external-resource.<r>.amount``/
 ``…config-key`` (in Flink config files, in ConfigMap data and in ``FlinkDeployment``
-``flinkConfiguration``), GPU ``resources`` in pod templates and workloads, and every Volcano
-``PodGroup`` change.
+``flinkConfiguration``), GPU ``resources`` and DRA resource claims (``spec.resourceClaims``,
+``resources.claims``) in pod templates and workloads, every Volcano ``PodGroup`` change and every
+DRA object change (the ResourceClaimTemplate a cluster's TaskManagers claim from, the DeviceClass
+of a GPU model).
 """
 
 from __future__ import annotations
@@ -44,9 +46,42 @@ def _podgroup_summary(manifest: Any) -> str:
     return ", ".join(parts)
 
 
+DRA_GROUP = "resource.k8s.io"
+_CLAIM_PATH = re.compile(r"(^|\.)(resourceClaims|resources\.claims)(\.|\[|$)")
+
+
+def _dra_summary(manifest: Any) -> str:
+    """What a DRA object asks for: a DeviceClass's selector, a claim template's device requests."""
+    spec = manifest.get("spec", {}) if isinstance(manifest, dict) else {}
+    if manifest.get("kind") == "DeviceClass":
+        exprs = [s.get("cel", {}).get("expression", "") for s in spec.get("selectors", [])]
+        return "selects " + " and ".join(show_value(e) for e in exprs) if exprs else "selects every device"
+    parts = []
+    for r in spec.get("spec", {}).get("devices", {}).get("requests", []):
+        body = r.get("exactly", r)
+        parts.append(f"{show_value(body.get('count', 1))} × {show_value(body.get('deviceClassName'))}")
+    return ", ".join(parts) or "no requests"
+
+
+def _dra_impact(a: ArtifactDiff) -> Impact:
+    kind = group_kind(a)[1]
+    subject = a.ident
+    if a.status == "added":
+        return Impact("flink", subject, f"{a.ident} added ({_dra_summary(a.new_data)})")
+    if a.status == "removed":
+        return Impact("flink", subject, f"{a.ident} removed (was {_dra_summary(a.old_data)}); pods claiming it fail")
+    what = brief([c for c in a.changes if starts(c.path, "spec")]) or "metadata changed"
+    if kind == "ResourceClaimTemplate":
+        what += " (only TaskManager pods created afterwards get the new claim)"
+    return Impact("flink", subject, f"{a.title}: {what}")
+
+
 def flink_impacts(artifacts: list[ArtifactDiff]) -> Iterator[Impact]:
     for a in artifacts:
         subject = _flink_subject(a)
+        if a.kind == "kubernetes" and group_kind(a)[0] == DRA_GROUP:
+            yield _dra_impact(a)
+            continue
         if a.kind == "kubernetes" and group_kind(a) == (VOLCANO_GROUP, "PodGroup"):
             if a.status == "added":
                 yield Impact("flink", subject, f"{a.ident} added ({_podgroup_summary(a.new_data)})")
@@ -69,8 +104,11 @@ def flink_impacts(artifacts: list[ArtifactDiff]) -> Iterator[Impact]:
         gpu_requests = [
             c
             for c in a.changes
-            if is_gpu_resource(c.leaf)
-            and re.search(r"(^|\.)resources(\.|\[)", c.path.split(EMBED_SEPARATOR)[-1])
+            if (
+                is_gpu_resource(c.leaf)
+                and re.search(r"(^|\.)resources(\.|\[)", c.path.split(EMBED_SEPARATOR)[-1])
+            )
+            or _CLAIM_PATH.search(c.path.split(EMBED_SEPARATOR)[-1])
         ]
         where = f"{subject} ({posixpath.basename(a.ident)})" if a.kind != "kubernetes" else subject
         if a.status == "renamed" and a.kind == "flink-config":
