@@ -78,10 +78,12 @@ CASES: dict[str, tuple[Edit, list[tuple[str, str]]]] = {
     "volcano-1.11": (_old_volcano, [("volcano.version", "cannot schedule pods with resource claims")]),
     "volcano-1.14-quota": (
         _quota_volcano,
-        [("queues[1].capability.deviceclass/amd-instinct-mi300x", "ignores deviceclass/<class> quotas")]
-        + [("queues[0].capability.deviceclass/nvidia-a100-sxm4-80gb", "ignores")]
-        + [("queues[0].capability.deviceclass/nvidia-h100-80gb-hbm3-mig-1g.10gb", "ignores")]
-        + [("queues[0].deserved.deviceclass/nvidia-a100-sxm4-80gb", "ignores")],
+        [
+            ("queues[1].capability.deviceclass/amd-instinct-mi300x", "ignores deviceclass/<class> quotas"),
+            ("queues[0].capability.deviceclass/nvidia-a100-sxm4-80gb", "ignores"),
+            ("queues[0].capability.deviceclass/nvidia-h100-80gb-hbm3-mig-1g.10gb", "ignores"),
+            ("queues[0].deserved.deviceclass/nvidia-a100-sxm4-80gb", "ignores"),
+        ],
     ),
     "unknown-class": (_unknown_class, [("queues[1].capability.deviceclass/gpu.nvidia.com", "names no DeviceClass")]),
     "mixed-pools": (_mixed_pools, [("flink.clusters[0].taskManager.gpu.model", "DRA pools (a100-dra) and device-plugin pools (t4-plugin)")]),

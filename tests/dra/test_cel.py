@@ -53,7 +53,8 @@ def _wide_stack() -> dict[str, Any]:
     MI250X), so each class is tried against models it must not select."""
     doc = stack_document()
     doc["flink"]["clusters"][0]["taskManager"]["gpu"] = {"amount": 2, "pool": "a100-dra"}
-    doc["nodePools"] = copy.deepcopy(doc["nodePools"]) + [
+    doc["nodePools"] = [
+        *copy.deepcopy(doc["nodePools"]),
         {"name": "a100-40", "nodes": 1, "gpu": {"vendor": "nvidia", "model": "NVIDIA A100-SXM4-40GB", "perNode": 8, "allocation": "dra"}},
         {"name": "t4-dra", "nodes": 1, "gpu": {"vendor": "nvidia", "model": "Tesla T4", "perNode": 4, "allocation": "dra"}},
         {
