@@ -11,6 +11,7 @@ from accelplane.errors import SpecErrors
 from accelplane.pipeline import ValidatedSpec, load_validated
 
 from tests.conftest import STACKS_DIR
+from tests.support.specs import write_spec
 
 DRA_STACK = STACKS_DIR / "dra-gpus.yaml"
 
@@ -22,16 +23,9 @@ def stack_document() -> dict[str, Any]:
     return doc
 
 
-def write_spec(doc: dict[str, Any], tmp_path: Path, name: str = "spec.yaml") -> Path:
-    """Write a spec document and return its path."""
-    path = tmp_path / name
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return path
-
-
 def validated(doc: dict[str, Any], tmp_path: Path) -> ValidatedSpec:
     """Load and check a spec document (raises `SpecErrors`)."""
-    return load_validated(write_spec(doc, tmp_path))
+    return load_validated(write_spec(tmp_path, doc))
 
 
 def errors(doc: dict[str, Any], tmp_path: Path) -> list[str]:

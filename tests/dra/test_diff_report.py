@@ -9,16 +9,17 @@ from pathlib import Path
 from accelplane.diff import compare_trees
 from accelplane.report import build_report
 
-from tests.dra.support import stack_document, validated, write_spec
+from tests.dra.support import stack_document, validated
 from tests.support.render import files_for
+from tests.support.specs import write_spec
 
 
 def _messages(tmp_path: Path, edit: object) -> list[str]:
     doc = stack_document()
     new = copy.deepcopy(doc)
     edit(new)  # type: ignore[operator]
-    old_files = files_for(write_spec(doc, tmp_path, "old.yaml"))
-    new_files = files_for(write_spec(new, tmp_path, "new.yaml"))
+    old_files = files_for(write_spec(tmp_path, doc, "old.yaml"))
+    new_files = files_for(write_spec(tmp_path, new, "new.yaml"))
     return [i.message for i in compare_trees(old_files, new_files).impacts if i.category == "flink"]
 
 
