@@ -145,3 +145,30 @@ def test_pulumi_maps_every_dra_kind() -> None:
             mapping = kube.KINDS[(f"resource.k8s.io/{version}", kind)]
             assert mapping.resource_class is not None and mapping.resource_class.__name__ == kind
             assert mapping.namespaced is namespaced
+
+
+@pytest.mark.parametrize("release", ["1.32", "1.34"])
+@pytest.mark.parametrize(("strategy", "driver_strategy"), [("timeSlicing", "TimeSlicing"), ("mps", "MPS")])
+def test_pool_sharing_becomes_the_drivers_gpu_config(
+    release: str, strategy: str, driver_strategy: str, tmp_path: Path
+) -> None:
+    """A DRA pool's ``sharing.strategy`` reaches the claim as the NVIDIA driver's opaque
+    ``resource.nvidia.com/v1beta1`` ``GpuConfig`` (api/nvidia.com/resource/v1beta1/sharing.go)."""
+    doc = with_version(stack_document(), release)
+    next(p for p in doc["nodePools"] if p["name"] == "a100-dra")["gpu"]["sharing"] = {"strategy": strategy}
+    spec = validated(doc, tmp_path).model
+    (template,) = [o for o in build_all(spec).objects if o.name == "fraud-scoring-taskmanager-gpu"]
+    kubernetes_validate.validate(template.manifest, f"{release}.0", strict=True)
+    assert template.manifest["spec"]["spec"]["devices"]["config"] == [
+        {
+            "requests": ["gpu"],
+            "opaque": {
+                "driver": "gpu.nvidia.com",
+                "parameters": {
+                    "apiVersion": "resource.nvidia.com/v1beta1",
+                    "kind": "GpuConfig",
+                    "sharing": {"strategy": driver_strategy},
+                },
+            },
+        }
+    ]
