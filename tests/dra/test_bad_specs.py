@@ -73,7 +73,14 @@ def _dra_on_yarn(doc: dict[str, Any]) -> None:
     )
 
 
+def _same_class_name(doc: dict[str, Any]) -> None:
+    doc["nodePools"].append(
+        {"name": "a100-other", "nodes": 1, "gpu": {"vendor": "nvidia", "model": "NVIDIA A100 SXM4 80GB", "perNode": 8, "allocation": "dra"}}
+    )
+
+
 CASES: dict[str, tuple[Edit, list[tuple[str, str]]]] = {
+    "same-class-name": (_same_class_name, [("nodePools[4].gpu.model", "is the same as for pool 'a100-dra'")]),
     "no-model": (_no_model, [("nodePools[0].gpu.allocation", "a DRA pool needs gpu.model")]),
     "volcano-1.11": (_old_volcano, [("volcano.version", "cannot schedule pods with resource claims")]),
     "volcano-1.14-quota": (

@@ -87,6 +87,24 @@ def _check_non_kubernetes_pools(spec: Spec) -> Iterator[Problem]:
             )
 
 
+def _check_class_names(spec: Spec) -> Iterator[Problem]:
+    """Two models whose DeviceClass names coincide (``A100 X`` and ``A100-X``) would share one class
+    selecting only one of them."""
+    seen: dict[str, tuple[NodePool, object]] = {}
+    for pool in dra_pools(spec):
+        cls = device_class_for_pool(pool)
+        if cls is None:
+            continue
+        first = seen.setdefault(cls.name, (pool, cls))
+        if first[1] != cls:
+            yield Problem(
+                (*pool.path, "gpu", "model"),
+                f"the DeviceClass name {cls.name!r} is the same as for pool {first[0].name!r} "
+                f"({first[0].gpu.model if first[0].gpu else ''!r}), so one class would select only one "
+                "of the models; write the model exactly as the driver reports it in both pools",
+            )
+
+
 def _check_volcano(spec: Spec) -> Iterator[Problem]:
     if uses_dra(spec) and spec.volcano.version_tuple < MIN_VOLCANO:
         yield Problem(
@@ -167,6 +185,7 @@ def check(spec: Spec) -> Iterator[Problem]:
     if spec.has_platform("kubernetes"):
         for pool in dra_pools(spec):
             yield from _check_pool(spec, pool)
+        yield from _check_class_names(spec)
     yield from _check_volcano(spec)
     yield from _check_queues(spec)
     for cluster in spec.flink_clusters:
