@@ -79,7 +79,13 @@ def _same_class_name(doc: dict[str, Any]) -> None:
     )
 
 
+def _two_mig_devices(doc: dict[str, Any]) -> None:
+    _cluster(doc, "embeddings-mig")["taskManager"]["gpu"]["amount"] = 2
+    _pool(doc, "h100-mig-dra")["gpu"]["mig"] = {"strategy": "mixed", "devices": {"1g.10gb": 7}}
+
+
 CASES: dict[str, tuple[Edit, list[tuple[str, str]]]] = {
+    "two-mig-devices": (_two_mig_devices, [("flink.clusters[1].taskManager.gpu.amount", "2 MIG devices per TaskManager")]),
     "same-class-name": (_same_class_name, [("nodePools[4].gpu.model", "is the same as for pool 'a100-dra'")]),
     "no-model": (_no_model, [("nodePools[0].gpu.allocation", "a DRA pool needs gpu.model")]),
     "volcano-1.11": (_old_volcano, [("volcano.version", "cannot schedule pods with resource claims")]),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from accelplane.derive.dra import cluster_device_class
 from accelplane.derive.flink_keys import KUBERNETES_TARGETS, gpu_amount
 from accelplane.derive.gpu_resources import candidate_pools, kubernetes_gpu_resource
 from accelplane.errors import Problem
@@ -23,10 +24,14 @@ MIG_DEVICES_PER_PROCESS = 1
 
 def requests_mig_devices(spec: Spec, cluster: FlinkCluster) -> bool:
     """True when the cluster's TaskManagers are given MIG devices on Kubernetes: a
-    ``nvidia.com/mig-<profile>`` resource (MIG ``mixed``), or ``nvidia.com/gpu`` from pools that
-    all run MIG ``single`` (then every advertised ``nvidia.com/gpu`` is a MIG device)."""
+    ``nvidia.com/mig-<profile>`` resource (MIG ``mixed``), ``nvidia.com/gpu`` from pools that
+    all run MIG ``single`` (then every advertised ``nvidia.com/gpu`` is a MIG device), or a DRA
+    claim of a MIG DeviceClass."""
     if cluster.target not in KUBERNETES_TARGETS:
         return False
+    device_class = cluster_device_class(spec, cluster)
+    if device_class is not None:  # DRA: the claim's DeviceClass selects MIG devices of one profile
+        return device_class.mig_profile is not None
     resource = kubernetes_gpu_resource(spec, cluster)
     if resource is None:
         return False
