@@ -42,7 +42,7 @@ nodePools:
     nodes: 5
 queues:
   - name: lab
-    capability: {cpu: 8, memory: 8Gi, pods: 10, nvidia.com/mig-3g.40gb: 16, nvidia.com/gpu: 6}
+    capability: {cpu: 8, memory: 16Gi, pods: 10, nvidia.com/mig-3g.40gb: 16, nvidia.com/gpu: 6}
     deserved: {nvidia.com/mig-3g.40gb: 8}
   - name: etl
     capability: {cpu: 4, memory: 4Gi, pods: 5}
@@ -50,7 +50,7 @@ flink:
   clusters:
     - name: infer
       queue: lab
-      taskManager: {replicas: 3, gpu: {amount: 2, pool: a100-mig, resource: nvidia.com/mig-3g.40gb}}
+      taskManager: {replicas: 6, gpu: {amount: 1, pool: a100-mig, resource: nvidia.com/mig-3g.40gb}}
 """
 
 

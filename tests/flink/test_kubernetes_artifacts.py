@@ -280,11 +280,11 @@ def test_mig_resource_in_config_and_podgroup(tmp_path: Path) -> None:
     data = variant(
         KUBERNETES,
         taskManager={
-            "replicas": 2,
+            "replicas": 4,
             "slots": 1,
             "cpu": 4,
             "memory": "8Gi",
-            "gpu": {"amount": 2, "pool": "a100"},
+            "gpu": {"amount": 1, "pool": "a100"},
         },
     )
     data["nodePools"][0]["gpu"]["mig"] = {"strategy": "mixed", "devices": {"3g.40gb": 2}}
