@@ -21,7 +21,6 @@ priorityClasses:
   - {name: crit, value: 1000000000, globalDefault: false, preemptionPolicy: PreemptLowerPriority, description: "urgent: yes"}
 queues:
   - name: top
-    weight: 3
     priority: 7
     reclaimable: false
     capability: {cpu: 64, memory: 256Gi, pods: 100, nvidia.com/gpu: 8}
@@ -49,7 +48,7 @@ def test_queue_has_every_field_camel_case(write_spec: Callable[..., Path]) -> No
     top = next(q for q in objs["Queue"] if q["metadata"]["name"] == "top")
     assert top["apiVersion"] == "scheduling.volcano.sh/v1beta1"
     assert top["spec"] == {
-        "weight": 3,
+        "weight": 1,
         "priority": 7,
         "reclaimable": False,
         "capability": {"cpu": "64", "memory": "256Gi", "pods": "100", "nvidia.com/gpu": "8"},

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from accelplane.artifacts import Bundle, k8s_object
-from accelplane.derive.dra import uses_dra, uses_dra_quotas
-from accelplane.derive.queues import queue_parent, uses_hierarchy
+from accelplane.derive.dra import uses_dra
+from accelplane.derive.queues import queue_parent, uses_hierarchy, volcano_queue_plugin
 from accelplane.model import Spec
 from accelplane.templating import render_template
 
@@ -60,16 +60,16 @@ def scheduler_actions(spec: Spec) -> list[str]:
 
 def scheduler_tiers(spec: Spec) -> list[list[Plugin]]:
     """Plugin tiers: upstream defaults with `proportion`, or `capacity` (with ``enableHierarchy``
-    when the queues form a hierarchy) when the queues form a hierarchy or limit DRA devices
-    (``deviceclass/<class>`` quotas, which only the capacity plugin accounts); proportion and
-    capacity are never enabled together. With DRA pools the ``predicates`` plugin allocates claims
+    when the queues form a hierarchy) when the queues form a hierarchy, set ``deserved`` or limit DRA
+    devices (`accelplane.derive.queues.volcano_queue_plugin`); proportion and capacity are never
+    enabled together. With DRA pools the ``predicates`` plugin allocates claims
     (``predicate.DynamicResourceAllocationEnable``, Volcano docs/user-guide/how_to_enable_dra.md)
     and the capacity plugin counts them (``capacity.DynamicResourceAllocationEnable``,
     docs/user-guide/how_to_use_dra_quota.md)."""
     tier1 = [Plugin("priority"), Plugin("gang", (("enablePreemptable", False),)), Plugin("conformance")]
     dra = uses_dra(spec)
     predicates = Plugin("predicates", arguments=(("predicate.DynamicResourceAllocationEnable", True),) if dra else ())
-    if uses_hierarchy(spec) or uses_dra_quotas(spec):
+    if volcano_queue_plugin(spec) == "capacity":
         capacity_options = (("enableHierarchy", True),) if uses_hierarchy(spec) else ()
         tier2 = [
             Plugin("drf", (("enablePreemptable", False),)),

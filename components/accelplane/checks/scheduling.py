@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from decimal import Decimal
 
-from accelplane.derive.queues import MAX_QUEUE_DEPTH, ROOT_QUEUE, queue_depth, queue_parent
+from accelplane.derive.queues import (
+    MAX_QUEUE_DEPTH,
+    ROOT_QUEUE,
+    queue_depth,
+    queue_parent,
+    uses_hierarchy,
+    volcano_queue_plugin,
+)
 from accelplane.errors import Problem
 from accelplane.model import ResourceList, Spec, is_gpu_resource
 
@@ -75,6 +82,29 @@ def _check_queue_resources(spec: Spec) -> Iterator[Problem]:
                 )
 
 
+def _check_plugin_fields(spec: Spec) -> Iterator[Problem]:
+    """Queue fields the chosen Volcano plugin would ignore (`volcano_queue_plugin`).
+
+    ``capacity`` never reads ``weight`` (Volcano v1.15 plugins/capacity/capacity.go): a weight
+    other than the default 1 on a Kubernetes-only cluster would be accepted and ignored. On a
+    cluster that also runs YARN the weight still sizes the CapacityScheduler queues.
+    ``proportion`` never reads ``deserved``, so it is only chosen when no queue sets deserved.
+    """
+    if not spec.has_platform("kubernetes") or spec.has_platform("yarn") or not spec.queues:
+        return
+    if volcano_queue_plugin(spec) != "capacity":
+        return
+    why = "the queues form a hierarchy" if uses_hierarchy(spec) else "a queue sets deserved"
+    for q in spec.queues:
+        if q.weight != 1:
+            yield Problem(
+                (*q.path, "weight"),
+                f"Volcano's capacity plugin (used because {why}) never reads weight, so weight "
+                f"{q.weight} would have no effect; set this queue's share as deserved instead and "
+                "remove weight",
+            )
+
+
 def _check_priority_classes(spec: Spec) -> Iterator[Problem]:
     defaults = [p for p in spec.priority_classes if p.global_default]
     for p in spec.priority_classes:
@@ -94,4 +124,5 @@ def check(spec: Spec) -> Iterator[Problem]:
     """All queue-tree, queue-resource and PriorityClass problems."""
     yield from _check_queue_tree(spec)
     yield from _check_queue_resources(spec)
+    yield from _check_plugin_fields(spec)
     yield from _check_priority_classes(spec)

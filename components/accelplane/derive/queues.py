@@ -6,6 +6,9 @@ one reading of the spec's ``parent`` fields that every check, builder and report
 
 from __future__ import annotations
 
+from typing import Literal
+
+from accelplane.derive.dra import uses_dra_quotas
 from accelplane.model import Queue, Spec
 
 MAX_QUEUE_DEPTH = 5
@@ -38,3 +41,21 @@ def queue_depth(spec: Spec, queue: Queue) -> int | None:
         seen.add(nxt.name)
         current, depth = nxt, depth + 1
     return depth
+
+
+VolcanoQueuePlugin = Literal["capacity", "proportion"]
+
+
+def volcano_queue_plugin(spec: Spec) -> VolcanoQueuePlugin:
+    """The Volcano plugin that shares resources between the queues: ``capacity`` or ``proportion``.
+
+    Volcano v1.15 ``pkg/scheduler/plugins/proportion/proportion.go`` derives each queue's deserved
+    share from ``weight`` and never reads ``spec.deserved``; ``plugins/capacity/capacity.go`` reads
+    ``spec.deserved`` (and ``guarantee``, ``capability``, ``priority``) and never reads ``weight``.
+    Only ``capacity`` supports a hierarchy (``enableHierarchy``) and accounts DRA device quotas
+    (``deviceclass/<class>``). So: ``capacity`` when the queues form a hierarchy, any queue sets
+    ``deserved`` or the queues limit DRA devices, else ``proportion``.
+    """
+    if uses_hierarchy(spec) or any(q.deserved for q in spec.queues) or uses_dra_quotas(spec):
+        return "capacity"
+    return "proportion"
