@@ -78,7 +78,10 @@ class SharingConfig:
 
     strategy: Literal["none", "timeSlicing", "mps"] = "none"
     replicas: int = 1
-    rename_by_default: bool = False
+    rename_by_default: bool | None = None
+    """True: slices are advertised as ``<resource>.shared``; False: explicitly kept under the
+    dedicated name (``nvidia.com/gpu``); None: not set (an error on a shared pool, see
+    `accelplane.checks.device_plugins`)."""
     fail_requests_greater_than_one: bool = False
 
 
@@ -438,7 +441,7 @@ def _pool(b: _Converter, path: PathTuple, d: dict[str, Any]) -> NodePool:
             sharing=SharingConfig(
                 strategy=sharing.get("strategy", schema_default("$defs.gpu.sharing.strategy")),
                 replicas=sharing.get("replicas", schema_default("$defs.gpu.sharing.replicas")),
-                rename_by_default=sharing.get("renameByDefault", schema_default("$defs.gpu.sharing.renameByDefault")),
+                rename_by_default=sharing.get("renameByDefault"),
                 fail_requests_greater_than_one=sharing.get(
                     "failRequestsGreaterThanOne", schema_default("$defs.gpu.sharing.failRequestsGreaterThanOne")
                 ),

@@ -20,6 +20,7 @@ from accelplane.derive.dra import kubernetes_gpu_key, pool_gpu_resources
 from accelplane.derive.gpu_resources import (
     candidate_pools,
     target_platform,
+    unrenamed_slices,
     yarn_gpu_type,
 )
 from accelplane.derive.queues import queue_parent
@@ -39,10 +40,16 @@ class PoolGpus:
     platform: str
     nodes: int
     per_node: tuple[tuple[str, int], ...]
+    slices_per_node: tuple[tuple[str, int], ...] = ()
+    """Of ``per_node``: shared slices advertised under a dedicated name (``renameByDefault: false``)."""
 
     def total(self, resource: str) -> int:
         """GPUs of ``resource`` in the whole pool."""
         return dict(self.per_node).get(resource, 0) * self.nodes
+
+    def slices(self, resource: str) -> int:
+        """Of `total`: shared slices (not whole GPUs) in the whole pool."""
+        return dict(self.slices_per_node).get(resource, 0) * self.nodes
 
 
 @dataclass(frozen=True)
@@ -99,8 +106,12 @@ class Report:
     without_gpu_limits: tuple[str, ...] = ()
 
     def cluster_total(self, resource: str) -> int:
-        """Cluster GPUs of ``resource`` over the basis pools."""
+        """Cluster GPUs of ``resource`` over the basis pools (as the scheduler counts them)."""
         return sum(p.total(resource) for p in self.pools)
+
+    def slice_total(self, resource: str) -> int:
+        """Of `cluster_total`: time-sliced/MPS slices advertised under the dedicated name."""
+        return sum(p.slices(resource) for p in self.pools)
 
 
 def _basis(spec: Spec) -> str:
@@ -141,7 +152,13 @@ def build_report(spec: Spec) -> Report:
     """Compute the capacity report of a validated spec."""
     basis = _basis(spec)
     pools = [
-        PoolGpus(pool.name, pool.platform, pool.nodes, tuple(pool_gpu_resources(pool).items()))
+        PoolGpus(
+            pool.name,
+            pool.platform,
+            pool.nodes,
+            tuple(pool_gpu_resources(pool).items()),
+            tuple(unrenamed_slices(pool).items()),
+        )
         for pool in pools_of(spec)
     ]
     resources = {name for p in pools for name, _ in p.per_node}
@@ -211,11 +228,17 @@ def _pct(value: Decimal | None) -> str:
 
 def _pool_text(report: Report, resource: str) -> str:
     parts = [
-        f"{p.pool}: {p.nodes} × {dict(p.per_node)[resource]}"
+        f"{p.pool}: {p.nodes} × {dict(p.per_node)[resource]}" + (" slices" if p.slices(resource) else "")
         for p in report.pools
         if dict(p.per_node).get(resource)
     ]
     return ", ".join(parts) if parts else "no pool advertises it"
+
+
+def _total_text(report: Report, resource: str) -> str:
+    """``40`` or, when slices hide under the name, ``40 = 8 GPUs + 32 slices``."""
+    total, slices = report.cluster_total(resource), report.slice_total(resource)
+    return f"{total} = {total - slices} GPUs + {slices} slices" if slices else str(total)
 
 
 def _basis_title(report: Report) -> str:
@@ -281,7 +304,7 @@ def format_text(report: Report) -> str:
     """Plain-text tables."""
     out = [f"accelplane report: {report.cluster}", "", f"Cluster GPUs ({_basis_title(report)})"]
     if report.resources:
-        out += [f"  {r}: {report.cluster_total(r)} ({_pool_text(report, r)})" for r in report.resources]
+        out += [f"  {r}: {_total_text(report, r)} ({_pool_text(report, r)})" for r in report.resources]
     else:
         out.append("  none")
     out += ["", "Queues"]
@@ -311,7 +334,7 @@ def format_markdown(report: Report) -> str:
     out = [f"## GPU capacity: {md_text(report.cluster)}", "", f"Cluster GPUs ({_basis_title(report)}):", ""]
     out += _md_table(
         ["Resource", "GPUs", "Pools"],
-        [[r, str(report.cluster_total(r)), _pool_text(report, r)] for r in report.resources],
+        [[r, _total_text(report, r), _pool_text(report, r)] for r in report.resources],
     )
     out += ["", "### Queues", ""]
     out += _md_table(QUEUE_HEADER, [_queue_cells(r, "\u00a0\u00a0") for r in report.queues])
@@ -335,8 +358,15 @@ def to_json(report: Report) -> dict[str, Any]:
         "cluster": report.cluster,
         "basis": report.basis,
         "cluster_gpus": {r: report.cluster_total(r) for r in report.resources},
+        "cluster_gpu_slices": {r: report.slice_total(r) for r in report.resources if report.slice_total(r)},
         "pools": [
-            {"pool": p.pool, "platform": p.platform, "nodes": p.nodes, "per_node": dict(p.per_node)}
+            {
+                "pool": p.pool,
+                "platform": p.platform,
+                "nodes": p.nodes,
+                "per_node": dict(p.per_node),
+                "slices_per_node": dict(p.slices_per_node),
+            }
             for p in report.pools
         ],
         "queues": [
@@ -416,7 +446,7 @@ def render_svg(report: Report) -> str:
         total = report.cluster_total(resource)
         top = max([Decimal(total)] + [v for r in rows for v in (r.capability, r.deserved) if v is not None])
         scale = Decimal(BAR_WIDTH) / top if top > 0 else Decimal(0)
-        title = f"{resource}: {total} in the cluster ({_pool_text(report, resource)})"
+        title = f"{resource}: {_total_text(report, resource)} in the cluster ({_pool_text(report, resource)})"
         body.append(
             f'<g class="resource" data-resource="{_attr(resource)}" data-cluster="{total}" '
             f'data-scale="{scale.quantize(Decimal("0.000001"))}">'

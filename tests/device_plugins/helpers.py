@@ -31,6 +31,9 @@ def pool(
     if mig is not None:
         gpu["mig"] = mig
     if sharing is not None:
+        # renameByDefault must be explicit on a shared pool; false keeps the former default
+        if sharing.get("strategy", "none") != "none" and "renameByDefault" not in sharing:
+            sharing = {**sharing, "renameByDefault": False}
         gpu["sharing"] = sharing
     out: dict[str, Any] = {"name": name, "nodes": 2}
     if platform is not None:
@@ -67,6 +70,7 @@ def tm_cluster(name: str, gpu: dict[str, Any], target: str = "kubernetes") -> di
     return {
         "name": name,
         "target": target,
+        "image": "registry.example.internal/flink-gpu:1.20.5-py3",
         "taskManager": {"replicas": 1, "gpu": gpu},
         "discovery": {"coordination": False},
     }

@@ -103,14 +103,14 @@ def test_invalid_spec_at_a_revision_names_rev_and_path(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     spec = repo / "stacks" / "prod-eu.yaml"
-    spec.write_text(spec.read_text().replace("weight: 4", "weight: 0"))
+    spec.write_text(spec.read_text().replace("priority: 100", "priority: -1"))
     git(repo, "commit", "-q", "-am", "broken")
-    spec.write_text(spec.read_text().replace("weight: 0", "weight: 4"))
+    spec.write_text(spec.read_text().replace("priority: -1", "priority: 100"))
     assert main(["validate", "stacks/prod-eu.yaml"]) == 0
     capsys.readouterr()
     assert main(["diff", "HEAD:stacks/prod-eu.yaml", "stacks/prod-eu.yaml"]) == 2
     err = capsys.readouterr().err.splitlines()
-    assert err[0].startswith("HEAD:stacks/prod-eu.yaml: queues[1].weight: ")
+    assert err[0].startswith("HEAD:stacks/prod-eu.yaml: queues[1].priority: ")
     assert err[-1] == f"accelplane: {len(err) - 1} error{'s' if len(err) > 2 else ''}"
 
 

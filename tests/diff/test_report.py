@@ -19,6 +19,7 @@ from accelplane.report import (
     build_report,
     render_report,
     render_svg,
+    to_json,
 )
 from markdown_it import MarkdownIt
 
@@ -36,7 +37,7 @@ nodePools:
     labels: {accelplane.io/pool: a100-mig}
   - name: t4
     nodes: 3
-    gpu: {vendor: nvidia, model: Tesla T4, perNode: 1, sharing: {strategy: timeSlicing, replicas: 4}}
+    gpu: {vendor: nvidia, model: Tesla T4, perNode: 1, sharing: {strategy: timeSlicing, replicas: 4, renameByDefault: false}}
     labels: {accelplane.io/pool: t4}
   - name: cpu-only
     nodes: 5
@@ -50,6 +51,7 @@ flink:
   clusters:
     - name: infer
       queue: lab
+      image: registry.example.internal/flink-gpu:1.20.5-py3
       taskManager: {replicas: 6, gpu: {amount: 1, pool: a100-mig, resource: nvidia.com/mig-3g.40gb}}
 """
 
@@ -121,6 +123,10 @@ def test_mig_and_sharing_use_the_advertised_resources(write_spec: Callable[..., 
     text = render_report(report, "text")
     assert "  Without GPU capability/deserved/guarantee: etl\n" in text
     assert "  nvidia.com/mig-3g.40gb: 32 (a100-mig: 2 × 16)\n" in text
+    # renameByDefault: false — the T4 slices keep the dedicated name and are counted apart
+    assert report.slice_total("nvidia.com/gpu") == 12
+    assert "  nvidia.com/gpu: 12 = 0 GPUs + 12 slices (t4: 3 × 4 slices)\n" in text
+    assert to_json(report)["cluster_gpu_slices"] == {"nvidia.com/gpu": 12}
     assert (
         "lab    nvidia.com/mig-3g.40gb  16          8         —          32       25.0%       50.0%" in text
     )

@@ -68,10 +68,10 @@ def test_invalid_spec_exits_2_with_the_validate_errors(
     stacks = copy_stacks(tmp_path)
     spec = stacks / "prod-eu.yaml"
     bad = stacks / "bad.yaml"
-    bad.write_text(spec.read_text().replace("weight: 4", "weight: 0"))
+    bad.write_text(spec.read_text().replace("priority: 100", "priority: -1"))
     assert main(["validate", str(bad)]) == 1
     expected = capsys.readouterr().err
-    assert "bad.yaml: queues[1].weight:" in expected
+    assert "bad.yaml: queues[1].priority:" in expected
     assert main(["diff", str(spec), str(bad)]) == 2
     captured = capsys.readouterr()
     assert captured.err == expected and captured.out == ""

@@ -28,6 +28,7 @@ KUBERNETES: dict[str, Any] = {
                 "name": "job1",
                 "target": "kubernetes",
                 "version": "1.20",
+                "image": "registry.example.internal/flink-gpu:1.20.5-py3",
                 "namespace": "flink",
                 "queue": "streaming",
                 "priorityClass": "flink-critical",

@@ -233,7 +233,7 @@ CASES = [
         "sharing-pool-with-coordination",
         _edited(
             _k8s(taskManager={**TM, "gpu": {"amount": 1, "pool": "a100"}}),
-            (("nodePools", 0, "gpu", "sharing"), {"strategy": "timeSlicing", "replicas": 4}),
+            (("nodePools", 0, "gpu", "sharing"), {"strategy": "timeSlicing", "replicas": 4, "renameByDefault": False}),
         ),
         [
             "spec.yaml: flink.clusters[0].discovery.coordination: pool 'a100' shares each GPU between containers "

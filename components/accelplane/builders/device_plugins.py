@@ -88,12 +88,12 @@ def nvidia_plugin_config(spec: Spec, pool: NodePool) -> dict[str, Any] | None:
         resources = [{"name": name, "replicas": sharing.replicas} for name in unshared_resources(pool)]
         if sharing.strategy == "timeSlicing":
             block: dict[str, Any] = {
-                "renameByDefault": sharing.rename_by_default,
+                "renameByDefault": bool(sharing.rename_by_default),
                 "failRequestsGreaterThanOne": sharing.fail_requests_greater_than_one,
                 "resources": resources,
             }
         else:
-            block = {"renameByDefault": sharing.rename_by_default, "resources": resources}
+            block = {"renameByDefault": bool(sharing.rename_by_default), "resources": resources}
         config["sharing"] = {sharing.strategy: block}
     return config
 

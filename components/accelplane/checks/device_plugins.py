@@ -102,7 +102,7 @@ def _check_pool_gpu(pool: NodePool) -> Iterator[Problem]:
             name
             for name, on in (
                 ("replicas", sharing.replicas != 1),
-                ("renameByDefault", sharing.rename_by_default),
+                ("renameByDefault", sharing.rename_by_default is not None),
                 ("failRequestsGreaterThanOne", sharing.fail_requests_greater_than_one),
             )
             if on
@@ -115,6 +115,15 @@ def _check_pool_gpu(pool: NodePool) -> Iterator[Problem]:
             )
         return
     label = "time-slicing" if sharing.strategy == "timeSlicing" else "MPS"
+    if sharing.rename_by_default is None:
+        yield Problem(
+            (*base, "sharing"),
+            f"with {label} the device plugin advertises {sharing.replicas} slices per GPU; without "
+            "renameByDefault they keep the dedicated name (nvidia.com/gpu), so queues and Flink "
+            "requests would count slices as whole GPUs — set renameByDefault: true (slices become "
+            "<resource>.shared) or renameByDefault: false to accept slices under the dedicated name "
+            "(report counts them apart)",
+        )
     if sharing.replicas < 2:
         yield Problem(
             (*base, "sharing", "replicas"),

@@ -44,6 +44,7 @@ from accelplane.derive.flink_pods import (
     min_resources,
     pod_count,
     podgroup_name,
+    taskmanagers_for_parallelism,
 )
 from accelplane.derive.flink_values import legacy_value_problem, yaml_value_problem
 from accelplane.derive.gpu_resources import (
@@ -109,6 +110,49 @@ def _check_target(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
             "an application cluster on the Flink Kubernetes Operator needs job.jarURI (a FlinkDeployment "
             "without a job is a session cluster); add job.jarURI or set mode: session",
         )
+
+
+def _check_parallelism(c: FlinkCluster) -> Iterator[Problem]:
+    needed = taskmanagers_for_parallelism(c)
+    if needed is None or c.job is None or c.job.parallelism is None or c.mode == "session":
+        return  # a session cluster with a job is reported by _check_target
+    tm = c.task_manager
+    slots = tm.replicas * tm.slots
+    path = c.field_path("job", "parallelism")
+    if c.target == "standalone":
+        if c.job.parallelism > slots:
+            yield Problem(
+                path,
+                f"parallelism {c.job.parallelism} needs {c.job.parallelism} slots but the {tm.replicas} "
+                f"standalone TaskManagers × {tm.slots} slots offer {slots}; the job would never get its "
+                f"slots — set taskManager.replicas to {needed} or lower parallelism",
+            )
+        return
+    if needed != tm.replicas:
+        how = (
+            "the Flink Kubernetes Operator sets the parallelism to replicas × slots"
+            if c.target == "kubernetes-operator"
+            else f"Flink's {'YARN' if c.target == 'yarn' else 'native Kubernetes'} resource manager "
+            f"starts ceil({c.job.parallelism} / {tm.slots}) = {needed} TaskManagers"
+        )
+        yield Problem(
+            path,
+            f"parallelism {c.job.parallelism} with {tm.slots} slots per TaskManager means {needed} "
+            f"TaskManagers but taskManager.replicas is {tm.replicas} ({how}; the PodGroup, queue checks "
+            f"and report count replicas) — set taskManager.replicas to {needed} or parallelism to "
+            f"{slots}",
+        )
+
+
+def _check_image(c: FlinkCluster) -> Iterator[Problem]:
+    if c.target not in KUBERNETES_TARGETS or gpu_amount(c) == 0 or c.image is not None:
+        return
+    yield Problem(
+        c.field_path("image"),
+        f"GPU TaskManagers would run the stock image flink:{c.version}-java17: a floating tag without "
+        "python3, which the GPU discovery script needs — set image (a pinned tag or digest of an image "
+        "with python3, such as the one nodeImage builds) or nodeImage.image",
+    )
 
 
 def _check_version(c: FlinkCluster) -> Iterator[Problem]:
@@ -448,6 +492,8 @@ def check(spec: Spec) -> Iterator[Problem]:
     for c in spec.flink_clusters:
         yield from _check_target(spec, c)
         yield from _check_version(c)
+        yield from _check_parallelism(c)
+        yield from _check_image(c)
         yield from _check_resources(c)
         yield from _check_gpu(spec, c)
         yield from _check_queue(spec, c)

@@ -48,6 +48,22 @@ def min_resources(spec: Spec, cluster: FlinkCluster) -> dict[str, Decimal]:
     return dict(sorted(totals.items()))
 
 
+def taskmanagers_for_parallelism(cluster: FlinkCluster) -> int | None:
+    """TaskManagers Flink's active resource manager starts for the job's parallelism, None without
+    ``job.parallelism``.
+
+    Natively on Kubernetes and YARN Flink requests ``ceil(parallelism / slots)`` TaskManagers (one
+    slot per parallel subtask of the default slot sharing group), whatever ``replicas`` says; the
+    Flink Kubernetes Operator instead derives the parallelism from ``taskManager.replicas ×
+    slots``. The PodGroup ``minResources``, the queue checks and ``report`` count ``replicas``
+    TaskManagers, so `accelplane.checks.flink` requires the two to agree.
+    """
+    if cluster.job is None or cluster.job.parallelism is None:
+        return None
+    slots = max(cluster.task_manager.slots, 1)
+    return -(-cluster.job.parallelism // slots)
+
+
 def pod_count(cluster: FlinkCluster) -> int:
     """Pods of the cluster when fully running: the JobManager(s) and every TaskManager."""
     return jobmanager_replicas(cluster) + cluster.task_manager.replicas

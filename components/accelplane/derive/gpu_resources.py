@@ -77,8 +77,17 @@ def advertised_resources(pool: NodePool) -> dict[str, int]:
     if pool.gpu is None or not is_shared(pool):
         return counts
     sharing = pool.gpu.sharing
-    suffix = SHARED_SUFFIX if sharing.rename_by_default else ""
+    suffix = SHARED_SUFFIX if sharing.rename_by_default is True else ""
     return dict(sorted((f"{name}{suffix}", n * sharing.replicas) for name, n in counts.items()))
+
+
+def unrenamed_slices(pool: NodePool) -> dict[str, int]:
+    """Resource name → per-node count of shared slices advertised under a dedicated GPU name
+    (sharing with ``renameByDefault: false``): what queues and requests would count as whole GPUs.
+    Empty for unshared pools and for pools whose slices are renamed to ``<resource>.shared``."""
+    if pool.gpu is None or not is_shared(pool) or pool.gpu.sharing.rename_by_default is True:
+        return {}
+    return advertised_resources(pool)
 
 
 def max_request_per_container(pool: NodePool, resource: str) -> int | None:
@@ -108,7 +117,7 @@ def gfd_product_label_for_pool(pool: NodePool) -> str | None:
     gpu = pool.gpu
     if gpu is None or gpu.vendor != "nvidia" or not gpu.model:
         return None
-    shared = is_shared(pool) and not gpu.sharing.rename_by_default
+    shared = is_shared(pool) and gpu.sharing.rename_by_default is not True
     if gpu.mig.strategy == "single" and len(gpu.mig.devices) == 1:
         return gfd_product_label(gpu.model, mig_profile=gpu.mig.devices[0][0], shared=shared)
     if gpu.mig.strategy == "mixed":
