@@ -299,6 +299,8 @@ class Yarn:
     """YARN GPU settings."""
 
     per_model_types: bool
+    """Removed design (kept so a spec setting it gets a pointed error): see ``node_labels``."""
+    node_labels: bool
     resource_types: tuple[YarnResourceType, ...]
     cgroups: str
     cgroups_mount_path: str
@@ -588,6 +590,7 @@ def build_model(data: dict[str, Any]) -> tuple[Spec | None, list[Problem]]:
         docker = y.get("docker", {})
         yarn = Yarn(
             per_model_types=y.get("perModelTypes", schema_default("yarn.perModelTypes")),
+            node_labels=y.get("nodeLabels", schema_default("yarn.nodeLabels")),
             resource_types=tuple(
                 YarnResourceType(
                     r["name"], p, r.get("minimumAllocation"), r.get("maximumAllocation"), r.get("units")

@@ -6,7 +6,8 @@ import os
 
 import pytest
 
-from tests.yarn.hadoop import JARS_ENV, Probe, compile_probe
+from tests.support.flink_cluster import FlinkHomeNotFound, find_flink_home
+from tests.yarn.hadoop import JARS_ENV, FlinkProbe, Probe, compile_flink_probe, compile_probe
 
 
 @pytest.fixture(scope="session")
@@ -18,4 +19,20 @@ def hadoop_probe(tmp_path_factory: pytest.TempPathFactory) -> Probe:
         if os.environ.get("CI") or os.environ.get(JARS_ENV):
             pytest.fail(f"the hadoop extra is required here: {reason}")
         pytest.skip(f"Hadoop jars not available: {reason}")
+    return probe
+
+
+@pytest.fixture(scope="session")
+def flink_yarn_probe(tmp_path_factory: pytest.TempPathFactory) -> FlinkProbe:
+    """Flink's YARN request path (flink-dist) with Hadoop's classes; fails in CI when missing."""
+    try:
+        home = find_flink_home()
+    except FlinkHomeNotFound as exc:
+        probe, reason = None, str(exc)
+    else:
+        probe, reason = compile_flink_probe(tmp_path_factory.mktemp("flink-yarn-probe"), home)
+    if probe is None:
+        if os.environ.get("CI") or os.environ.get(JARS_ENV):
+            pytest.fail(f"Flink and the hadoop extra are required here: {reason}")
+        pytest.skip(f"Flink or Hadoop jars not available: {reason}")
     return probe

@@ -17,6 +17,8 @@ from pathlib import Path
 JARS_ENV = "ACCELPLANE_PYSPARK_JARS"
 JAR_PATTERNS = ("hadoop-client-api-*.jar", "hadoop-client-runtime-*.jar", "slf4j-api-*.jar")
 HARNESS = Path(__file__).parent / "java" / "YarnConfProbe.java"
+FLINK_HARNESS = Path(__file__).parent / "java" / "org" / "apache" / "flink" / "yarn" / "FlinkYarnRequestProbe.java"
+FLINK_HARNESS_CLASS = "org.apache.flink.yarn.FlinkYarnRequestProbe"
 MIN_HADOOP = (3, 5)  # cgroups v2 keys and built-in yarn.io/gpu as asserted by the tests
 
 
@@ -82,3 +84,57 @@ def compile_probe(out_dir: Path) -> tuple[Probe | None, str]:
         timeout=300,
     )
     return Probe(out_dir, jars, java), origin
+
+
+@dataclass(frozen=True)
+class FlinkProbe:
+    """The compiled Flink harness (`FlinkYarnRequestProbe`): Flink's own YARN request path."""
+
+    classes: Path
+    jars: list[Path]
+    java: str
+
+    def requests(self, conf_dir: Path, *flink_conf_dirs: Path) -> dict[str, dict[str, str]]:
+        """For each Flink configuration directory: the TaskManager container request Flink's
+        YarnResourceManagerDriver would send, ``{"resource:<name>": value, "label": label}``.
+        ``conf_dir`` (the rendered ``yarn/`` with ``resource-types.xml``) goes first on the classpath."""
+        classpath = [str(conf_dir), str(self.classes), *map(str, self.jars)]
+        proc = subprocess.run(
+            [self.java, "-cp", os.pathsep.join(classpath), FLINK_HARNESS_CLASS, *map(str, flink_conf_dirs)],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stderr
+        out: dict[str, dict[str, str]] = {str(d): {} for d in flink_conf_dirs}
+        for line in proc.stdout.splitlines():
+            rec = line.split("\t")
+            if rec[0] == "error":
+                out[rec[1]]["error"] = rec[2]
+            elif rec[0] == "request" and rec[2] == "resource":
+                out[rec[1]][f"resource:{rec[3]}"] = rec[4]
+            elif rec[0] == "request" and rec[2] == "label":
+                out[rec[1]]["label"] = rec[3]
+        return out
+
+
+def compile_flink_probe(out_dir: Path, flink_home: Path) -> tuple[FlinkProbe | None, str]:
+    """Compile the Flink harness against flink-dist and the Hadoop jars; None and why when missing."""
+    jars, origin = hadoop_classpath()
+    if jars is None:
+        return None, origin
+    dist = sorted((flink_home / "lib").glob("flink-dist*.jar"))
+    if not dist:
+        return None, f"no flink-dist jar in {flink_home / 'lib'}"
+    javac, java = shutil.which("javac"), shutil.which("java")
+    if javac is None or java is None:
+        return None, "a JDK (java and javac on PATH) is required"
+    classpath = [dist[-1], *jars]
+    subprocess.run(
+        [javac, "-d", str(out_dir), "-cp", os.pathsep.join(map(str, classpath)), str(FLINK_HARNESS)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    return FlinkProbe(out_dir, classpath, java), f"{origin}, {dist[-1].name}"

@@ -10,6 +10,9 @@
   executor, cgroups, GPU plugin, Docker runtime.
 * ``container-executor/<pool>.cfg`` — ``[gpu]``, ``[cgroups]``, ``[docker]`` sections to append to
   that pool's ``container-executor.cfg``.
+* with ``yarn.nodeLabels``: ``resourcemanager/yarn-site.xml`` (node labels on, distributed
+  configuration) and ``resourcemanager/cluster-node-labels.txt`` (the argument of
+  ``yarn rmadmin -addToClusterNodeLabels``); labelled pools' yarn-site fragments name their partition.
 
 Per-pool files exist because allowed GPU devices and Docker device lists differ between pools.
 Nothing is rendered for clusters whose ``platforms`` do not include ``yarn``.
@@ -21,6 +24,7 @@ from collections.abc import Iterable
 
 from accelplane.artifacts import Bundle, FileArtifact
 from accelplane.derive.yarn_capacity import plan_queues
+from accelplane.derive.yarn_labels import add_to_cluster_argument, cluster_labels, pool_label
 from accelplane.derive.yarn_types import (
     NM_RESOURCE_PREFIX,
     RESOURCE_TYPES_KEY,
@@ -75,6 +79,21 @@ def resource_types_properties(spec: Spec) -> list[ConfProperty]:
     return props
 
 
+def resourcemanager_site_properties(spec: Spec) -> list[ConfProperty]:
+    """ResourceManager ``yarn-site.xml`` fragment: node labels with distributed configuration (each
+    NodeManager reports its partition from its own yarn-site), empty without node labels."""
+    if not cluster_labels(spec):
+        return []
+    return [
+        ConfProperty("yarn.node-labels.enabled", "true", "one node partition per GPU model"),
+        ConfProperty(
+            "yarn.node-labels.configuration-type",
+            "distributed",
+            "NodeManagers report their partition (yarn.nodemanager.node-labels.provider=config)",
+        ),
+    ]
+
+
 def node_resources_properties(spec: Spec, pool: NodePool) -> list[ConfProperty]:
     """``node-resources.xml`` of a pool: every declared GPU type, 0 where the pool has none."""
     return [ConfProperty(f"{NM_RESOURCE_PREFIX}{t}", str(n)) for t, n in node_amounts(spec, pool).items()]
@@ -120,6 +139,12 @@ def yarn_site_properties(spec: Spec, pool: NodePool) -> list[ConfProperty]:
             ConfProperty(f"{NM}resource-plugins", "yarn.io/gpu", "GPU discovery and isolation"),
             ConfProperty(f"{GPU_PLUGIN}allowed-gpu-devices", allowed_gpu_devices(pool)),
             ConfProperty(f"{GPU_PLUGIN}path-to-discovery-executables", y.nvidia_smi_path),
+        ]
+    label = pool_label(spec, pool)
+    if label is not None:
+        props += [
+            ConfProperty(f"{NM}node-labels.provider", "config", "this pool's GPU-model partition"),
+            ConfProperty(f"{NM}node-labels.provider.configured-node-partition", label),
         ]
     if y.docker_enabled:
         props.append(ConfProperty(f"{NM}runtime.linux.allowed-runtimes", "default,docker"))
@@ -178,6 +203,22 @@ def build(spec: Spec) -> Bundle:
             plan.properties,
         )
     )
+    rm_site = resourcemanager_site_properties(spec)
+    if rm_site:
+        bundle.files.append(
+            _xml(
+                "resourcemanager/yarn-site.xml",
+                "yarn-site.xml properties for the ResourceManager (node labels)",
+                rm_site,
+            )
+        )
+        bundle.files.append(
+            FileArtifact(
+                path="yarn/resourcemanager/cluster-node-labels.txt",
+                text=add_to_cluster_argument(spec) + "\n",
+                family=FAMILY,
+            )
+        )
     for pool in yarn_pools(spec):
         bundle.files.append(
             _xml(

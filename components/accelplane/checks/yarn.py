@@ -10,20 +10,28 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from accelplane.derive.gpu_resources import YARN_GPU, yarn_gpu_type
+from accelplane.derive.gpu_resources import YARN_GPU, candidate_pools, yarn_gpu_type
 from accelplane.derive.yarn_capacity import plan_queues
 from accelplane.derive.yarn_types import (
     BUILTIN_TYPES,
     RESERVED_NAMES,
     container_gpu_request,
     needed_types,
-    per_model_type,
     pool_types,
     providing_pools,
     type_bounds,
     uses_gpu_plugin,
     yarn_gpu_clusters,
     yarn_pools,
+)
+from accelplane.derive.yarn_labels import (
+    candidate_labels,
+    cluster_labels,
+    is_valid_label,
+    label_pools,
+    labels_enabled,
+    pool_label,
+    taskmanager_label,
 )
 from accelplane.errors import Problem
 from accelplane.model import NodePool, Spec
@@ -97,14 +105,74 @@ def _check_pool(spec: Spec, pool: NodePool) -> Iterator[Problem]:
                 f"GPU index {', '.join(map(str, too_high))} does not exist on a node with perNode "
                 f"{gpu.per_node} (nvidia-smi indexes are 0..{gpu.per_node - 1})",
             )
-    model_type = per_model_type(spec, pool)
-    if model_type is not None and not is_valid_yarn_resource_name(model_type):
+    label = pool_label(spec, pool)
+    if label is not None and not is_valid_label(label):
         yield Problem(
             (*gpath, "model"),
-            f"GPU model {gpu.model!r} gives the per-model YARN resource type {model_type!r}, which "
-            f"Hadoop rejects ({NAME_RULE}); write the model without such characters or set "
-            "yarn.perModelTypes: false",
+            f"GPU model {gpu.model!r} gives the YARN node label {label!r}, which Hadoop rejects (node "
+            "labels are letters, digits, '-' and '_', starting with a letter or digit, at most 255 "
+            "characters); write the model without such characters",
         )
+
+
+def _check_labels(spec: Spec) -> Iterator[Problem]:
+    y = spec.yarn
+    if y is not None and y.per_model_types:
+        yield Problem(
+            ("yarn", "perModelTypes"),
+            "per-model resource types (yarn.io/gpu-<model>) take the GPU away from YARN's GPU plugin, "
+            "which assigns and isolates devices only for containers requesting yarn.io/gpu; remove "
+            "perModelTypes and set yarn.nodeLabels: true to place TaskManagers by GPU model with one "
+            "node partition per model (docs/yarn.md)",
+        )
+    if not labels_enabled(spec):
+        return
+    if not cluster_labels(spec):
+        yield Problem(
+            ("yarn", "nodeLabels"),
+            "no YARN node pool has GPUs with a model, so there is no partition to place TaskManagers "
+            "in; set gpu.model on the YARN GPU pools or remove nodeLabels",
+        )
+        return
+    if not label_pools(spec, None):
+        yield Problem(
+            ("yarn", "nodeLabels"),
+            "every YARN node pool is in a GPU-model partition, but ApplicationMasters (the Flink "
+            "JobManagers) request no node label and run only in the default partition; add a YARN "
+            "node pool without GPUs (or without a GPU model) for them",
+        )
+
+
+def _check_placement(spec: Spec) -> Iterator[Problem]:
+    """A YARN Flink cluster that names a GPU model or pool lands only there."""
+    gpu_pools = [p for p in yarn_pools(spec) if p.gpu is not None]
+    for c in yarn_gpu_clusters(spec):
+        gpu = c.task_manager.gpu
+        assert gpu is not None
+        candidates = [p for p in candidate_pools(spec, c) if p.platform == "yarn"]
+        path = c.field_path("taskManager", "gpu")
+        if not candidates:
+            continue  # _check_flink reports that no pool provides the GPUs
+        if labels_enabled(spec):
+            labels = candidate_labels(spec, c)
+            if len(labels) > 1:
+                shown = ", ".join(lb or "the default partition" for lb in labels)
+                yield Problem(
+                    path,
+                    f"the pools that may host these TaskManagers lie in several node partitions "
+                    f"({shown}) and a container request names one node label; set taskManager.gpu.model "
+                    "or pool",
+                )
+            continue
+        others = sorted(p.name for p in gpu_pools if p not in candidates)
+        if (gpu.model is not None or gpu.pool is not None) and others:
+            wanted = f"model {gpu.model!r}" if gpu.model is not None else f"pool {gpu.pool!r}"
+            yield Problem(
+                path,
+                f"these TaskManagers ask for {wanted}, but a YARN container requests only yarn.io/gpu and "
+                f"could be placed on pools {', '.join(others)} too; set yarn.nodeLabels: true (one node "
+                "partition per GPU model, yarn.taskmanager.node-label) or remove the model/pool",
+            )
 
 
 def _check_resource_types(spec: Spec) -> Iterator[Problem]:
@@ -177,7 +245,10 @@ def _check_flink(spec: Spec) -> Iterator[Problem]:
                     f"of {t} (yarn.resourceTypes); the ResourceManager would reject the container — "
                     f"raise maximumAllocation to at least {amount} or lower the amount",
                 )
+        label = taskmanager_label(spec, c)
         pools = providing_pools(spec, config_key)
+        if label is not None:
+            pools = [(p, n) for p, n in pools if pool_label(spec, p) == label]
         if not pools:
             with_gpus = ", ".join(
                 f"{p.name} ({', '.join(pool_types(spec, p))})" for p in yarn_pools(spec) if p.gpu
@@ -218,7 +289,9 @@ def check(spec: Spec) -> Iterator[Problem]:
         return
     for pool in yarn_pools(spec):
         yield from _check_pool(spec, pool)
+    yield from _check_labels(spec)
     yield from _check_resource_types(spec)
     yield from _check_flink(spec)
+    yield from _check_placement(spec)
     yield from _check_docker(spec)
     yield from plan_queues(spec).infeasible

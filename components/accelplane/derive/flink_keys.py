@@ -22,6 +22,7 @@ from accelplane.derive.gpu_resources import (
     target_platform,
     yarn_gpu_type,
 )
+from accelplane.derive.yarn_labels import taskmanager_label
 from accelplane.model import FlinkCluster, Spec
 from accelplane.quantity import Quantity
 
@@ -334,7 +335,7 @@ def _native_kubernetes_keys(cluster: FlinkCluster) -> list[GeneratedKey]:
     return keys
 
 
-def _yarn_keys(cluster: FlinkCluster) -> list[GeneratedKey]:
+def _yarn_keys(spec: Spec, cluster: FlinkCluster) -> list[GeneratedKey]:
     keys = [
         GeneratedKey("yarn.application.name", cluster.name, "name"),
         GeneratedKey("yarn.appmaster.vcores", int(cluster.job_manager.cpu.value), "jobManager.cpu"),
@@ -342,6 +343,9 @@ def _yarn_keys(cluster: FlinkCluster) -> list[GeneratedKey]:
     ]
     if cluster.queue is not None:
         keys.append(GeneratedKey("yarn.application.queue", cluster.queue, "queue"))
+    label = taskmanager_label(spec, cluster)
+    if label is not None:
+        keys.append(GeneratedKey("yarn.taskmanager.node-label", label, "taskManager.gpu and yarn.nodeLabels"))
     if cluster.mode == "application":
         keys.append(GeneratedKey("execution.target", "yarn-application", "mode"))
     return keys
@@ -379,7 +383,7 @@ def generated_keys(spec: Spec, cluster: FlinkCluster) -> list[GeneratedKey]:
     if cluster.target == "kubernetes":
         keys += _native_kubernetes_keys(cluster)
     elif cluster.target == "yarn":
-        keys += _yarn_keys(cluster)
+        keys += _yarn_keys(spec, cluster)
     if cluster.job is not None and cluster.job.parallelism is not None:
         keys.append(GeneratedKey("parallelism.default", cluster.job.parallelism, "job.parallelism"))
     return keys + slot_group_keys(cluster) + _gpu_keys(spec, cluster)

@@ -21,7 +21,7 @@ follows the same pool settings: MIG ``single`` appends ``-MIG-<profile>``, unren
 from __future__ import annotations
 
 from accelplane.model import VENDOR_RESOURCE, FlinkCluster, NodePool, Spec
-from accelplane.names import gfd_product_label, normalize_gpu_model, yarn_gpu_type_for_model
+from accelplane.names import gfd_product_label, normalize_gpu_model
 
 YARN_GPU = "yarn.io/gpu"
 TARGET_PLATFORM = {
@@ -189,21 +189,14 @@ def kubernetes_gpu_resource(spec: Spec, cluster: FlinkCluster) -> str | None:
 
 
 def yarn_gpu_type(spec: Spec, cluster: FlinkCluster) -> str | None:
-    """YARN resource type the cluster's TaskManagers request (``external-resource.gpu.yarn.config-key``).
+    """YARN resource type the cluster's TaskManagers request (``external-resource.gpu.yarn.config-key``):
+    always ``yarn.io/gpu`` (None without GPUs).
 
-    With ``yarn.perModelTypes`` and a GPU model (from the request or the single candidate pool's
-    model) this is ``yarn.io/gpu-<normalised model>``; otherwise ``yarn.io/gpu``.
+    ``yarn.io/gpu`` is the only type YARN's GPU plugin assigns and isolates devices for; a container
+    that requests another type gets no GPU on a NodeManager running the plugin. TaskManagers are
+    placed by GPU model with node labels instead (`accelplane.derive.yarn_labels`).
     """
     gpu = cluster.task_manager.gpu
     if gpu is None or gpu.amount == 0:
         return None
-    if spec.yarn is not None and spec.yarn.per_model_types:
-        model = gpu.model
-        if model is None:
-            models = {
-                p.gpu.model for p in candidate_pools(spec, cluster) if p.gpu is not None and p.gpu.model
-            }
-            model = models.pop() if len(models) == 1 else None
-        if model is not None:
-            return yarn_gpu_type_for_model(model)
     return YARN_GPU

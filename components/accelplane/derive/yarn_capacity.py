@@ -32,12 +32,12 @@ from typing import Literal
 
 from accelplane.derive.gpu_resources import YARN_GPU
 from accelplane.derive.queues import ROOT_QUEUE, queue_depth, queue_parent
+from accelplane.derive.yarn_labels import cluster_labels, label_pools, labels_enabled
 from accelplane.derive.yarn_types import (
     MIB,
     ConfProperty,
     cluster_totals,
     needed_types,
-    type_vendor,
     vendor_totals,
     yarn_pools,
 )
@@ -136,13 +136,41 @@ def _dims(spec: Spec) -> list[str]:
     return [MEMORY, VCORES, *needed_types(spec)]
 
 
+@dataclass(frozen=True)
+class Partition:
+    """One node partition the CapacityScheduler accounts separately: the default partition
+    (``label`` None) or a node label (`accelplane.derive.yarn_labels`)."""
+
+    label: str | None
+    vendors: dict[str, int]
+    """GPUs per vendor in the partition (a capability that leaves a vendor out counts its total)."""
+    cap_deserved: bool
+    """With node labels a queue's deserved amounts apply in every partition, up to its size."""
+
+    def key(self, qpath: str, name: str) -> str:
+        """Property of a queue in this partition: ``<qpath>.<name>`` or
+        ``<qpath>.accessible-node-labels.<label>.<name>``."""
+        if self.label is None:
+            return f"{PREFIX}{qpath}.{name}"
+        return f"{PREFIX}{qpath}.accessible-node-labels.{self.label}.{name}"
+
+    def where(self) -> str:
+        """How messages name the partition."""
+        return "" if self.label is None else f" in node partition {self.label}"
+
+
 def _explicit(
-    spec: Spec, queue: Queue, resources: ResourceList, field_name: str, fill_vendors: bool
+    spec: Spec,
+    queue: Queue,
+    resources: ResourceList,
+    field_name: str,
+    fill_vendors: bool,
+    part: Partition,
 ) -> tuple[Vector, list[Problem]]:
     """The YARN dimensions a Volcano resource list sets explicitly.
 
-    ``fill_vendors`` (capability): a vendor the list does not mention counts as its cluster total,
-    so a cap on ``nvidia.com/gpu`` does not starve AMD GPUs on ``yarn.io/gpu``.
+    ``fill_vendors`` (capability): a vendor the list does not mention counts as its total in the
+    partition, so a cap on ``nvidia.com/gpu`` does not starve AMD GPUs on ``yarn.io/gpu``.
     """
     out: Vector = {}
     problems: list[Problem] = []
@@ -160,49 +188,59 @@ def _explicit(
         elif name.startswith(YARN_GPU):
             if name in declared:
                 out[name] = int(value)
-            else:
+            elif part.label is None:
                 problems.append(
                     Problem(
                         (*queue.path, field_name, name),
                         f"{name} is not a YARN resource type of this cluster "
-                        f"(declared: {', '.join(sorted(declared)) or 'none'})",
+                        f"(declared: {', '.join(sorted(declared)) or 'none'}); to reserve GPUs of one "
+                        "model use yarn.nodeLabels (a partition per model) and nvidia.com/gpu",
                     )
                 )
-    if vendor_amounts:
-        totals = vendor_totals(spec)
-        if YARN_GPU not in out and YARN_GPU in declared:
-            if fill_vendors:
-                out[YARN_GPU] = sum(vendor_amounts.get(v, n) for v, n in totals.items())
-            else:
-                out[YARN_GPU] = sum(vendor_amounts.values())
+    if vendor_amounts and YARN_GPU not in out and YARN_GPU in declared:
         if fill_vendors:
-            for t in sorted(declared - {YARN_GPU}):
-                model_vendor = type_vendor(spec, t)
-                if t not in out and model_vendor is not None and model_vendor in vendor_amounts:
-                    out[t] = vendor_amounts[model_vendor]
+            out[YARN_GPU] = sum(vendor_amounts.get(v, n) for v, n in part.vendors.items())
+        else:
+            out[YARN_GPU] = sum(vendor_amounts.values())
     return out, problems
 
 
-def _percentage(spec: Spec, plan: QueuePlan, parent: Queue | None, path: str) -> None:
+def _percentage(spec: Spec, plan: QueuePlan, parent: Queue | None, path: str, part: Partition) -> None:
     children = _children(spec, parent.name if parent else None)
     if not children:
         return
-    plan.properties.append(ConfProperty(f"{PREFIX}{path}.queues", ",".join(q.name for q in children)))
-    _ordering(spec, plan, children, path)
+    if part.label is None:
+        plan.properties.append(ConfProperty(f"{PREFIX}{path}.queues", ",".join(q.name for q in children)))
+        _ordering(spec, plan, children, path)
     shares = distribute(HUNDREDTHS, [(q.name, q.weight) for q in children])
     total_weight = sum(q.weight for q in children)
     for q in children:
         qpath = f"{path}.{q.name}"
+        if part.label is None:
+            _accessible_labels(spec, plan, qpath)
         plan.properties.append(
             ConfProperty(
-                f"{PREFIX}{qpath}.capacity",
+                part.key(qpath, "capacity"),
                 format_percent(shares[q.name]),
-                f"weight {q.weight} of {total_weight} among the children of {path}",
+                f"weight {q.weight} of {total_weight} among the children of {path}{part.where()}",
             )
         )
-        plan.properties.append(ConfProperty(f"{PREFIX}{qpath}.maximum-capacity", "100"))
-        _queue_extras(plan, q, qpath)
-        _percentage(spec, plan, q, qpath)
+        plan.properties.append(ConfProperty(part.key(qpath, "maximum-capacity"), "100"))
+        if part.label is None:
+            _queue_extras(plan, q, qpath)
+        _percentage(spec, plan, q, qpath, part)
+
+
+def _accessible_labels(spec: Spec, plan: QueuePlan, qpath: str) -> None:
+    labels = cluster_labels(spec)
+    if labels:
+        plan.properties.append(
+            ConfProperty(
+                f"{PREFIX}{qpath}.accessible-node-labels",
+                ",".join(labels),
+                "every queue may use every GPU-model partition, with the capacities below",
+            )
+        )
 
 
 def _ordering(spec: Spec, plan: QueuePlan, children: list[Queue], path: str) -> None:
@@ -230,21 +268,30 @@ def _queue_extras(plan: QueuePlan, q: Queue, qpath: str) -> None:
 
 
 def _absolute(
-    spec: Spec, plan: QueuePlan, parent: Queue | None, path: str, pmin: Vector, pmax: Vector
+    spec: Spec,
+    plan: QueuePlan,
+    parent: Queue | None,
+    path: str,
+    pmin: Vector,
+    pmax: Vector,
+    part: Partition,
 ) -> None:
     children = _children(spec, parent.name if parent else None)
     if not children:
         return
-    plan.properties.append(ConfProperty(f"{PREFIX}{path}.queues", ",".join(q.name for q in children)))
-    _ordering(spec, plan, children, path)
+    if part.label is None:
+        plan.properties.append(ConfProperty(f"{PREFIX}{path}.queues", ",".join(q.name for q in children)))
+        _ordering(spec, plan, children, path)
     dims = list(pmin)
     maxes: dict[str, Vector] = {}
     deserved: dict[str, Vector] = {}
     for q in children:
-        cap, problems = _explicit(spec, q, q.capability, "capability", fill_vendors=True)
-        des, more = _explicit(spec, q, q.deserved, "deserved", fill_vendors=False)
+        cap, problems = _explicit(spec, q, q.capability, "capability", True, part)
+        des, more = _explicit(spec, q, q.deserved, "deserved", False, part)
         plan.infeasible.extend(problems + more)
         maxes[q.name] = {d: min(cap.get(d, pmax[d]), pmax[d]) for d in dims}
+        if part.cap_deserved:
+            des = {d: min(v, pmin[d]) for d, v in des.items() if d in pmin}
         deserved[q.name] = des
     mins: dict[str, Vector] = {q.name: {} for q in children}
     for d in dims:
@@ -258,7 +305,8 @@ def _absolute(
                     Problem(
                         (*q.path, "deserved"),
                         f"the deserved {_label(d)} of the queues under {path} add up to "
-                        f"{sum(explicit.values())}, more than {where} ({pmin[d]}); lower deserved to fit",
+                        f"{sum(explicit.values())}, more than {where} ({pmin[d]}){part.where()}; "
+                        "lower deserved to fit",
                     )
                 )
             rest = 0
@@ -272,27 +320,39 @@ def _absolute(
             plan.infeasible.append(
                 Problem(
                     q.path,
-                    f"queue {q.name!r} would get 0 MiB of memory as its YARN capacity; Hadoop ignores an "
-                    "absolute capacity without memory — give it a larger weight, deserved memory or "
-                    "capability memory (or more memory to the YARN node pools)",
+                    f"queue {q.name!r} would get 0 MiB of memory as its YARN capacity{part.where()}; Hadoop "
+                    "ignores an absolute capacity without memory — give it a larger weight, deserved "
+                    "memory or capability memory (or more memory to the YARN node pools)",
                 )
             )
+        if part.label is None:
+            _accessible_labels(spec, plan, qpath)
         plan.properties.append(
             ConfProperty(
-                f"{PREFIX}{qpath}.capacity",
+                part.key(qpath, "capacity"),
                 format_vector(mins[q.name]),
                 "deserved where set, else a weight share of what the parent has left",
             )
         )
         plan.properties.append(
             ConfProperty(
-                f"{PREFIX}{qpath}.maximum-capacity",
+                part.key(qpath, "maximum-capacity"),
                 format_vector(maxes[q.name]),
                 "capability where set, capped at the parent maximum",
             )
         )
-        _queue_extras(plan, q, qpath)
-        _absolute(spec, plan, q, qpath, mins[q.name], maxes[q.name])
+        if part.label is None:
+            _queue_extras(plan, q, qpath)
+        _absolute(spec, plan, q, qpath, mins[q.name], maxes[q.name], part)
+
+
+def partitions(spec: Spec) -> list[Partition]:
+    """The default partition, then one per node label (sorted)."""
+    labelled = labels_enabled(spec)
+    return [
+        Partition(label, vendor_totals(spec, label_pools(spec, label)), labelled)
+        for label in [None, *cluster_labels(spec)]
+    ]
 
 
 def plan_queues(spec: Spec) -> QueuePlan:
@@ -309,14 +369,19 @@ def plan_queues(spec: Spec) -> QueuePlan:
     if not spec.queues:
         plan.properties += [
             ConfProperty(f"{PREFIX}{ROOT_QUEUE}.queues", DEFAULT_QUEUE, "the spec declares no queues"),
-            ConfProperty(f"{PREFIX}{ROOT_QUEUE}.{DEFAULT_QUEUE}.capacity", "100"),
-            ConfProperty(f"{PREFIX}{ROOT_QUEUE}.{DEFAULT_QUEUE}.maximum-capacity", "100"),
         ]
+        _accessible_labels(spec, plan, f"{ROOT_QUEUE}.{DEFAULT_QUEUE}")
+        for part in partitions(spec):
+            plan.properties += [
+                ConfProperty(part.key(f"{ROOT_QUEUE}.{DEFAULT_QUEUE}", "capacity"), "100"),
+                ConfProperty(part.key(f"{ROOT_QUEUE}.{DEFAULT_QUEUE}", "maximum-capacity"), "100"),
+            ]
         return plan
     if not tree_is_sound(spec):
         return plan  # the scheduling check reports the broken tree
     if mode == "percentage":
-        _percentage(spec, plan, None, ROOT_QUEUE)
+        for part in partitions(spec):
+            _percentage(spec, plan, None, ROOT_QUEUE, part)
         return plan
     totals = cluster_totals(spec)
     if not totals.complete:
@@ -333,10 +398,12 @@ def plan_queues(spec: Spec) -> QueuePlan:
                     )
                 )
         return plan
-    root: Vector = {MEMORY: totals.memory_mib, VCORES: totals.vcores}
-    for t in _dims(spec)[2:]:
-        root[t] = totals.gpu(t)
-    _absolute(spec, plan, None, ROOT_QUEUE, dict(root), dict(root))
+    for part in partitions(spec):
+        part_totals = cluster_totals(spec, label_pools(spec, part.label))
+        root: Vector = {MEMORY: part_totals.memory_mib, VCORES: part_totals.vcores}
+        for t in _dims(spec)[2:]:
+            root[t] = part_totals.gpu(t)
+        _absolute(spec, plan, None, ROOT_QUEUE, dict(root), dict(root), part)
     return plan
 
 

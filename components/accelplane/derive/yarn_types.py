@@ -7,13 +7,11 @@ Rules:
 
 * Only node pools with ``platform: yarn`` are NodeManagers.
 * ``yarn.io/gpu`` is declared when a YARN pool has GPUs or a YARN Flink cluster asks for them. It is
-  the only type the NodeManager GPU plugin discovers and isolates (NVIDIA pools).
-* With ``yarn.perModelTypes`` every YARN pool with a GPU ``model`` also provides
-  ``yarn.io/gpu-<normalised model>`` (E2Data rule, `accelplane.names.yarn_gpu_type_for_model`), a
-  plain countable resource with the same per-node amount as ``yarn.io/gpu``: a V100 NodeManager
-  declares ``yarn.io/gpu: 4`` *and* ``yarn.io/gpu-teslav100sxm232gb: 4``.
-* Every type `accelplane.derive.gpu_resources.yarn_gpu_type` returns for a YARN Flink cluster is declared,
-  so ``external-resource.gpu.yarn.config-key`` always names a known type.
+  the only type the NodeManager GPU plugin discovers and isolates (NVIDIA pools), and the only GPU
+  type accelplane declares: per-model types (``yarn.io/gpu-<model>``) would take the GPU away from
+  the plugin, so GPU models are told apart by node labels (`accelplane.derive.yarn_labels`).
+* `accelplane.derive.gpu_resources.yarn_gpu_type` (``yarn.io/gpu``) is declared for every YARN Flink
+  cluster with GPUs, so ``external-resource.gpu.yarn.config-key`` always names a known type.
 * Every NodeManager file lists every declared GPU type (0 where the pool has none of it).
 """
 
@@ -23,7 +21,6 @@ from dataclasses import dataclass
 
 from accelplane.derive.gpu_resources import YARN_GPU, yarn_gpu_type
 from accelplane.model import FlinkCluster, NodePool, Spec, YarnResourceType
-from accelplane.names import yarn_gpu_type_for_model
 
 YARN_FPGA = "yarn.io/fpga"
 # Hadoop 3.5 ResourceInformation.SPECIAL_RESOURCES: countable, no unit; other units throw.
@@ -66,13 +63,6 @@ def gpus_per_node(pool: NodePool) -> int:
     return pool.gpu.per_node
 
 
-def per_model_type(spec: Spec, pool: NodePool) -> str | None:
-    """``yarn.io/gpu-<model>`` of a YARN pool when per-model types are on and the model is known."""
-    if spec.yarn is None or not spec.yarn.per_model_types or pool.gpu is None or not pool.gpu.model:
-        return None
-    return yarn_gpu_type_for_model(pool.gpu.model)
-
-
 def uses_gpu_plugin(pool: NodePool) -> bool:
     """True when the pool's NodeManagers run YARN's GPU plugin (NVIDIA only, nvidia-smi discovery)."""
     return pool.platform == "yarn" and pool.gpu is not None and pool.gpu.vendor == "nvidia"
@@ -83,11 +73,7 @@ def pool_types(spec: Spec, pool: NodePool) -> dict[str, int]:
     count = gpus_per_node(pool)
     if pool.platform != "yarn" or count == 0:
         return {}
-    out = {YARN_GPU: count}
-    model_type = per_model_type(spec, pool)
-    if model_type is not None:
-        out[model_type] = count
-    return dict(sorted(out.items()))
+    return {YARN_GPU: count}
 
 
 def flink_types(spec: Spec) -> dict[str, list[FlinkCluster]]:
@@ -109,21 +95,13 @@ def needed_types(spec: Spec) -> list[str]:
 
 
 def container_gpu_request(spec: Spec, cluster: FlinkCluster) -> dict[str, int]:
-    """YARN GPU resources one TaskManager container of a YARN Flink cluster must request.
-
-    Always the `yarn_gpu_type` amount (``external-resource.gpu.yarn.config-key``). When that is a
-    per-model type served by NodeManagers with the GPU plugin (NVIDIA), also the same amount of
-    ``yarn.io/gpu``: the plugin assigns devices only for ``yarn.io/gpu`` and denies every GPU to a
-    container that did not ask for it, so a per-model type alone only steers placement.
-    """
+    """YARN GPU resources one TaskManager container of a YARN Flink cluster requests:
+    ``{yarn.io/gpu: amount}`` (empty without GPUs)."""
     gpu = cluster.task_manager.gpu
     t = yarn_gpu_type(spec, cluster)
     if gpu is None or t is None:
         return {}
-    out = {t: gpu.amount}
-    if t != YARN_GPU and any(uses_gpu_plugin(p) for p in yarn_pools(spec) if t in pool_types(spec, p)):
-        out[YARN_GPU] = gpu.amount
-    return dict(sorted(out.items()))
+    return {t: gpu.amount}
 
 
 def type_bounds(spec: Spec) -> dict[str, YarnResourceType]:
@@ -149,14 +127,6 @@ def providing_pools(spec: Spec, type_name: str) -> list[tuple[NodePool, int]]:
     return out
 
 
-def type_vendor(spec: Spec, type_name: str) -> str | None:
-    """GPU vendor behind a per-model type (from the pools providing it), None for ``yarn.io/gpu``."""
-    if type_name == YARN_GPU:
-        return None
-    vendors = {p.gpu.vendor for p, _ in providing_pools(spec, type_name) if p.gpu is not None}
-    return vendors.pop() if len(vendors) == 1 else None
-
-
 @dataclass(frozen=True)
 class TypeTotals:
     """Cluster-wide NodeManager resources computed from the YARN pools."""
@@ -174,12 +144,13 @@ class TypeTotals:
 MIB = 2**20
 
 
-def cluster_totals(spec: Spec) -> TypeTotals:
-    """Sum of memory (MiB), vcores and every needed GPU type over all YARN NodeManagers."""
+def cluster_totals(spec: Spec, pools: list[NodePool] | None = None) -> TypeTotals:
+    """Sum of memory (MiB), vcores and every needed GPU type over ``pools`` (default: all YARN
+    NodeManagers)."""
     memory = vcores = 0
     complete = True
     gpus = dict.fromkeys(needed_types(spec), 0)
-    for pool in yarn_pools(spec):
+    for pool in yarn_pools(spec) if pools is None else pools:
         if pool.cpu is None or pool.memory is None:
             complete = False
         else:
@@ -190,10 +161,10 @@ def cluster_totals(spec: Spec) -> TypeTotals:
     return TypeTotals(memory, vcores, tuple(sorted(gpus.items())), complete)
 
 
-def vendor_totals(spec: Spec) -> dict[str, int]:
-    """Total GPUs per vendor over all YARN NodeManagers."""
+def vendor_totals(spec: Spec, pools: list[NodePool] | None = None) -> dict[str, int]:
+    """Total GPUs per vendor over ``pools`` (default: all YARN NodeManagers)."""
     out: dict[str, int] = {}
-    for pool in yarn_pools(spec):
+    for pool in yarn_pools(spec) if pools is None else pools:
         if pool.gpu is not None:
             out[pool.gpu.vendor] = out.get(pool.gpu.vendor, 0) + pool.nodes * gpus_per_node(pool)
     return out

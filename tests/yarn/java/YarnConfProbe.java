@@ -14,9 +14,20 @@
 //   known KEY             whether yarn-default.xml of this Hadoop (in hadoop-client-api) names KEY
 //   vector VALUE          a CapacityScheduler absolute resource vector: names must be memory,
 //                         vcores or a declared resource type, values whole numbers
+//   labelsrm RMSITE STORE starts Hadoop's CommonNodeLabelsManager with the ResourceManager's
+//                         yarn-site fragment RMSITE (node labels must be enabled there), its label
+//                         store in directory STORE
+//   labels ARG            ARG as `yarn rmadmin -addToClusterNodeLabels` parses it
+//                         (YarnClientUtils.buildNodeLabelsFromStr), added to the manager (which
+//                         checks every name, NodeLabelUtil.checkAndThrowLabelName)
+//   partition POOL FILE   the partition a NodeManager with yarn-site fragment FILE reports
+//                         (yarn.nodemanager.node-labels.provider=config and
+//                         ...provider.configured-node-partition), put on a node of POOL with the
+//                         manager's replaceLabelsOnNode (throws for a label the cluster lacks)
 //
 // Records: type NAME UNITS KIND MIN MAX | node POOL NAME VALUE UNITS | prop FILE NAME VALUE |
-//          known KEY true|false | vector NAME VALUE; then "ok COMMAND" after each command that
+//          known KEY true|false | vector NAME VALUE | labelsrm ENABLED CONFTYPE |
+//          label NAME EXCLUSIVE | partition POOL PROVIDER LABEL | nodelabels POOL LABEL...; then "ok COMMAND" after each command that
 //          succeeded or "error COMMAND MESSAGE" for one that threw.
 import java.io.InputStream;
 import java.util.ArrayList;
@@ -28,9 +39,13 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.yarn.api.records.NodeId;
+import org.apache.hadoop.yarn.api.records.NodeLabel;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceInformation;
+import org.apache.hadoop.yarn.client.util.YarnClientUtils;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.nodelabels.CommonNodeLabelsManager;
 import org.apache.hadoop.yarn.util.resource.ResourceUtils;
 import org.w3c.dom.NodeList;
 
@@ -76,6 +91,8 @@ public final class YarnConfProbe {
     }
     return names;
   }
+
+  private static CommonNodeLabelsManager labels;
 
   public static void main(String[] args) throws Exception {
     Set<String> defaults = yarnDefaultNames();
@@ -139,13 +156,57 @@ public final class YarnConfProbe {
             }
             break;
           }
+          case "labelsrm": {
+            Configuration conf = new YarnConfiguration();
+            conf.addResource(new Path(args[i++]));
+            conf.set(YarnConfiguration.FS_NODE_LABELS_STORE_ROOT_DIR, "file://" + args[i++]);
+            out("labelsrm", Boolean.toString(YarnConfiguration.areNodeLabelsEnabled(conf)),
+                conf.get(YarnConfiguration.NODELABEL_CONFIGURATION_TYPE, ""));
+            labels = new CommonNodeLabelsManager();
+            labels.init(conf);
+            labels.start();
+            break;
+          }
+          case "labels": {
+            List<NodeLabel> parsed = YarnClientUtils.buildNodeLabelsFromStr(args[i++]);
+            labels.addToCluserNodeLabels(parsed);
+            for (NodeLabel l : parsed) {
+              out("label", l.getName(), Boolean.toString(l.isExclusive()));
+            }
+            break;
+          }
+          case "partition": {
+            String pool = args[i++];
+            Configuration conf = new Configuration(false);
+            conf.addResource(new Path(args[i++]));
+            String provider = conf.get(YarnConfiguration.NM_NODE_LABELS_PROVIDER_CONFIG, "");
+            String label = conf.get(YarnConfiguration.NM_PROVIDER_CONFIGURED_NODE_PARTITION, "");
+            out("partition", pool, provider, label);
+            NodeId node = NodeId.newInstance(pool + "-node.example.internal", 0);
+            Map<NodeId, Set<String>> mapping = new java.util.HashMap<>();
+            mapping.put(node, label.isEmpty() ? new HashSet<>() : new HashSet<>(List.of(label)));
+            labels.replaceLabelsOnNode(mapping);
+            List<String> got = new ArrayList<>();
+            for (NodeLabel l : labels.getLabelsInfoByNode(node)) {
+              got.add(l.getName());
+            }
+            List<String> record = new ArrayList<>(List.of("nodelabels", pool));
+            record.addAll(got);
+            out(record.toArray(new String[0]));
+            break;
+          }
           default:
             throw new IllegalArgumentException("unknown command " + cmd);
         }
         out("ok", cmd);
-      } catch (RuntimeException e) {
+      } catch (RuntimeException | java.io.IOException e) {
         out("error", cmd, e.getClass().getSimpleName() + ": " + e.getMessage());
       }
     }
+    if (labels != null) {
+      labels.stop();
+    }
+    System.out.flush();
+    System.exit(0); // the label manager's dispatcher thread would keep the JVM alive
   }
 }

@@ -1,0 +1,90 @@
+// Test harness: asks Flink's own YARN code (flink-dist of the apache-flink distribution) which
+// container Flink's YarnResourceManagerDriver would request for a TaskManager, given a rendered
+// Flink configuration directory, with Hadoop's classes (PyPI pyspark's hadoop-client jars) and the
+// rendered resource-types.xml first on the classpath (as $HADOOP_CONF_DIR is for the RM and AM).
+//
+// It lives in package org.apache.flink.yarn because the driver's building blocks are package
+// private. It repeats the driver's steps, in order, with the driver's own classes:
+//   YarnWorkerResourceSpecFactory.createDefaultWorkerResourceSpec(config)       (the RM factory)
+//   TaskExecutorProcessUtils.processSpecFromWorkerResourceSpec(config, spec)     (the TM process)
+//   new TaskExecutorProcessSpecContainerResourcePriorityAdapter(maxResource,
+//       ExternalResourceUtils.getExternalResourceConfigurationKeys(config, ".yarn.config-key"))
+//   adapter.getPriorityAndResource(processSpec)              (YarnResourceManagerDriver.requestResource)
+//   ContainerRequestReflector.INSTANCE.getContainerRequest(resource, priority,
+//       config.get(YarnConfigOptions.TASK_MANAGER_NODE_LABEL))  (YarnResourceManagerDriver.addContainerRequest)
+// maxResource is what the ResourceManager reports as the maximum container: every declared type at
+// its maximum-allocation (ResourceUtils.getResourceTypesMaximumAllocation), memory and vcores unbounded.
+//
+// Usage: FlinkYarnRequestProbe FLINK_CONF_DIR...   Records (tab-separated), per directory:
+//   request DIR resource NAME VALUE | request DIR label LABEL-or-"" | ok DIR | error DIR MESSAGE
+package org.apache.flink.yarn;
+
+import java.util.Map;
+import java.util.Optional;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.GlobalConfiguration;
+import org.apache.flink.runtime.clusterframework.TaskExecutorProcessSpec;
+import org.apache.flink.runtime.clusterframework.TaskExecutorProcessUtils;
+import org.apache.flink.runtime.externalresource.ExternalResourceUtils;
+import org.apache.flink.runtime.resourcemanager.WorkerResourceSpec;
+import org.apache.flink.yarn.configuration.YarnConfigOptions;
+import org.apache.flink.yarn.entrypoint.YarnWorkerResourceSpecFactory;
+import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.api.records.ResourceInformation;
+import org.apache.hadoop.yarn.client.api.AMRMClient;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.util.resource.ResourceUtils;
+
+public final class FlinkYarnRequestProbe {
+  private FlinkYarnRequestProbe() {}
+
+  private static void out(String... fields) {
+    StringBuilder b = new StringBuilder();
+    for (int i = 0; i < fields.length; i++) {
+      if (i > 0) {
+        b.append('\t');
+      }
+      b.append(String.valueOf(fields[i]).replace('\t', ' ').replace('\n', ' '));
+    }
+    System.out.println(b);
+  }
+
+  public static void main(String[] args) {
+    ResourceUtils.resetResourceTypes(new YarnConfiguration());
+    for (String dir : args) {
+      try {
+        Configuration config = GlobalConfiguration.loadConfiguration(dir);
+        WorkerResourceSpec worker =
+            YarnWorkerResourceSpecFactory.INSTANCE.createDefaultWorkerResourceSpec(config);
+        TaskExecutorProcessSpec process =
+            TaskExecutorProcessUtils.processSpecFromWorkerResourceSpec(config, worker);
+        Resource max = ResourceUtils.getResourceTypesMaximumAllocation();
+        max.setMemorySize(Long.MAX_VALUE);
+        max.setVirtualCores(Integer.MAX_VALUE);
+        Map<String, String> keys =
+            ExternalResourceUtils.getExternalResourceConfigurationKeys(
+                config, YarnConfigOptions.EXTERNAL_RESOURCE_YARN_CONFIG_KEY_SUFFIX);
+        TaskExecutorProcessSpecContainerResourcePriorityAdapter adapter =
+            new TaskExecutorProcessSpecContainerResourcePriorityAdapter(max, keys);
+        Optional<TaskExecutorProcessSpecContainerResourcePriorityAdapter.PriorityAndResource> pr =
+            adapter.getPriorityAndResource(process);
+        if (!pr.isPresent()) {
+          throw new IllegalStateException("Flink computed no container resource for " + process);
+        }
+        AMRMClient.ContainerRequest request =
+            ContainerRequestReflector.INSTANCE.getContainerRequest(
+                pr.get().getResource(),
+                pr.get().getPriority(),
+                config.get(YarnConfigOptions.TASK_MANAGER_NODE_LABEL));
+        for (ResourceInformation ri : request.getCapability().getResources()) {
+          out("request", dir, "resource", ri.getName(), Long.toString(ri.getValue()));
+        }
+        String label = request.getNodeLabelExpression();
+        out("request", dir, "label", label == null ? "" : label);
+        out("ok", dir);
+      } catch (RuntimeException e) {
+        out("error", dir, e.getClass().getSimpleName() + ": " + e.getMessage());
+      }
+    }
+  }
+}
