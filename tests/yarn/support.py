@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tests.support.render import files_for
 
-# A YARN cluster exercising every feature: per-model types, Docker, cgroups v2, an explicit
+# A YARN cluster exercising every feature: node labels per GPU model, Docker, cgroups v2, an explicit
 # allowed-device list, an AMD pool (no GPU plugin), a CPU-only pool, hierarchical queues.
 BASE = """\
 cluster: {name: lab, platforms: [yarn]}
@@ -40,12 +40,11 @@ queues:
   - {name: stream, weight: 2}
   - {name: batch, weight: 1}
 yarn:
-  perModelTypes: true
+  nodeLabels: true
   cgroups: v2
   docker: {enabled: true, runtime: nvidia, allowedDevices: [/dev/infiniband/uverbs0]}
   resourceTypes:
     - {name: yarn.io/gpu, minimumAllocation: 0, maximumAllocation: 4}
-    - {name: yarn.io/gpu-teslav100sxm232gb, maximumAllocation: 4}
 flink:
   clusters:
     - name: scoring

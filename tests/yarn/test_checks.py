@@ -12,7 +12,7 @@ from accelplane.errors import Problem
 from tests.support.specs import WriteSpec, expect_errors, model_of
 from tests.yarn.support import BASE
 
-RT = "  resourceTypes:\n    - {name: yarn.io/gpu, minimumAllocation: 0, maximumAllocation: 4}\n    - {name: yarn.io/gpu-teslav100sxm232gb, maximumAllocation: 4}\n"
+RT = "  resourceTypes:\n    - {name: yarn.io/gpu, minimumAllocation: 0, maximumAllocation: 4}\n"
 V100_REQUEST = "gpu: {amount: 2, model: Tesla V100-SXM2-32GB}"
 NAME_RULE = (
     "Hadoop accepts an optional namespace of dot-separated letter/digit/dash groups and '/', then a letter "
@@ -39,34 +39,83 @@ CASES: list[tuple[str, str, list[str]]] = [
     ),
     (
         "units-on-custom-type",
-        BASE.replace(
-            "{name: yarn.io/gpu-teslav100sxm232gb,", "{name: yarn.io/gpu-teslav100sxm232gb, units: k,"
-        ),
+        _rt("    - {name: acme.com/npu, units: k}\n"),
         [
             "yarn.resourceTypes[1].units: GPU types count whole devices; with units 'k' Hadoop would convert the "
-            "NodeManager amounts into 'k' (4 GPUs → 0k); remove units"
+            "NodeManager amounts into 'k' (4 GPUs → 0k); remove units",
+            "yarn.resourceTypes[1].name: resource type acme.com/npu is not provided by any YARN node pool nor "
+            "requested by any Flink cluster on YARN (types in use: yarn.io/gpu); fix the name or remove the entry",
         ],
     ),
     (
         "reserved-name",
         _rt("    - {name: memory-mb, maximumAllocation: 8}\n"),
         [
-            "yarn.resourceTypes[2].name: 'memory-mb' is one of Hadoop's mandatory resources (memory-mb, vcores) "
+            "yarn.resourceTypes[1].name: 'memory-mb' is one of Hadoop's mandatory resources (memory-mb, vcores) "
             "and cannot be declared in resource-types.xml; only list GPU types such as yarn.io/gpu"
         ],
     ),
     (
         "illegal-name",
         _rt("    - {name: com/acme/gpu}\n"),
-        [f"yarn.resourceTypes[2].name: 'com/acme/gpu' is not a valid YARN resource type name ({NAME_RULE})"],
+        [f"yarn.resourceTypes[1].name: 'com/acme/gpu' is not a valid YARN resource type name ({NAME_RULE})"],
     ),
     (
         "unused-type",
         _rt("    - {name: yarn.io/gpu-teslav100, maximumAllocation: 4}\n"),
         [
-            "yarn.resourceTypes[2].name: resource type yarn.io/gpu-teslav100 is not provided by any YARN node pool "
-            "nor requested by any Flink cluster on YARN (types in use: yarn.io/gpu, yarn.io/gpu-amdinstinctmi300x, "
-            "yarn.io/gpu-teslat4, yarn.io/gpu-teslav100sxm232gb); fix the name or remove the entry"
+            "yarn.resourceTypes[1].name: resource type yarn.io/gpu-teslav100 is not provided by any YARN node pool "
+            "nor requested by any Flink cluster on YARN (types in use: yarn.io/gpu); fix the name or remove the "
+            "entry"
+        ],
+    ),
+    (
+        "per-model-types-are-gone",
+        BASE.replace("  nodeLabels: true\n", "  perModelTypes: true\n  nodeLabels: true\n"),
+        [
+            "yarn.perModelTypes: per-model resource types (yarn.io/gpu-<model>) take the GPU away from YARN's GPU "
+            "plugin, which assigns and isolates devices only for containers requesting yarn.io/gpu; remove "
+            "perModelTypes and set yarn.nodeLabels: true to place TaskManagers by GPU model with one node "
+            "partition per model (docs/yarn.md)"
+        ],
+    ),
+    (
+        "model-request-without-node-labels",
+        BASE.replace("  nodeLabels: true\n", ""),
+        [
+            "flink.clusters[0].taskManager.gpu: these TaskManagers ask for model 'Tesla V100-SXM2-32GB', but a "
+            "YARN container requests only yarn.io/gpu and could be placed on pools mi, t4 too; set "
+            "yarn.nodeLabels: true (one node partition per GPU model, yarn.taskmanager.node-label) or remove the "
+            "model/pool"
+        ],
+    ),
+    (
+        "request-spanning-partitions",
+        BASE.replace(V100_REQUEST, "gpu: {amount: 2, vendor: nvidia}"),
+        [
+            "flink.clusters[0].taskManager.gpu: the pools that may host these TaskManagers lie in several node "
+            "partitions (gpu-teslat4, gpu-teslav100sxm232gb) and a container request names one node label; set "
+            "taskManager.gpu.model or pool"
+        ],
+    ),
+    (
+        "node-labels-without-default-partition",
+        BASE[: BASE.index("  - name: cpu\n")] + BASE[BASE.index("queues:") :],
+        [
+            "yarn.nodeLabels: every YARN node pool is in a GPU-model partition, but ApplicationMasters (the Flink "
+            "JobManagers) request no node label and run only in the default partition; add a YARN node pool "
+            "without GPUs (or without a GPU model) for them"
+        ],
+    ),
+    (
+        "node-labels-without-models",
+        BASE.replace("model: Tesla V100-SXM2-32GB, ", "")
+        .replace("model: Tesla T4, ", "")
+        .replace("model: AMD Instinct MI300X, ", "")
+        .replace(V100_REQUEST, "gpu: {amount: 2, vendor: nvidia}"),
+        [
+            "yarn.nodeLabels: no YARN node pool has GPUs with a model, so there is no partition to place "
+            "TaskManagers in; set gpu.model on the YARN GPU pools or remove nodeLabels"
         ],
     ),
     (
@@ -80,18 +129,6 @@ CASES: list[tuple[str, str, list[str]]] = [
     ),
     (
         "amount-above-maximum-allocation",
-        BASE.replace(
-            "{name: yarn.io/gpu-teslav100sxm232gb, maximumAllocation: 4}",
-            "{name: yarn.io/gpu-teslav100sxm232gb, maximumAllocation: 1}",
-        ),
-        [
-            "flink.clusters[0].taskManager.gpu.amount: 2 GPUs per TaskManager exceed the maximum-allocation 1 of "
-            "yarn.io/gpu-teslav100sxm232gb (yarn.resourceTypes); the ResourceManager would reject the container — "
-            "raise maximumAllocation to at least 2 or lower the amount"
-        ],
-    ),
-    (
-        "generic-maximum-allocation-binds-per-model-requests",
         BASE.replace(
             "minimumAllocation: 0, maximumAllocation: 4}", "minimumAllocation: 0, maximumAllocation: 1}"
         ),
@@ -108,17 +145,16 @@ CASES: list[tuple[str, str, list[str]]] = [
         ),
         [
             "flink.clusters[0].taskManager.gpu.amount: 6 GPUs per TaskManager do not fit on any NodeManager offering "
-            "yarn.io/gpu-teslav100sxm232gb (per node: v100: 4); a container cannot span nodes — use at most 4"
+            "yarn.io/gpu (per node: v100: 4); a container cannot span nodes — use at most 4"
         ],
     ),
     (
         "model-without-pool",
         BASE.replace(V100_REQUEST, "gpu: {amount: 1, model: Tesla A100}"),
         [
-            "flink.clusters[0].taskManager.gpu.amount: Flink cluster 'scoring' requests yarn.io/gpu-teslaa100 on "
-            "YARN but no YARN node pool provides it (YARN pools with GPUs: mi (yarn.io/gpu, "
-            "yarn.io/gpu-amdinstinctmi300x), t4 (yarn.io/gpu, yarn.io/gpu-teslat4), v100 (yarn.io/gpu, "
-            "yarn.io/gpu-teslav100sxm232gb))"
+            "flink.clusters[0].taskManager.gpu: Flink cluster 'scoring' asks for GPUs of model 'Tesla A100' on "
+            "YARN but no YARN node pool has them (YARN pools with GPUs: mi (AMD Instinct MI300X), t4 (Tesla T4), "
+            "v100 (Tesla V100-SXM2-32GB))"
         ],
     ),
     (
@@ -169,9 +205,9 @@ CASES: list[tuple[str, str, list[str]]] = [
         "model-makes-illegal-type",
         BASE.replace("model: Tesla T4,", "model: NVIDIA A100 (80GB),"),
         [
-            "nodePools[1].gpu.model: GPU model 'NVIDIA A100 (80GB)' gives the per-model YARN resource type "
-            f"'yarn.io/gpu-nvidiaa100(80gb)', which Hadoop rejects ({NAME_RULE}); write the model without such "
-            "characters or set yarn.perModelTypes: false"
+            "nodePools[1].gpu.model: GPU model 'NVIDIA A100 (80GB)' gives the YARN node label "
+            "'gpu-nvidiaa100(80gb)', which Hadoop rejects (node labels are letters, digits, '-' and '_', starting "
+            "with a letter or digit, at most 255 characters); write the model without such characters"
         ],
     ),
     (
@@ -224,8 +260,8 @@ CASES: list[tuple[str, str, list[str]]] = [
         BASE.replace("{name: batch, weight: 1}", "{name: batch, weight: 1, deserved: {yarn.io/gpu-h100: 1}}"),
         [
             "queues[1].deserved.yarn.io/gpu-h100: yarn.io/gpu-h100 is not a YARN resource type of this cluster "
-            "(declared: yarn.io/gpu, yarn.io/gpu-amdinstinctmi300x, yarn.io/gpu-teslat4, "
-            "yarn.io/gpu-teslav100sxm232gb)"
+            "(declared: yarn.io/gpu); to reserve GPUs of one model use yarn.nodeLabels (a partition per model) "
+            "and nvidia.com/gpu"
         ],
     ),
     (
@@ -262,36 +298,22 @@ def test_base_spec_is_valid(write_spec: WriteSpec) -> None:
 
 
 def test_amount_check_at_model_level_uses_yarn_gpu_type(write_spec: WriteSpec) -> None:
-    """The TaskManager amount is checked against the type `yarn_gpu_type` returns, nothing else."""
+    """The TaskManager amount is checked against the bounds of the type `yarn_gpu_type` returns."""
+    import dataclasses
+
+    from accelplane.derive.yarn_types import type_bounds
     from accelplane.model import Spec
 
     spec: Spec = model_of(write_spec(BASE))
     assert list(check(spec)) == []
-    import dataclasses
-
-    from accelplane.derive.yarn_types import type_bounds
-
-    v100 = type_bounds(spec)["yarn.io/gpu-teslav100sxm232gb"]
-    tight = dataclasses.replace(v100, maximum_allocation=1)
-    yarn = dataclasses.replace(
-        spec.yarn,  # type: ignore[arg-type]
-        resource_types=tuple(tight if r.name == v100.name else r for r in spec.yarn.resource_types),  # type: ignore[union-attr]
-    )
-    problems = list(check(dataclasses.replace(spec, yarn=yarn)))
-    assert problems == [
+    gpu = type_bounds(spec)["yarn.io/gpu"]
+    tight = dataclasses.replace(gpu, maximum_allocation=1)
+    yarn = dataclasses.replace(spec.yarn, resource_types=(tight,))  # type: ignore[arg-type]
+    assert list(check(dataclasses.replace(spec, yarn=yarn))) == [
         Problem(
             ("flink", "clusters", 0, "taskManager", "gpu", "amount"),
-            "2 GPUs per TaskManager exceed the maximum-allocation 1 of yarn.io/gpu-teslav100sxm232gb "
-            "(yarn.resourceTypes); the ResourceManager would reject the container — raise maximumAllocation "
-            "to at least 2 or lower the amount",
-        )
-    ]
-    # per-model types off: the same cluster asks for yarn.io/gpu, bounded by its own maximum (4)
-    generic = dataclasses.replace(spec, yarn=dataclasses.replace(yarn, per_model_types=False))
-    assert list(check(generic)) == [
-        Problem(
-            ("yarn", "resourceTypes", 1, "name"),
-            "resource type yarn.io/gpu-teslav100sxm232gb is not provided by any YARN node pool nor requested by "
-            "any Flink cluster on YARN (types in use: yarn.io/gpu); fix the name or remove the entry",
+            "2 GPUs per TaskManager exceed the maximum-allocation 1 of yarn.io/gpu (yarn.resourceTypes); the "
+            "ResourceManager would reject the container — raise maximumAllocation to at least 2 or lower the "
+            "amount",
         )
     ]

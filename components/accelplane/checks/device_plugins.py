@@ -115,7 +115,7 @@ def _check_pool_gpu(pool: NodePool) -> Iterator[Problem]:
             )
         return
     label = "time-slicing" if sharing.strategy == "timeSlicing" else "MPS"
-    if sharing.rename_by_default is None:
+    if sharing.rename_by_default is None and pool.platform != "yarn":  # yarn.check rejects sharing
         yield Problem(
             (*base, "sharing"),
             f"with {label} the device plugin advertises {sharing.replicas} slices per GPU; without "

@@ -152,7 +152,17 @@ def _check_placement(spec: Spec) -> Iterator[Problem]:
         candidates = [p for p in candidate_pools(spec, c) if p.platform == "yarn"]
         path = c.field_path("taskManager", "gpu")
         if not candidates:
-            continue  # _check_flink reports that no pool provides the GPUs
+            if gpu.model is not None or gpu.pool is not None:
+                wanted = f"GPUs of model {gpu.model!r}" if gpu.model is not None else f"pool {gpu.pool!r}"
+                with_gpus = ", ".join(
+                    f"{p.name} ({p.gpu.model or 'no model'})" for p in gpu_pools if p.gpu is not None
+                )
+                yield Problem(
+                    path,
+                    f"Flink cluster {c.name!r} asks for {wanted} on YARN but no YARN node pool has them "
+                    f"(YARN pools with GPUs: {with_gpus or 'none'})",
+                )
+            continue
         if labels_enabled(spec):
             labels = candidate_labels(spec, c)
             if len(labels) > 1:

@@ -36,6 +36,7 @@ from accelplane.derive.yarn_labels import cluster_labels, label_pools, labels_en
 from accelplane.derive.yarn_types import (
     MIB,
     ConfProperty,
+    TypeTotals,
     cluster_totals,
     needed_types,
     vendor_totals,
@@ -63,6 +64,8 @@ class QueuePlan:
     infeasible: list[Problem] = field(default_factory=list)
     """Why the plan cannot be written (`accelplane.checks.yarn` reports these; builders never see a
     spec that has any, because the pipeline runs the checks first)."""
+    without_memory: set[str] = field(default_factory=set)
+    """Queues already reported for a capacity without memory (reported once, not per partition)."""
 
 
 def distribute(total: int, weights: Sequence[tuple[str, int]]) -> dict[str, int]:
@@ -316,7 +319,8 @@ def _absolute(
             mins[q.name][d] = min(value, maxes[q.name][d])
     for q in children:
         qpath = f"{path}.{q.name}"
-        if mins[q.name][MEMORY] < 1:
+        if mins[q.name][MEMORY] < 1 and q.name not in plan.without_memory:
+            plan.without_memory.add(q.name)
             plan.infeasible.append(
                 Problem(
                     q.path,
@@ -344,6 +348,33 @@ def _absolute(
         if part.label is None:
             _queue_extras(plan, q, qpath)
         _absolute(spec, plan, q, qpath, mins[q.name], maxes[q.name], part)
+
+
+def _check_cluster_deserved(spec: Spec, plan: QueuePlan, totals: TypeTotals) -> None:
+    """With node labels deserved amounts are capped per partition, so a top-level deserved the whole
+    cluster cannot give is reported here rather than silently cut."""
+    whole = Partition(None, vendor_totals(spec), False)
+    cluster: Vector = {MEMORY: totals.memory_mib, VCORES: totals.vcores}
+    for t in _dims(spec)[2:]:
+        cluster[t] = totals.gpu(t)
+    top = _children(spec, None)
+    asked: dict[str, dict[str, int]] = {}
+    for q in top:
+        des, _ = _explicit(spec, q, q.deserved, "deserved", False, whole)
+        asked[q.name] = des
+    for d, have in cluster.items():
+        explicit = {name: v[d] for name, v in asked.items() if d in v}
+        if sum(explicit.values()) > have:
+            for name in sorted(explicit):
+                q = next(c for c in top if c.name == name)
+                plan.infeasible.append(
+                    Problem(
+                        (*q.path, "deserved"),
+                        f"the deserved {_label(d)} of the queues under root add up to "
+                        f"{sum(explicit.values())}, more than the YARN node pools provide ({have}); lower "
+                        "deserved to fit",
+                    )
+                )
 
 
 def partitions(spec: Spec) -> list[Partition]:
@@ -398,6 +429,8 @@ def plan_queues(spec: Spec) -> QueuePlan:
                     )
                 )
         return plan
+    if labels_enabled(spec):
+        _check_cluster_deserved(spec, plan, totals)
     for part in partitions(spec):
         part_totals = cluster_totals(spec, label_pools(spec, part.label))
         root: Vector = {MEMORY: part_totals.memory_mib, VCORES: part_totals.vcores}
