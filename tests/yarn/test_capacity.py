@@ -172,7 +172,74 @@ def test_example_yarn_stack_uses_absolute_gpu_capacities() -> None:
     plan = plan_queues(spec)
     assert plan.mode == "absolute"
     props = {p.name: p.value for p in plan.properties}
-    assert _vector(props[f"{CS}root.analytics.capacity"])["yarn.io/gpu"] == 32
+    # the GPUs live in the GPU-model partitions; deserved 16 applies in each, capability 12 caps adhoc
+    v100 = f"{CS}root.analytics.accessible-node-labels.gpu-teslav100sxm232gb."
+    t4 = f"{CS}root.analytics.accessible-node-labels.gpu-teslat4."
+    assert _vector(props[v100 + "capacity"])["yarn.io/gpu"] == 16
+    assert _vector(props[v100 + "maximum-capacity"])["yarn.io/gpu"] == 24  # 6 nodes × 4
+    assert _vector(props[t4 + "capacity"])["yarn.io/gpu"] == 16
+    assert _vector(props[t4 + "maximum-capacity"])["yarn.io/gpu"] == 20  # 10 nodes × 2
+    adhoc = f"{CS}root.adhoc.accessible-node-labels.gpu-teslav100sxm232gb."
+    assert _vector(props[adhoc + "capacity"])["yarn.io/gpu"] == 8
+    assert _vector(props[adhoc + "maximum-capacity"])["yarn.io/gpu"] == 12
+    # the default partition (CPU-only NodeManagers) has no GPUs
+    assert _vector(props[f"{CS}root.analytics.capacity"])["yarn.io/gpu"] == 0
+
+
+LABELLED_ABSOLUTE = BASE.replace(
+    "  - {name: stream, weight: 2}\n",
+    "  - {name: stream, weight: 2, capability: {cpu: 200, memory: 2Ti, pods: 50, nvidia.com/gpu: 6}, "
+    "deserved: {nvidia.com/gpu: 4}}\n  - {name: nightly, parent: batch}\n  - {name: adhoc, parent: batch}\n",
+)
+
+
+def _check_label_rules(files: dict[str, str]) -> int:
+    """Hadoop's CapacityScheduler rules for node labels, on the parsed file (CapacitySchedulerConfiguration
+    is not in the hadoop-client jars): every queue's labels are the cluster's labels and a subset of its
+    parent's; per label and parent, children's capacities add up to 100 % (percentages) or at most
+    the parent's (absolute vectors, every dimension); a queue's capacity never exceeds its maximum."""
+    props = dict(parse_configuration(files["capacity-scheduler.xml"]))
+    cluster = {x.split("(")[0] for x in files["resourcemanager/cluster-node-labels.txt"].strip().split(",")}
+    children: dict[str, list[str]] = {}
+    for key, value in props.items():
+        m = re.fullmatch(re.escape(CS) + r"(.+)\.queues", key)
+        if m:
+            children[m[1]] = [f"{m[1]}.{c}" for c in value.split(",")]
+    checked = 0
+    for parent, kids in children.items():
+        parent_labels = cluster if parent == "root" else set(props[f"{CS}{parent}.accessible-node-labels"].split(","))
+        for kid in kids:
+            own = set(props[f"{CS}{kid}.accessible-node-labels"].split(","))
+            assert own == cluster and own <= parent_labels, kid
+        for label in sorted(cluster):
+            caps = [props[f"{CS}{k}.accessible-node-labels.{label}.capacity"] for k in kids]
+            maxes = [props[f"{CS}{k}.accessible-node-labels.{label}.maximum-capacity"] for k in kids]
+            if caps[0].startswith("["):
+                vectors = [_vector(c) for c in caps]
+                if parent != "root":
+                    pvec = _vector(props[f"{CS}{parent}.accessible-node-labels.{label}.capacity"])
+                    for dim, total in pvec.items():
+                        assert sum(v[dim] for v in vectors) <= total, (parent, label, dim)
+                for c, mx in zip(vectors, maxes, strict=True):
+                    assert all(c[d] <= _vector(mx)[d] for d in c), (label, c, mx)
+            else:
+                assert sum(Decimal(c) for c in caps) == 100, (parent, label, caps)
+            checked += 1
+    return checked
+
+
+def test_node_label_capacities_follow_hadoops_rules(write_spec: WriteSpec) -> None:
+    from tests.conftest import STACKS_DIR
+
+    checked = 0
+    for path in (
+        STACKS_DIR / "yarn-analytics.yaml",
+        write_spec(BASE, "base.yaml"),
+        write_spec(LABELLED_ABSOLUTE, "absolute.yaml"),
+    ):
+        checked += _check_label_rules(yarn_files(path))
+    assert checked >= 10
+    assert queue_mode(model_of(write_spec(LABELLED_ABSOLUTE, "again.yaml"))) == "absolute"
 
 
 def test_base_spec_queue_capacities(write_spec: WriteSpec) -> None:

@@ -9,10 +9,12 @@ from accelplane.builders.yarn import (
     container_executor_sections,
     node_resources_properties,
     resource_types_properties,
+    resourcemanager_site_properties,
     yarn_site_properties,
 )
 from accelplane.derive.gpu_resources import yarn_gpu_type
 from accelplane.derive.yarn_capacity import plan_queues
+from accelplane.derive.yarn_labels import add_to_cluster_argument, taskmanager_label
 from accelplane.derive.yarn_types import (
     ConfProperty,
     container_gpu_request,
@@ -27,8 +29,9 @@ from tests.support.render import files_for
 from tests.support.specs import WriteSpec, model_of
 from tests.yarn.support import BASE, parse_configuration, parse_container_executor, yarn_files
 
-NO_PER_MODEL = BASE.replace("perModelTypes: true", "perModelTypes: false").replace(
-    "    - {name: yarn.io/gpu-teslav100sxm232gb, maximumAllocation: 4}\n", ""
+# without node labels: the Flink cluster may run on any GPU pool, so it names no model
+NO_LABELS = BASE.replace("  nodeLabels: true\n", "").replace(
+    "gpu: {amount: 2, model: Tesla V100-SXM2-32GB}", "gpu: {amount: 2}"
 )
 V1_NO_DOCKER = BASE.replace("cgroups: v2", "cgroups: v1").replace(
     "docker: {enabled: true, runtime: nvidia, allowedDevices: [/dev/infiniband/uverbs0]}",
@@ -39,7 +42,7 @@ cluster: {name: plain, platforms: [yarn]}
 nodePools:
   - {name: workers, platform: yarn, nodes: 3, cpu: 16, memory: 64Gi}
 """
-VARIANTS = {"base": BASE, "no-per-model": NO_PER_MODEL, "v1-no-docker": V1_NO_DOCKER, "no-gpus": NO_GPUS}
+VARIANTS = {"base": BASE, "no-labels": NO_LABELS, "v1-no-docker": V1_NO_DOCKER, "no-gpus": NO_GPUS}
 
 
 def _variant_paths(write_spec: WriteSpec) -> list[Path]:
@@ -65,8 +68,14 @@ def test_every_file_parses_back_to_exactly_the_intended_properties(write_spec: W
         for pool in yarn_pools(spec):
             expected[f"node-resources/{pool.name}.xml"] = _pairs(node_resources_properties(spec, pool))
             expected[f"yarn-site/{pool.name}.xml"] = _pairs(yarn_site_properties(spec, pool))
+        rm_site = resourcemanager_site_properties(spec)
+        if rm_site:
+            expected["resourcemanager/yarn-site.xml"] = _pairs(rm_site)
         cfgs = {f"container-executor/{p.name}.cfg": p for p in yarn_pools(spec)}
-        assert set(files) == set(expected) | set(cfgs)
+        labels = {"resourcemanager/cluster-node-labels.txt"} if rm_site else set()
+        assert set(files) == set(expected) | set(cfgs) | labels
+        if rm_site:
+            assert files["resourcemanager/cluster-node-labels.txt"] == add_to_cluster_argument(spec) + "\n"
         for name, props in expected.items():
             assert files[name].startswith('<?xml version="1.0" encoding="UTF-8"?>\n')
             assert parse_configuration(files[name]) == props, name
@@ -104,6 +113,8 @@ def test_layout_of_the_base_spec(write_spec: WriteSpec) -> None:
         "node-resources/t4.xml",
         "node-resources/v100.xml",
         "resource-types.xml",
+        "resourcemanager/cluster-node-labels.txt",
+        "resourcemanager/yarn-site.xml",
         "yarn-site/cpu.xml",
         "yarn-site/mi.xml",
         "yarn-site/t4.xml",
@@ -116,7 +127,7 @@ def test_clusters_without_the_yarn_platform_render_no_yarn_directory(write_spec:
 cluster: {name: k, platforms: [kubernetes]}
 nodePools:
   - {name: a100, nodes: 2, labels: {accelplane.io/pool: a100}, gpu: {vendor: nvidia, perNode: 8}}
-yarn: {perModelTypes: true, docker: {enabled: true}}
+yarn: {nodeLabels: true, docker: {enabled: true}}
 """
     files = files_for(write_spec(k8s))
     assert files and not [p for p in files if p.startswith("yarn/")]
@@ -124,39 +135,31 @@ yarn: {perModelTypes: true, docker: {enabled: true}}
 
 def test_resource_types(write_spec: WriteSpec) -> None:
     props = parse_configuration(yarn_files(write_spec(BASE))["resource-types.xml"])
+    # yarn.io/gpu only: the one type YARN's GPU plugin isolates; models are node labels
     assert props == [
-        (
-            "yarn.resource-types",
-            "yarn.io/gpu,yarn.io/gpu-amdinstinctmi300x,yarn.io/gpu-teslat4,yarn.io/gpu-teslav100sxm232gb",
-        ),
+        ("yarn.resource-types", "yarn.io/gpu"),
         ("yarn.resource-types.yarn.io/gpu.minimum-allocation", "0"),
         ("yarn.resource-types.yarn.io/gpu.maximum-allocation", "4"),
-        ("yarn.resource-types.yarn.io/gpu-teslav100sxm232gb.maximum-allocation", "4"),
     ]
     assert not [n for n, _ in props if n.endswith(".units")]
-    no_model = parse_configuration(yarn_files(write_spec(NO_PER_MODEL, "n.yaml"))["resource-types.xml"])
+    no_model = parse_configuration(yarn_files(write_spec(NO_LABELS, "n.yaml"))["resource-types.xml"])
     assert no_model[0] == ("yarn.resource-types", "yarn.io/gpu")
     assert parse_configuration(yarn_files(write_spec(NO_GPUS, "g.yaml"))["resource-types.xml"]) == [
         ("yarn.resource-types", "")
     ]
 
 
-def test_node_resources_declare_generic_and_per_model_amounts(write_spec: WriteSpec) -> None:
+def test_node_resources_declare_gpu_amounts(write_spec: WriteSpec) -> None:
     files = yarn_files(write_spec(BASE))
     p = "yarn.nodemanager.resource-type."
 
     def amounts(pool: str) -> dict[str, str]:
         return {n.removeprefix(p): v for n, v in parse_configuration(files[f"node-resources/{pool}.xml"])}
 
-    assert amounts("v100") == {
-        "yarn.io/gpu": "4",
-        "yarn.io/gpu-amdinstinctmi300x": "0",
-        "yarn.io/gpu-teslat4": "0",
-        "yarn.io/gpu-teslav100sxm232gb": "4",
-    }
+    assert amounts("v100") == {"yarn.io/gpu": "4"}
     # an explicit allowed-device list is what the GPU plugin reports: 3 of 4 GPUs
-    assert amounts("t4")["yarn.io/gpu"] == "3" and amounts("t4")["yarn.io/gpu-teslat4"] == "3"
-    assert amounts("mi")["yarn.io/gpu"] == "8" and amounts("mi")["yarn.io/gpu-amdinstinctmi300x"] == "8"
+    assert amounts("t4") == {"yarn.io/gpu": "3"}
+    assert amounts("mi") == {"yarn.io/gpu": "8"}
     assert set(amounts("cpu").values()) == {"0"}
     assert parse_configuration(yarn_files(write_spec(NO_GPUS, "g.yaml"))["node-resources/workers.xml"]) == []
 
@@ -232,17 +235,35 @@ def test_every_type_a_yarn_flink_cluster_requests_is_declared(variant: str, writ
             assert set(container_gpu_request(spec, c)) <= set(declared)
 
 
-def test_per_model_flink_cluster_also_requests_generic_gpus_for_isolation(write_spec: WriteSpec) -> None:
+def test_model_placement_is_a_node_label_and_the_request_stays_yarn_io_gpu(write_spec: WriteSpec) -> None:
     spec = model_of(write_spec(BASE))
     (c,) = yarn_gpu_clusters(spec)
-    assert yarn_gpu_type(spec, c) == "yarn.io/gpu-teslav100sxm232gb"
-    assert container_gpu_request(spec, c) == {"yarn.io/gpu": 2, "yarn.io/gpu-teslav100sxm232gb": 2}
+    assert yarn_gpu_type(spec, c) == "yarn.io/gpu"
+    assert container_gpu_request(spec, c) == {"yarn.io/gpu": 2}
+    assert taskmanager_label(spec, c) == "gpu-teslav100sxm232gb"
+    files = yarn_files(write_spec(BASE, "again.yaml"))
+    assert files["resourcemanager/cluster-node-labels.txt"] == (
+        "gpu-amdinstinctmi300x(exclusive=true),gpu-teslat4(exclusive=true),gpu-teslav100sxm232gb(exclusive=true)\n"
+    )
+    assert parse_configuration(files["resourcemanager/yarn-site.xml"]) == [
+        ("yarn.node-labels.enabled", "true"),
+        ("yarn.node-labels.configuration-type", "distributed"),
+    ]
+    for pool, label in (("v100", "gpu-teslav100sxm232gb"), ("t4", "gpu-teslat4"), ("mi", "gpu-amdinstinctmi300x")):
+        site = dict(parse_configuration(files[f"yarn-site/{pool}.xml"]))
+        assert site["yarn.nodemanager.node-labels.provider"] == "config"
+        assert site["yarn.nodemanager.node-labels.provider.configured-node-partition"] == label
+    assert not [k for k, _ in parse_configuration(files["yarn-site/cpu.xml"]) if "node-labels" in k]
     amd = model_of(
         write_spec(BASE.replace("model: Tesla V100-SXM2-32GB}}", "model: AMD Instinct MI300X}}"), "a.yaml")
     )
     (c,) = yarn_gpu_clusters(amd)
-    # AMD NodeManagers run no GPU plugin, so the per-model type alone is the whole request
-    assert container_gpu_request(amd, c) == {"yarn.io/gpu-amdinstinctmi300x": 2}
+    assert container_gpu_request(amd, c) == {"yarn.io/gpu": 2}
+    assert taskmanager_label(amd, c) == "gpu-amdinstinctmi300x"
+    no_labels = model_of(write_spec(NO_LABELS, "n.yaml"))
+    (c,) = yarn_gpu_clusters(no_labels)
+    assert taskmanager_label(no_labels, c) is None
+    assert "resourcemanager/yarn-site.xml" not in yarn_files(write_spec(NO_LABELS, "n2.yaml"))
 
 
 def test_generic_gpu_bounds_from_a_base_are_harmless_without_gpus(write_spec: WriteSpec) -> None:
