@@ -16,10 +16,12 @@ import pytest
 from accelplane.builders.yarn import (
     node_resources_properties,
     resource_types_properties,
+    resourcemanager_site_properties,
     yarn_site_properties,
 )
 from accelplane.derive.gpu_resources import yarn_gpu_type
 from accelplane.derive.yarn_capacity import plan_queues
+from accelplane.derive.yarn_labels import cluster_labels, pool_label
 from accelplane.derive.yarn_types import (
     container_gpu_request,
     needed_types,
@@ -53,8 +55,8 @@ ABSOLUTE = BASE.replace(
 SPECS = {
     "base": BASE,
     "absolute-queues": ABSOLUTE,
-    "no-per-model": BASE.replace("perModelTypes: true", "perModelTypes: false").replace(
-        "    - {name: yarn.io/gpu-teslav100sxm232gb, maximumAllocation: 4}\n", ""
+    "no-labels": BASE.replace("  nodeLabels: true\n", "").replace(
+        "gpu: {amount: 2, model: Tesla V100-SXM2-32GB}", "gpu: {amount: 2}"
     ),
     "cgroups-v1-no-docker": BASE.replace("cgroups: v2", "cgroups: v1").replace(
         "docker: {enabled: true, runtime: nvidia, allowedDevices: [/dev/infiniband/uverbs0]}",
@@ -75,7 +77,10 @@ def test_hadoop_reads_rendered_files_as_intended(
     out = write_tree(files_for(path), tmp_path / "out") / "yarn"
     pools = yarn_pools(spec)
     plan = plan_queues(spec)
-    site_keys = sorted({p.name for pool in pools for p in yarn_site_properties(spec, pool)})
+    site_keys = sorted(
+        {p.name for pool in pools for p in yarn_site_properties(spec, pool)}
+        | {p.name for p in resourcemanager_site_properties(spec)}
+    )
     vectors = [p.value for p in plan.properties if p.value.startswith("[")]
     xml_files = sorted(out.rglob("*.xml"))
     args = ["types"]
@@ -87,6 +92,16 @@ def test_hadoop_reads_rendered_files_as_intended(
         args += ["known", key]
     for v in vectors:
         args += ["vector", v]
+    labels = cluster_labels(spec)
+    if labels:
+        # the RM's label manager started from the RM fragment, the labels added as
+        # `yarn rmadmin -addToClusterNodeLabels` would, every NodeManager's reported partition put on a node
+        store = tmp_path / "label-store"
+        store.mkdir()
+        args += ["labelsrm", str(out / "resourcemanager" / "yarn-site.xml"), str(store)]
+        args += ["labels", (out / "resourcemanager" / "cluster-node-labels.txt").read_text().strip()]
+        for pool in pools:
+            args += ["partition", pool.name, str(out / "yarn-site" / f"{pool.name}.xml")]
     records = hadoop_probe.run(*args, conf_dir=out)
     assert [r for r in records if r[0] == "error"] == []
 
@@ -122,6 +137,17 @@ def test_hadoop_reads_rendered_files_as_intended(
     # yarn-site keys exist in this Hadoop's yarn-default.xml; vectors only name known resources
     assert {r[1]: r[2] for r in records if r[0] == "known"} == dict.fromkeys(site_keys, "true")
     assert len([r for r in records if r[0] == "vector"]) == sum(v.count("=") for v in vectors)
+
+    # node labels: enabled, distributed, exclusive, and each NodeManager in its pool's partition
+    if labels:
+        assert [r[1:] for r in records if r[0] == "labelsrm"] == [["true", "distributed"]]
+        assert sorted(r[1:] for r in records if r[0] == "label") == [[lb, "true"] for lb in labels]
+        for pool in pools:
+            want = pool_label(spec, pool)
+            (reported,) = [r for r in records if r[0] == "partition" and r[1] == pool.name]
+            assert reported[2:] == (["config", want] if want else ["", ""]), pool.name
+            (on_node,) = [r for r in records if r[0] == "nodelabels" and r[1] == pool.name]
+            assert on_node[2:] == ([want] if want else []), pool.name
 
     # Flink on YARN: the config-key type and everything a TaskManager requests is declared with a
     # maximum-allocation (as Hadoop read it) no smaller than the TaskManager's GPU amount
@@ -210,3 +236,31 @@ def test_name_rule_agrees_with_hadoop(hadoop_probe: Probe, tmp_path: Path) -> No
     verdicts = [r[0] == "ok" for r in records if r[0] in ("ok", "error")]
     assert verdicts == [True] * len(LEGAL) + [False] * len(ILLEGAL)
     assert [is_valid_yarn_resource_name(n) for n in LEGAL + ILLEGAL] == verdicts
+
+
+def test_hadoop_rejects_the_node_labels_our_checks_reject(hadoop_probe: Probe, tmp_path: Path) -> None:
+    """NodeLabelUtil (through CommonNodeLabelsManager) and `is_valid_label` agree."""
+    from accelplane.derive.yarn_labels import is_valid_label, label_for_model
+
+    site = tmp_path / "rm.xml"
+    site.write_text(
+        "<?xml version='1.0'?><configuration><property><name>yarn.node-labels.enabled</name>"
+        "<value>true</value></property></configuration>"
+    )
+    store = tmp_path / "store"
+    store.mkdir()
+    names = [
+        label_for_model("Tesla V100-SXM2-32GB"),
+        label_for_model("AMD Instinct MI300X"),
+        "gpu_a100",
+        label_for_model("NVIDIA A100 (80GB)"),
+        label_for_model("H100 SXM5 80GB.x"),
+        "-gpu",
+        "x" * 256,
+    ]
+    args = ["labelsrm", str(site), str(store)]
+    for n in names:
+        args += ["labels", n]
+    records = hadoop_probe.run(*args)
+    verdicts = [r[0] == "ok" for r in records if r[0] in ("ok", "error") and r[1] == "labels"]
+    assert verdicts == [is_valid_label(n) for n in names] == [True, True, True, False, False, False, False]

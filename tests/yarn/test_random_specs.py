@@ -97,7 +97,7 @@ def spec(draw: st.DrawFn) -> dict[str, Any]:
         "queues": queues,
     }
     yarn: dict[str, Any] = {
-        "perModelTypes": draw(st.booleans()),
+        "nodeLabels": draw(st.booleans()),
         "cgroups": draw(st.sampled_from(["v1", "v2"])),
         "docker": {
             "enabled": draw(st.booleans()),
@@ -142,6 +142,8 @@ def test_random_yarn_specs_are_rejected_or_render_cleanly(doc: dict[str, Any]) -
     for path, text in yarn.items():
         if path.endswith(".xml"):
             parse_configuration(text)
+        elif path.endswith(".txt"):
+            assert text.endswith("(exclusive=true)\n"), text
         else:
             parse_container_executor(text)
     plan = plan_queues(model)
