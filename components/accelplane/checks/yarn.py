@@ -12,6 +12,15 @@ from collections.abc import Iterator
 
 from accelplane.derive.gpu_resources import YARN_GPU, candidate_pools, yarn_gpu_type
 from accelplane.derive.yarn_capacity import plan_queues
+from accelplane.derive.yarn_labels import (
+    candidate_labels,
+    cluster_labels,
+    is_valid_label,
+    label_pools,
+    labels_enabled,
+    pool_label,
+    taskmanager_label,
+)
 from accelplane.derive.yarn_types import (
     BUILTIN_TYPES,
     RESERVED_NAMES,
@@ -23,15 +32,6 @@ from accelplane.derive.yarn_types import (
     uses_gpu_plugin,
     yarn_gpu_clusters,
     yarn_pools,
-)
-from accelplane.derive.yarn_labels import (
-    candidate_labels,
-    cluster_labels,
-    is_valid_label,
-    label_pools,
-    labels_enabled,
-    pool_label,
-    taskmanager_label,
 )
 from accelplane.errors import Problem
 from accelplane.model import NodePool, Spec
