@@ -124,7 +124,7 @@ def change_mig_strategy(tree: Tree) -> None:
 
 
 def change_yarn_type(tree: Tree) -> None:
-    """yarn.perModelTypes: yarn.io/gpu → yarn.io/gpu-teslav100sxm232gb (RM, NM and Flink)."""
+    """A resource type rename yarn.io/gpu → yarn.io/gpu-teslav100sxm232gb (RM, NM and Flink)."""
     for path in ("yarn/resource-types.xml", "yarn/node-resources-v100.xml"):
         text, _ = tree[path]
         assert isinstance(text, str)

@@ -96,7 +96,7 @@ def test_yarn_cluster_counts_yarn_pools_and_requests_the_yarn_type() -> None:
     assert report.basis == "yarn"
     assert report.cluster_total("nvidia.com/gpu") == 6 * 4 + 10 * 2
     (flink,) = report.flink
-    assert flink.resource == "yarn.io/gpu-teslav100sxm232gb" and flink.queue_resource == "nvidia.com/gpu"
+    assert flink.resource == "yarn.io/gpu" and flink.queue_resource == "nvidia.com/gpu"
     assert flink.total == 8 and flink.pools == ("v100",)
 
 

@@ -108,7 +108,7 @@ def test_pre_1_17_key_names(tmp_path: Path) -> None:
         )
     )
     values = effective_config(spec, spec.flink_clusters[0])
-    assert values["kubernetes.container.image"] == "flink:1.16-java17"
+    assert values["kubernetes.container.image"] == KUBERNETES["flink"]["clusters"][0]["image"]
     assert values["kubernetes.taskmanager.cpu"] == 0.5
     assert "kubernetes.container.image.ref" not in values
     assert "kubernetes.taskmanager.cpu.amount" not in values
@@ -139,11 +139,11 @@ def test_cpu_only_cluster_has_no_gpu_keys(tmp_path: Path) -> None:
 
 
 def test_yarn_keys(tmp_path: Path) -> None:
-    data = variant(STANDALONE, target="yarn", queue="analytics", mode="application", job={"parallelism": 4})
+    data = variant(STANDALONE, target="yarn", queue="analytics", mode="application", job={"parallelism": 2})
     data["cluster"]["platforms"] = ["yarn"]
     data["nodePools"][0]["platform"] = "yarn"
     data["queues"] = [{"name": "analytics"}]
-    data["yarn"] = {"perModelTypes": False}
+    data["yarn"] = {}
     spec = model_of(write_spec(tmp_path, data))
     values = effective_config(spec, spec.flink_clusters[0])
     assert values["external-resource.gpu.yarn.config-key"] == "yarn.io/gpu"
@@ -151,7 +151,7 @@ def test_yarn_keys(tmp_path: Path) -> None:
     assert values["yarn.containers.vcores"] == 1
     assert values["yarn.appmaster.vcores"] == 1
     assert values["execution.target"] == "yarn-application"
-    assert values["parallelism.default"] == 4
+    assert values["parallelism.default"] == 2
     assert not [k for k in values if k.startswith("kubernetes.") or ".kubernetes." in k]
 
 

@@ -75,6 +75,7 @@ READ: dict[str, Callable[[Spec], Any]] = {
     "kubernetes.version": lambda s: s.kubernetes_version,
     "$defs.gpu.allocation": lambda s: s.node_pools[0].gpu.allocation,
     "yarn.perModelTypes": lambda s: s.yarn.per_model_types,
+    "yarn.nodeLabels": lambda s: s.yarn.node_labels,
     "yarn.cgroups": lambda s: s.yarn.cgroups,
     "yarn.cgroupsMountPath": lambda s: s.yarn.cgroups_mount_path,
     "yarn.cgroupsHierarchy": lambda s: s.yarn.cgroups_hierarchy,
@@ -91,7 +92,6 @@ READ: dict[str, Callable[[Spec], Any]] = {
     "$defs.gpu.mig.strategy": lambda s: s.node_pools[0].gpu.mig.strategy,
     "$defs.gpu.sharing.strategy": lambda s: s.node_pools[0].gpu.sharing.strategy,
     "$defs.gpu.sharing.replicas": lambda s: s.node_pools[0].gpu.sharing.replicas,
-    "$defs.gpu.sharing.renameByDefault": lambda s: s.node_pools[0].gpu.sharing.rename_by_default,
     "$defs.gpu.sharing.failRequestsGreaterThanOne": (
         lambda s: s.node_pools[0].gpu.sharing.fail_requests_greater_than_one
     ),

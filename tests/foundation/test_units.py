@@ -84,6 +84,8 @@ def test_candidate_pools_match_models_by_e2data_normalisation(write_spec) -> Non
         nodePools:
           - {name: v100, platform: yarn, nodes: 1, gpu: {vendor: nvidia, model: Tesla V100-SXM2-32GB, perNode: 4}}
           - {name: t4, platform: yarn, nodes: 1, gpu: {vendor: nvidia, model: Tesla T4, perNode: 2}}
+          - {name: cpu, platform: yarn, nodes: 1}
+        yarn: {nodeLabels: true}
         flink:
           clusters:
             - {name: c, target: yarn, taskManager: {gpu: {amount: 1, model: tesla-v100-sxm2-32gb}}}
