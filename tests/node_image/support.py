@@ -49,7 +49,7 @@ discovery:
   group: gpu-users
 nodeImage: {baseImage: "flink:1.19.2-scala_2.12-java17", nvidiaMlPyVersion: "12.570.86"}
 flink:
-  defaults: {mode: session}
+  defaults: {mode: session, image: "registry.example.internal/flink-gpu:1.19.2-py3"}
   clusters:
     - name: k8s-a
       target: kubernetes

@@ -106,7 +106,8 @@ nodePools:
 discovery: {coordinationFile: /var/tmp/flink-gpu-coordination}
 flink:
   clusters:
-    - {name: c, target: kubernetes, taskManager: {gpu: {amount: 1, pool: a100}}}
+    - {name: c, target: kubernetes, image: "registry.example.internal/flink-gpu:1.20.5-py3",
+       taskManager: {gpu: {amount: 1, pool: a100}}}
 """
     )
     code, err = run_validate(path, capsys, monkeypatch)
