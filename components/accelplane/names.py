@@ -1,7 +1,8 @@
 """Name rules shared by every builder: Kubernetes names, label keys, GPU model normalisation.
 
 The GPU model normalisation (E2Data rule) is written once here and used both for the Kubernetes
-node affinity of TaskManagers and for the per-model YARN resource types.
+node affinity of TaskManagers and for the YARN node label of a GPU model
+(`accelplane.derive.yarn_labels`).
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ def is_dns1123_subdomain(name: str) -> bool:
 def normalize_gpu_model(model: str) -> str:
     """Return the model token: lowercased, whitespace, ``-`` and ``_`` removed.
 
-    ``"Tesla V100-SXM2-32GB"`` → ``"teslav100sxm232gb"`` (the E2Data rule for ``yarn.io/gpu-<model>``
-    types). The discovery script matches ``--model`` with the same rule (``normalize_model``; it
+    ``"Tesla V100-SXM2-32GB"`` → ``"teslav100sxm232gb"`` (the E2Data rule; accelplane uses it for the
+    ``gpu-<model>`` YARN node labels). The discovery script matches ``--model`` with the same rule (``normalize_model``; it
     ships standalone, so it keeps its own copy and ``tests/foundation/test_units.py`` keeps the two
     identical).
     """
@@ -79,11 +80,6 @@ def gfd_product_label(model: str, *, mig_profile: str | None = None, shared: boo
 def is_label_value(value: str) -> bool:
     """True when ``value`` is a valid Kubernetes label value (≤ 63 chars, alnum at both ends)."""
     return len(value) <= 63 and bool(LABEL_VALUE_RE.match(value))
-
-
-def yarn_gpu_type_for_model(model: str) -> str:
-    """Return the per-model YARN resource type (``yarn.io/gpu-teslav100sxm232gb``)."""
-    return f"yarn.io/gpu-{normalize_gpu_model(model)}"
 
 
 def is_valid_yarn_resource_name(name: str) -> bool:

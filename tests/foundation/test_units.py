@@ -10,7 +10,6 @@ from accelplane.names import (
     is_dns1123_label,
     is_valid_yarn_resource_name,
     normalize_gpu_model,
-    yarn_gpu_type_for_model,
 )
 from accelplane.quantity import QuantityError, format_quantity, parse_quantity
 from hypothesis import given, settings
@@ -60,8 +59,10 @@ def test_format(value: Decimal, binary: bool, text: str) -> None:
 
 def test_e2data_model_normalisation() -> None:
     assert normalize_gpu_model("Tesla V100-SXM2-32GB") == "teslav100sxm232gb"
-    assert yarn_gpu_type_for_model("Tesla V100-SXM2-32GB") == "yarn.io/gpu-teslav100sxm232gb"
-    assert is_valid_yarn_resource_name(yarn_gpu_type_for_model("NVIDIA A100-SXM4-80GB"))
+    from accelplane.derive.yarn_labels import is_valid_label, label_for_model
+
+    assert label_for_model("Tesla V100-SXM2-32GB") == "gpu-teslav100sxm232gb"
+    assert is_valid_label(label_for_model("NVIDIA A100-SXM4-80GB"))
 
 
 def test_names() -> None:

@@ -2,7 +2,7 @@
 
 Written once and shared by the device-plugin builders (what is advertised), the Flink builders
 (``external-resource.gpu.kubernetes.config-key``, PodGroup ``minResources``, pod templates) and
-the YARN builders (``yarn.io/gpu`` or per-model types).
+the YARN builders (``yarn.io/gpu``).
 
 NVIDIA rules (k8s-device-plugin ``api/config/v1``):
 * MIG ``none``: ``nvidia.com/gpu``, ``perNode`` per node.
