@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from tests.support.flink_cluster import FlinkHomeNotFound, find_flink_home
+from tests.support.flink.home import FlinkHomeNotFound, find_flink_home
 from tests.yarn.hadoop import JARS_ENV, FlinkProbe, Probe, compile_flink_probe, compile_probe
 
 

@@ -21,8 +21,9 @@ from accelplane.render import write_tree
 
 from tests.conftest import EXAMPLE_SPECS
 from tests.support.render import files_for
+from tests.support.specs import model_of
 from tests.yarn.hadoop import FlinkProbe
-from tests.yarn.support import BASE, model_of
+from tests.yarn.support import BASE
 
 pytestmark = pytest.mark.hadoop
 
