@@ -132,9 +132,10 @@ def _gpu_container_and_volumes(
     if cluster.coordination:
         directory = coordination_dir(cluster)
         mounts.append({"name": COORDINATION_VOLUME, "mountPath": directory})
-        # The node directory shared by the TaskManagers of a node. kubelet creates it root-owned;
-        # the init container hands it to the Flink uid (mode 2770) so discovery, which runs as
-        # that uid and refuses foreign-owned files, can create and lock the coordination file.
+        # The node directory shared by the TaskManagers of a node (one accelplane owns, see
+        # accelplane.derive.discovery_paths). kubelet creates it root-owned; the init container
+        # hands that fresh directory to the Flink uid (mode 2770) so discovery, which runs as that
+        # uid and refuses foreign-owned files, can create and lock the coordination file.
         volumes.append(
             {"name": COORDINATION_VOLUME, "hostPath": {"path": directory, "type": "DirectoryOrCreate"}}
         )
@@ -146,35 +147,58 @@ def _gpu_container_and_volumes(
     return container, volumes, init
 
 
+COORDINATION_DIR_SCRIPT = """\
+set -eu
+d=$1 want={uid}:{uid}:{mode}
+if [ -L "$d" ] || [ ! -d "$d" ]; then
+  echo "accelplane: $d is not a directory" >&2; exit 1
+fi
+state=$(stat -c %u:%g:%a -- "$d")
+case $state in
+  "$want") exit 0 ;;
+  0:0:*)
+    if [ -z "$(ls -A -- "$d")" ]; then
+      chmod {mode} -- "$d"
+      chown {uid}:{uid} -- "$d"
+      exit 0
+    fi ;;
+esac
+echo "accelplane: $d (owner:group:mode $state) was not created for accelplane;" \\
+  "refusing to change its owner or mode (expected $want, or an empty root-owned directory)" >&2
+exit 1
+"""
+"""Shell program of the init container (the directory arrives as ``$1``, never inside the program).
+
+It takes over only the directory kubelet has just created for the pod's ``DirectoryOrCreate``
+hostPath: root-owned and empty. A directory already prepared (Flink uid, mode 2770) is left as is;
+anything else is refused, never chowned or chmodded. ``chmod`` runs while root still owns the
+directory and ``chown`` keeps a directory's setgid bit, so ``CHOWN`` is the only capability needed.
+"""
+
+
 def coordination_dir_init_container(cluster: FlinkCluster, directory: str) -> dict[str, Any]:
     """Init container that prepares the node's coordination directory for the Flink uid.
 
-    Least privilege: no shell (the path reaches ``install`` as one argv element), root only for
-    ``chown``/``chmod`` of that one directory with just ``CHOWN`` and ``FOWNER``, no privilege
-    escalation, read-only root filesystem. Idempotent: an existing directory is only re-owned.
+    Least privilege: the spec's path reaches the fixed program `COORDINATION_DIR_SCRIPT` as one
+    argv element (never part of the program), root only with the ``CHOWN`` capability, no privilege
+    escalation, read-only root filesystem, RuntimeDefault seccomp profile, small CPU/memory limits.
+    Idempotent, and it never re-owns a directory it did not create (see the script).
     """
     uid = str(discovery_constants.FLINK_UID)
+    script = COORDINATION_DIR_SCRIPT.format(uid=uid, mode=discovery_constants.COORDINATION_DIR_MODE)
     return {
         "name": COORDINATION_INIT_CONTAINER,
         "image": flink_image(cluster),
-        "command": [
-            "install",
-            "-d",
-            "-o",
-            uid,
-            "-g",
-            uid,
-            "-m",
-            discovery_constants.COORDINATION_DIR_MODE,
-            directory,
-        ],
+        "command": ["sh", "-c", script, COORDINATION_INIT_CONTAINER, directory],
         "volumeMounts": [{"name": COORDINATION_VOLUME, "mountPath": directory}],
         "securityContext": {
             "runAsUser": 0,
+            "runAsGroup": 0,
             "runAsNonRoot": False,
             "allowPrivilegeEscalation": False,
             "readOnlyRootFilesystem": True,
-            "capabilities": {"drop": ["ALL"], "add": ["CHOWN", "FOWNER"]},
+            "capabilities": {"drop": ["ALL"], "add": ["CHOWN"]},
+            "seccompProfile": {"type": "RuntimeDefault"},
         },
         "resources": {
             "requests": {"cpu": "10m", "memory": "16Mi"},
