@@ -28,9 +28,9 @@ import yaml
 
 from accelplane.artifacts import Bundle, FileArtifact
 from accelplane.derive.discovery_paths import (
-    accelplane_base,
     IMAGE_PLATFORMS,
     CoordinationFile,
+    accelplane_base,
     coordination_files,
     node_gpu_pools,
     node_platforms,
