@@ -58,7 +58,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     from accelplane.render import write_tree
 
     files = render_spec(args.spec).files
-    out = write_tree(files, args.out)
+    out = write_tree(files, args.out, force=args.force, note=_say_error)
     if not args.quiet:
         print(escape_controls(f"{args.spec}: rendered {len(files)} files into {out}", newlines=False))
     return EXIT_OK
@@ -141,6 +141,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("render", help="render every artifact of a spec into DIR")
     p.add_argument("spec", metavar="SPEC")
     p.add_argument("--out", "-o", required=True, metavar="DIR")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="discard files in DIR that the last render did not write (or that were edited since)",
+    )
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=cmd_render)
 
