@@ -10,7 +10,7 @@ FLINK_DIR     := $(VENV)/flink
 STACKS  := $(filter-out stacks/Pulumi.%,$(wildcard stacks/*.yaml))
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint typecheck flink pyflink hadoop fuzz bench clean help readme
+.PHONY: demo test lint typecheck flink pyflink hadoop checkov fuzz bench clean help readme
 
 help:
 	@echo "make demo      - set up .venv and render every example stack into build/<stack>/"
@@ -56,14 +56,26 @@ $(VENV)/.stamp-hadoop: pyproject.toml | $(PY)
 
 hadoop: $(VENV)/.stamp-hadoop
 
+# checkov (least-privilege scan of rendered trees in tests/foundation/test_least_privilege.py) pins
+# an older `packaging` than the project's venv has, so it gets a venv of its own.
+CHECKOV_VENV := .venv-checkov
+CHECKOV_VERSION ?= 3.3.30
+$(CHECKOV_VENV)/.stamp-$(CHECKOV_VERSION):
+	$(PYTHON) -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/python -m pip --disable-pip-version-check -q install checkov==$(CHECKOV_VERSION)
+	touch $@
+
+checkov: $(CHECKOV_VENV)/.stamp-$(CHECKOV_VERSION)
+
 demo: $(VENV)/.stamp-base
 	@set -e; for spec in $(STACKS); do \
 	  stack=$$(basename $$spec .yaml); \
 	  $(VENV)/bin/accelplane render $$spec --out build/$$stack; \
 	done
 
-test: $(VENV)/.stamp-test flink pyflink hadoop
-	ACCELPLANE_FLINK_HOME=$(CURDIR)/$(FLINK_DIR)/pyflink $(PY) -m pytest $(PYTEST_ARGS)
+test: $(VENV)/.stamp-test flink pyflink hadoop checkov
+	ACCELPLANE_FLINK_HOME=$(CURDIR)/$(FLINK_DIR)/pyflink ACCELPLANE_CHECKOV=$(CURDIR)/$(CHECKOV_VENV)/bin/checkov \
+	  $(PY) -m pytest $(PYTEST_ARGS)
 
 # Long fuzzing run (>= 10,000 generated specs per property); `make test` runs the fast profile.
 fuzz: $(VENV)/.stamp-test

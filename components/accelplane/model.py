@@ -123,6 +123,7 @@ class NvidiaPlugin:
     version: str
     gpu_feature_discovery: bool
     device_list_strategy: str
+    image_digest: str | None = None
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,8 @@ class AmdPlugin:
     image: str
     version: str
     labeller: bool
+    image_digest: str | None = None
+    labeller_image_digest: str | None = None
 
 
 @dataclass(frozen=True)
@@ -621,12 +624,15 @@ def build_model(data: dict[str, Any]) -> tuple[Spec | None, list[Problem]]:
                 version=nv.get("version", schema_default("devicePlugins.nvidia.version")),
                 gpu_feature_discovery=nv.get("gpuFeatureDiscovery", schema_default("devicePlugins.nvidia.gpuFeatureDiscovery")),
                 device_list_strategy=nv.get("deviceListStrategy", schema_default("devicePlugins.nvidia.deviceListStrategy")),
+                image_digest=nv.get("imageDigest"),
             ),
             amd=AmdPlugin(
                 enabled=amd.get("enabled"),
                 image=amd.get("image", schema_default("devicePlugins.amd.image")),
                 version=amd.get("version", schema_default("devicePlugins.amd.version")),
                 labeller=amd.get("labeller", schema_default("devicePlugins.amd.labeller")),
+                image_digest=amd.get("imageDigest"),
+                labeller_image_digest=amd.get("labellerImageDigest"),
             ),
         ),
         priority_classes=tuple(

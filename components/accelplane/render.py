@@ -141,7 +141,9 @@ def recover(out: Path, note: Note) -> None:
         if complete:
             os.rename(complete[-1], out)
             _fsync_dir(out.parent)
-            note(f"{out}: restored the previous render from {complete[-1].name} (an earlier render was interrupted)")
+            note(
+                f"{out}: restored the previous render from {complete[-1].name} (an earlier render was interrupted)"
+            )
     for leftover in [*_leftovers(out, "tmp"), *_leftovers(out, "old")]:
         shutil.rmtree(leftover)
         note(f"{out}: removed {leftover.name} left by an interrupted render")
@@ -151,12 +153,16 @@ def _check_replaceable(out: Path, out_dir: str | os.PathLike[str], force: bool, 
     if not os.path.lexists(out):
         return
     if not out.is_dir() or (any(out.iterdir()) and not (out / MARKER).is_file()):
-        raise UsageError(f"{out_dir}: exists and was not written by accelplane render; refusing to replace it")
+        raise UsageError(
+            f"{out_dir}: exists and was not written by accelplane render; refusing to replace it"
+        )
     if not (out / MARKER).is_file():
         return  # an empty directory
     found = foreign_files(out)
     if found is None:
-        note(f"{out}: rendered by an older accelplane without a file list; files added there are not checked this time")
+        note(
+            f"{out}: rendered by an older accelplane without a file list; files added there are not checked this time"
+        )
         return
     added, modified = found
     if not added and not modified:

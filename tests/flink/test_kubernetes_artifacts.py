@@ -184,8 +184,21 @@ def test_taskmanager_template_gpu_wiring(tmp_path: Path) -> None:
     files = bundle_files(build_all(spec))
     tm = yaml.safe_load(files["flink/job1/taskmanager-pod-template.yaml"][0])
     jm = yaml.safe_load(files["flink/job1/jobmanager-pod-template.yaml"][0])
-    assert tm["metadata"]["annotations"] == {GROUP_ANNOTATION: "podgroup-job1"}
-    assert jm["metadata"]["annotations"] == {GROUP_ANNOTATION: "podgroup-job1"}
+    assert tm["metadata"]["annotations"][GROUP_ANNOTATION] == "podgroup-job1"
+    assert jm["metadata"]["annotations"][GROUP_ANNOTATION] == "podgroup-job1"
+    # issue 15: what checkov would flag and Flink decides is explained; the init container's root+CHOWN too
+    tm_skips = {v.split("=", 1)[0] for k, v in tm["metadata"]["annotations"].items() if k.startswith("checkov.io/")}
+    jm_skips = {v.split("=", 1)[0] for k, v in jm["metadata"]["annotations"].items() if k.startswith("checkov.io/")}
+    assert tm_skips - jm_skips == {"CKV_K8S_23", "CKV_K8S_25", "CKV_K8S_37"}
+    for pod in (tm, jm):
+        assert pod["spec"]["securityContext"] == {"seccompProfile": {"type": "RuntimeDefault"}}
+        assert pod["spec"]["containers"][0]["securityContext"] == {
+            "runAsUser": 9999,
+            "runAsGroup": 9999,
+            "runAsNonRoot": True,
+            "allowPrivilegeEscalation": False,
+            "capabilities": {"drop": ["ALL"]},
+        }
     assert tm["spec"]["priorityClassName"] == jm["spec"]["priorityClassName"] == "flink-critical"
     assert tm["spec"]["nodeSelector"] == {"accelplane.io/pool": "a100"}
     assert tm["spec"]["tolerations"] == [

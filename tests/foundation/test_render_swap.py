@@ -115,7 +115,9 @@ def test_kill_9_at_every_step_leaves_dir_or_a_recoverable_state(tmp_path: Path, 
         if exchange:
             assert state != "missing", f"killed at step {k}: DIR is missing"
         else:
-            assert state != "missing" or render._leftovers(out, "old"), f"killed at step {k}: nothing to recover"
+            assert state != "missing" or render._leftovers(out, "old"), (
+                f"killed at step {k}: nothing to recover"
+            )
         notes: list[str] = []
         write_tree(NEW, out, note=notes.append)
         assert _tree(out) == NEW
@@ -154,7 +156,9 @@ def test_recovery_notes_on_the_command_line(tmp_path: Path, capsys: pytest.Captu
     assert sorted(p.name for p in tmp_path.iterdir()) == ["DIR"]
 
 
-def test_user_files_block_a_re_render_until_forced(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_user_files_block_a_re_render_until_forced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "DIR"
     spec = str(REPO_ROOT / "stacks/edge-standalone.yaml")
     assert main(["render", spec, "--out", str(out), "-q"]) == 0
