@@ -279,13 +279,13 @@ def _check_kubernetes_gpu(spec: Spec, c: FlinkCluster, pools: list[NodePool]) ->
     # The coordination directory (hostPath) is checked for every platform by discovery_paths.check.
 
 
-def _check_queue(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
+def _check_queue(spec: Spec, c: FlinkCluster, leaves: set[str]) -> Iterator[Problem]:
     if c.target not in KUBERNETES_TARGETS:
         return
     if c.queue is None:
         return  # the PodGroup goes to Volcano's default queue
     q = spec.queue(c.queue)
-    if q is None or c.queue not in leaf_queue_names(spec):
+    if q is None or c.queue not in leaves:
         return  # references.check reports undefined and non-leaf queues
     need = min_resources(spec, c)
     text = format_min_resources(need)
@@ -416,11 +416,12 @@ def _check_config(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
 
 def check(spec: Spec) -> Iterator[Problem]:
     """Every Flink cluster problem."""
+    leaves = leaf_queue_names(spec)  # once: per cluster it made validation clusters × queues
     for c in spec.flink_clusters:
         yield from _check_target(spec, c)
         yield from _check_version(c)
         yield from _check_resources(c)
         yield from _check_gpu(spec, c)
-        yield from _check_queue(spec, c)
+        yield from _check_queue(spec, c, leaves)
         yield from _check_config(spec, c)
         yield from _check_kubernetes_config(spec, c)

@@ -31,7 +31,7 @@ from decimal import Decimal
 from typing import Literal
 
 from accelplane.derive.gpu_resources import YARN_GPU
-from accelplane.derive.queues import ROOT_QUEUE, queue_depth, queue_parent
+from accelplane.derive.queues import ROOT_QUEUE, children_by_parent, queue_depths, queue_parent
 from accelplane.derive.yarn_types import (
     MIB,
     ConfProperty,
@@ -97,8 +97,8 @@ def _label(dim: str) -> str:
     return "memory (MiB)" if dim == MEMORY else dim
 
 
-def _children(spec: Spec, parent: str | None) -> list[Queue]:
-    return [q for q in spec.queues if queue_parent(q) == parent]
+Children = dict[str | None, list[Queue]]
+"""`children_by_parent`, computed once per plan (a scan per parent made the plan quadratic)."""
 
 
 def _queue_path(spec: Spec, queue: Queue) -> str:
@@ -129,7 +129,8 @@ def queue_mode(spec: Spec) -> Mode:
 
 def tree_is_sound(spec: Spec) -> bool:
     """True when every queue's parent chain reaches root (no gaps, no cycles, no 'root' entry)."""
-    return all(q.name != ROOT_QUEUE and queue_depth(spec, q) is not None for q in spec.queues)
+    depths = queue_depths(spec)
+    return all(q.name != ROOT_QUEUE and depths[q.name] is not None for q in spec.queues)
 
 
 def _dims(spec: Spec) -> list[str]:
@@ -183,8 +184,8 @@ def _explicit(
     return out, problems
 
 
-def _percentage(spec: Spec, plan: QueuePlan, parent: Queue | None, path: str) -> None:
-    children = _children(spec, parent.name if parent else None)
+def _percentage(spec: Spec, plan: QueuePlan, parent: Queue | None, path: str, children_of: Children) -> None:
+    children = children_of.get(parent.name if parent else None, [])
     if not children:
         return
     plan.properties.append(ConfProperty(f"{PREFIX}{path}.queues", ",".join(q.name for q in children)))
@@ -202,7 +203,7 @@ def _percentage(spec: Spec, plan: QueuePlan, parent: Queue | None, path: str) ->
         )
         plan.properties.append(ConfProperty(f"{PREFIX}{qpath}.maximum-capacity", "100"))
         _queue_extras(plan, q, qpath)
-        _percentage(spec, plan, q, qpath)
+        _percentage(spec, plan, q, qpath, children_of)
 
 
 def _ordering(spec: Spec, plan: QueuePlan, children: list[Queue], path: str) -> None:
@@ -230,9 +231,15 @@ def _queue_extras(plan: QueuePlan, q: Queue, qpath: str) -> None:
 
 
 def _absolute(
-    spec: Spec, plan: QueuePlan, parent: Queue | None, path: str, pmin: Vector, pmax: Vector
+    spec: Spec,
+    plan: QueuePlan,
+    parent: Queue | None,
+    path: str,
+    pmin: Vector,
+    pmax: Vector,
+    children_of: Children,
 ) -> None:
-    children = _children(spec, parent.name if parent else None)
+    children = children_of.get(parent.name if parent else None, [])
     if not children:
         return
     plan.properties.append(ConfProperty(f"{PREFIX}{path}.queues", ",".join(q.name for q in children)))
@@ -292,7 +299,7 @@ def _absolute(
             )
         )
         _queue_extras(plan, q, qpath)
-        _absolute(spec, plan, q, qpath, mins[q.name], maxes[q.name])
+        _absolute(spec, plan, q, qpath, mins[q.name], maxes[q.name], children_of)
 
 
 def plan_queues(spec: Spec) -> QueuePlan:
@@ -316,7 +323,7 @@ def plan_queues(spec: Spec) -> QueuePlan:
     if not tree_is_sound(spec):
         return plan  # the scheduling check reports the broken tree
     if mode == "percentage":
-        _percentage(spec, plan, None, ROOT_QUEUE)
+        _percentage(spec, plan, None, ROOT_QUEUE, children_by_parent(spec))
         return plan
     totals = cluster_totals(spec)
     if not totals.complete:
@@ -336,7 +343,7 @@ def plan_queues(spec: Spec) -> QueuePlan:
     root: Vector = {MEMORY: totals.memory_mib, VCORES: totals.vcores}
     for t in _dims(spec)[2:]:
         root[t] = totals.gpu(t)
-    _absolute(spec, plan, None, ROOT_QUEUE, dict(root), dict(root))
+    _absolute(spec, plan, None, ROOT_QUEUE, dict(root), dict(root), children_by_parent(spec))
     return plan
 
 
