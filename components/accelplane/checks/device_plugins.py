@@ -191,7 +191,8 @@ def _check_placements(spec: Spec) -> Iterator[Problem]:
         candidates: set[int] = set()
         for owner in placement.pools:
             if owner.labels:
-                candidates.update(min((by_label.get(lb, []) for lb in owner.labels), key=len))
+                rarest: list[int] = min((by_label.get(lb, []) for lb in owner.labels), key=len)
+                candidates.update(rarest)
         for other in (k8s_pools[i] for i in sorted(candidates)):
             if other in placement.pools:
                 continue
