@@ -16,6 +16,7 @@ help:
 	@echo "make demo      - set up .venv and render every example stack into build/<stack>/"
 	@echo "make test      - set up .venv with test extras and run the whole suite"
 	@echo "make lint      - ruff + mypy"
+	@echo "make checkov   - checkov in its own venv (.venv-checkov) for the least-privilege test"
 	@echo "make fuzz      - long hypothesis run (>= 10,000 specs)"
 	@echo "make bench     - benchmarks (results: see README)"
 	@echo "make readme    - regenerate the README spec reference from the schema"
