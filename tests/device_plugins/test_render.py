@@ -315,7 +315,7 @@ def test_image_digests_are_an_option(tmp_path: Path) -> None:
     doc = kitchen_sink_doc()
     doc.setdefault("devicePlugins", {}).setdefault("nvidia", {})["imageDigest"] = nv
     doc["devicePlugins"].setdefault("amd", {}).update({"imageDigest": amd, "labellerImageDigest": lbl})
-    objs = _by_name(_rendered(write(tmp_path, doc)))
+    objs = _by_name(_rendered(write_spec(tmp_path, doc)))
     for (kind, name), obj in objs.items():
         if kind != "DaemonSet":
             continue
@@ -327,5 +327,5 @@ def test_image_digests_are_an_option(tmp_path: Path) -> None:
     bad = kitchen_sink_doc()
     bad.setdefault("devicePlugins", {}).setdefault("nvidia", {})["imageDigest"] = "sha256:XYZ"
     with pytest.raises(SpecErrors) as exc:
-        load_validated(write(tmp_path, bad, "bad.yaml"))
+        model_of(write_spec(tmp_path, bad, "bad.yaml"))
     assert [e.path for e in exc.value.errors] == ["devicePlugins.nvidia.imageDigest"]

@@ -155,7 +155,7 @@ def _render_with_value(tmp_path: Path, stack: str, cluster_name: str, value: str
     cluster = next(c for c in doc["flink"]["clusters"] if c["name"] == cluster_name)
     cluster.setdefault("config", {})["pipeline.name"] = value
     (stacks / stack).write_text(yaml.safe_dump(doc, sort_keys=False))  # escapes them in the spec
-    model = load_validated(stacks / stack).model
+    model = model_of(stacks / stack)
     fmt = config_format(next(c for c in model.flink_clusters if c.name == cluster_name))
     return fmt, bundle_files(build_all(model))[f"flink/{cluster_name}/{fmt}"][0]
 

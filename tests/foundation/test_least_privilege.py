@@ -21,8 +21,8 @@ import pytest
 from accelplane.render import write_tree
 
 from tests.conftest import EXAMPLE_SPECS
+from tests.support.paths import REPO_ROOT
 from tests.support.render import files_for
-from tests.support.validators import REPO_ROOT
 
 
 def checkov_binary() -> str:

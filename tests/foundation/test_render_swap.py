@@ -23,7 +23,7 @@ from accelplane.cli import main
 from accelplane.errors import UsageError
 from accelplane.render import MARKER, write_tree
 
-from tests.support.validators import REPO_ROOT
+from tests.support.paths import REPO_ROOT
 
 OLD = {"a.txt": ("old a\n", 0o644), "sub/b.txt": ("old b\n", 0o644), "gone.txt": ("x\n", 0o600)}
 NEW = {"a.txt": ("new a\n", 0o644), "sub/b.txt": ("new b\n", 0o755), "sub/deep/c.txt": ("c\n", 0o644)}

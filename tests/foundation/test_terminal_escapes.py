@@ -8,13 +8,15 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 from accelplane.cli import main
 from accelplane.display import escape_controls, has_controls
 
-from tests.diff.support import copy_stacks, dump, load
-from tests.support.validators import REPO_ROOT
+from tests.diff.support import copy_stacks, load
+from tests.support.paths import REPO_ROOT
 
 HOSTILE = [
     "\x1b]0;owned\x07",  # OSC: set the terminal title
@@ -36,6 +38,10 @@ def assert_safe(text: str, colour: bool = False) -> None:
         text = SGR.sub("", text)
     found = RAW.findall(text)
     assert not found, f"raw control characters reach the terminal: {found!r}"
+
+
+def dump(path: Path, data: dict[str, Any]) -> None:
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
 
 
 @pytest.mark.parametrize("value", HOSTILE)
