@@ -10,12 +10,13 @@ FLINK_DIR     := $(VENV)/flink
 STACKS  := $(filter-out stacks/Pulumi.%,$(wildcard stacks/*.yaml))
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint typecheck flink pyflink hadoop fuzz bench clean help readme
+.PHONY: demo test lint typecheck flink pyflink hadoop checkov fuzz bench clean help readme
 
 help:
 	@echo "make demo      - set up .venv and render every example stack into build/<stack>/"
 	@echo "make test      - set up .venv with test extras and run the whole suite"
 	@echo "make lint      - ruff + mypy"
+	@echo "make checkov   - checkov in its own venv (.venv-checkov) for the least-privilege test"
 	@echo "make fuzz      - long hypothesis run (>= 10,000 specs)"
 	@echo "make bench     - benchmarks (results: see README)"
 	@echo "make readme    - regenerate the README spec reference from the schema"
@@ -56,14 +57,26 @@ $(VENV)/.stamp-hadoop: pyproject.toml | $(PY)
 
 hadoop: $(VENV)/.stamp-hadoop
 
+# checkov (least-privilege scan of rendered trees in tests/foundation/test_least_privilege.py) pins
+# an older `packaging` than the project's venv has, so it gets a venv of its own.
+CHECKOV_VENV := .venv-checkov
+CHECKOV_VERSION ?= 3.3.30
+$(CHECKOV_VENV)/.stamp-$(CHECKOV_VERSION):
+	$(PYTHON) -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/python -m pip --disable-pip-version-check -q install checkov==$(CHECKOV_VERSION)
+	touch $@
+
+checkov: $(CHECKOV_VENV)/.stamp-$(CHECKOV_VERSION)
+
 demo: $(VENV)/.stamp-base
 	@set -e; for spec in $(STACKS); do \
 	  stack=$$(basename $$spec .yaml); \
 	  $(VENV)/bin/accelplane render $$spec --out build/$$stack; \
 	done
 
-test: $(VENV)/.stamp-test flink pyflink hadoop
-	ACCELPLANE_FLINK_HOME=$(CURDIR)/$(FLINK_DIR)/pyflink $(PY) -m pytest $(PYTEST_ARGS)
+test: $(VENV)/.stamp-test flink pyflink hadoop checkov
+	ACCELPLANE_FLINK_HOME=$(CURDIR)/$(FLINK_DIR)/pyflink ACCELPLANE_CHECKOV=$(CURDIR)/$(CHECKOV_VENV)/bin/checkov \
+	  $(PY) -m pytest $(PYTEST_ARGS)
 
 # Long fuzzing run (>= 10,000 generated specs per property); `make test` runs the fast profile.
 fuzz: $(VENV)/.stamp-test

@@ -8,6 +8,8 @@ Measured (medians of several runs, wall clock, one process):
 3. The Pulumi program under mocks next to registering the same number of bare ConfigMaps.
 4. The GPU discovery script: per-allocation latency and 64-way contention, ours vs Flink's
    (bench/bench_discovery.py, when present).
+5. Validation scaling: `load_validated` on queue trees of 2,000-16,000 queues and on 50-400 units,
+   with the growth exponent per doubling (bench/bench_scaling.py; issue 15 §10).
 """
 
 from __future__ import annotations
@@ -135,6 +137,13 @@ def main(argv: list[str] | None = None) -> int:
     print("| Benchmark | accelplane | Floor | Ratio |")
     print("|---|---|---|---|")
     for row in rows:
+        print("| " + " | ".join(row) + " |")
+    from bench import bench_scaling
+
+    print("\nValidation scaling (bench/bench_scaling.py; growth exponent 1 = linear, 2 = quadratic):\n")
+    print("| Case | Spec | Validate | Checks only | Growth exponent (validate / checks) |")
+    print("|---|---|---|---|---|")
+    for row in bench_scaling.rows(args.quick):
         print("| " + " | ".join(row) + " |")
     disc = bench_discovery(args.quick)
     if disc:

@@ -15,10 +15,17 @@ import sys
 from collections.abc import Callable, Sequence
 
 from accelplane import __version__
+from accelplane.display import escape_controls
 from accelplane.errors import SpecErrors, UsageError
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 EXIT_DIFFERENT = 1
+
+
+def _say_error(text: object) -> None:
+    """One ``accelplane: …`` line on stderr, control characters escaped (paths and messages may
+    carry spec or file-name text)."""
+    print(f"accelplane: {escape_controls(str(text), newlines=False)}", file=sys.stderr)
 
 
 def _print_errors(exc: SpecErrors) -> None:
@@ -41,7 +48,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             failed = True
         else:
             if not args.quiet:
-                print(f"{path}: ok")
+                print(f"{escape_controls(str(path), newlines=False)}: ok")
     return EXIT_INVALID if failed else EXIT_OK
 
 
@@ -51,9 +58,9 @@ def cmd_render(args: argparse.Namespace) -> int:
     from accelplane.render import write_tree
 
     files = render_spec(args.spec).files
-    out = write_tree(files, args.out)
+    out = write_tree(files, args.out, force=args.force, note=_say_error)
     if not args.quiet:
-        print(f"{args.spec}: rendered {len(files)} files into {out}")
+        print(escape_controls(f"{args.spec}: rendered {len(files)} files into {out}", newlines=False))
     return EXIT_OK
 
 
@@ -92,10 +99,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
         _print_errors(exc)
         return EXIT_USAGE
     except DiffInputError as exc:
-        print(f"accelplane: {exc}", file=sys.stderr)
+        _say_error(exc)
         return EXIT_USAGE
     except OSError as exc:
-        print(f"accelplane: {exc}", file=sys.stderr)
+        _say_error(exc)
         return EXIT_USAGE
     color = args.format == "text" and use_color(args.color)
     sys.stdout.write(render(result, args.format, color=color))
@@ -134,6 +141,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("render", help="render every artifact of a spec into DIR")
     p.add_argument("spec", metavar="SPEC")
     p.add_argument("--out", "-o", required=True, metavar="DIR")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="discard files in DIR that the last render did not write (or that were edited since)",
+    )
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=cmd_render)
 
@@ -179,7 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _print_errors(exc)
         return EXIT_INVALID
     except UsageError as exc:
-        print(f"accelplane: {exc}", file=sys.stderr)
+        _say_error(exc)
         return EXIT_USAGE
     except BrokenPipeError:
         return EXIT_OK

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from accelplane.display import escape_controls
+
 PathTuple = tuple[str | int, ...]
 
 
@@ -32,7 +34,8 @@ class SpecError:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.file}: {self.path}: {self.message}"
+        """``file: path: message`` on one line, control characters escaped (`accelplane.display`)."""
+        return escape_controls(f"{self.file}: {self.path}: {self.message}", newlines=False)
 
 
 @dataclass(frozen=True)

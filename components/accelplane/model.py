@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import cached_property
 from typing import Any, Literal
 
 from accelplane.errors import PathTuple, Problem
@@ -126,6 +127,7 @@ class NvidiaPlugin:
     version: str
     gpu_feature_discovery: bool
     device_list_strategy: str
+    image_digest: str | None = None
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,8 @@ class AmdPlugin:
     image: str
     version: str
     labeller: bool
+    image_digest: str | None = None
+    labeller_image_digest: str | None = None
 
 
 @dataclass(frozen=True)
@@ -336,6 +340,14 @@ class NodeImage:
     image: str | None = None
 
 
+def _first_by_name(items: tuple[Any, ...]) -> dict[str, Any]:
+    """``{name: item}`` keeping the first item of each name."""
+    out: dict[str, Any] = {}
+    for item in items:
+        out.setdefault(item.name, item)
+    return out
+
+
 @dataclass(frozen=True)
 class Spec:
     """The whole cluster spec, defaults applied."""
@@ -366,17 +378,31 @@ class Spec:
         """True when the cluster needs artifacts for ``platform``."""
         return platform in self.platforms
 
+    # Name indexes, built once per Spec (lookups run once per queue or cluster: a linear scan each
+    # made validation quadratic, issue 15 §10). The first entry wins, as a scan would return it.
+    @cached_property
+    def _pools_by_name(self) -> dict[str, NodePool]:
+        return _first_by_name(self.node_pools)
+
+    @cached_property
+    def _queues_by_name(self) -> dict[str, Queue]:
+        return _first_by_name(self.queues)
+
+    @cached_property
+    def _priority_classes_by_name(self) -> dict[str, PriorityClass]:
+        return _first_by_name(self.priority_classes)
+
     def pool(self, name: str) -> NodePool | None:
-        """Node pool by name."""
-        return next((p for p in self.node_pools if p.name == name), None)
+        """Node pool by name (O(1))."""
+        return self._pools_by_name.get(name)
 
     def queue(self, name: str) -> Queue | None:
-        """Queue by name."""
-        return next((q for q in self.queues if q.name == name), None)
+        """Queue by name (O(1))."""
+        return self._queues_by_name.get(name)
 
     def priority_class(self, name: str) -> PriorityClass | None:
-        """PriorityClass by name."""
-        return next((p for p in self.priority_classes if p.name == name), None)
+        """PriorityClass by name (O(1))."""
+        return self._priority_classes_by_name.get(name)
 
     def common_labels(self) -> dict[str, str]:
         """Labels every generated Kubernetes object carries."""
@@ -627,12 +653,15 @@ def build_model(data: dict[str, Any]) -> tuple[Spec | None, list[Problem]]:
                 version=nv.get("version", schema_default("devicePlugins.nvidia.version")),
                 gpu_feature_discovery=nv.get("gpuFeatureDiscovery", schema_default("devicePlugins.nvidia.gpuFeatureDiscovery")),
                 device_list_strategy=nv.get("deviceListStrategy", schema_default("devicePlugins.nvidia.deviceListStrategy")),
+                image_digest=nv.get("imageDigest"),
             ),
             amd=AmdPlugin(
                 enabled=amd.get("enabled"),
                 image=amd.get("image", schema_default("devicePlugins.amd.image")),
                 version=amd.get("version", schema_default("devicePlugins.amd.version")),
                 labeller=amd.get("labeller", schema_default("devicePlugins.amd.labeller")),
+                image_digest=amd.get("imageDigest"),
+                labeller_image_digest=amd.get("labellerImageDigest"),
             ),
         ),
         priority_classes=tuple(

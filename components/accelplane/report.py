@@ -24,7 +24,7 @@ from accelplane.derive.gpu_resources import (
     yarn_gpu_type,
 )
 from accelplane.derive.queues import queue_parent
-from accelplane.display import md_text
+from accelplane.display import escape_controls, escape_controls_json, md_text
 from accelplane.model import NodePool, Queue, Spec, is_gpu_resource
 from accelplane.quantity import format_quantity
 
@@ -405,12 +405,14 @@ def to_json(report: Report) -> dict[str, Any]:
 
 def format_json(report: Report) -> str:
     """Stable JSON."""
-    return json.dumps(to_json(report), indent=2, ensure_ascii=False) + "\n"
+    return escape_controls_json(json.dumps(to_json(report), indent=2, ensure_ascii=False)) + "\n"
 
 
 def render_report(report: Report, fmt: str) -> str:
-    """``text``, ``markdown`` or ``json``."""
-    return {"text": format_text, "markdown": format_markdown, "json": format_json}[fmt](report)
+    """``text``, ``markdown`` or ``json``; control characters escaped (`accelplane.display`)."""
+    if fmt == "json":
+        return format_json(report)
+    return escape_controls({"text": format_text, "markdown": format_markdown}[fmt](report))
 
 
 # -- SVG -----------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import yaml
 from accelplane.artifacts import K8sObject
 from accelplane.derive import device_plugin_placement
 from accelplane.derive.node_selection import selects, tolerates
+from accelplane.errors import SpecErrors
 from accelplane.model import Taint
 
 from tests.conftest import EXAMPLE_SPECS
@@ -171,9 +172,26 @@ def test_least_privilege(kitchen_sink: Path) -> None:
             sc = c["securityContext"]
             if not sc.get("privileged"):
                 assert sc["capabilities"]["drop"] == ["ALL"], name
-    for name in ("nvidia-device-plugin-t4-ts", "nvidia-device-plugin-l4-mps", "amdgpu-device-plugin"):
+        # issue 15: RuntimeDefault seccomp and bounded resources on every container, init containers too
+        assert pod["securityContext"] == {"seccompProfile": {"type": "RuntimeDefault"}}, name
+        for c in [*pod.get("initContainers", []), *pod["containers"]]:
+            assert set(c["resources"]) == {"requests", "limits"}, (name, c["name"])
+        # every privilege kept is explained to checkov where it is granted
+        skips = [v for k, v in obj["metadata"]["annotations"].items() if k.startswith("checkov.io/skip")]
+        assert all("=" in v and len(v.split("=", 1)[1]) > 20 for v in skips), name
+        if any(c["securityContext"].get("privileged") for c in pod["containers"]):
+            assert any(v.startswith("CKV_K8S_16=") for v in skips), name
+    for name in ("nvidia-device-plugin-t4-ts", "nvidia-device-plugin-l4-mps"):
         sc = objs[("DaemonSet", name)]["spec"]["template"]["spec"]["containers"][0]["securityContext"]
         assert sc == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}, name
+    amd = objs[("DaemonSet", "amdgpu-device-plugin")]["spec"]["template"]["spec"]["containers"][0]
+    assert amd["securityContext"] == {
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"]},
+        "readOnlyRootFilesystem": True,
+    }
+    assert {"name": "sys", "mountPath": "/sys", "readOnly": True} in amd["volumeMounts"]
+    assert amd["command"] == ["./k8s-device-plugin"] and amd["args"] == ["-logtostderr=true"]
     role = objs[("ClusterRole", "amdgpu-node-labeller")]
     assert role["rules"] == [
         {"apiGroups": [""], "resources": ["nodes"], "verbs": ["watch", "get", "list", "update"]}
@@ -289,3 +307,25 @@ def test_tolerations_are_the_narrowest_that_work(tmp_path: Path) -> None:
 )
 def test_toleration_semantics(toleration: dict[str, str], taint: Taint, expected: bool) -> None:
     assert tolerates(toleration, taint) is expected
+
+
+def test_image_digests_are_an_option(tmp_path: Path) -> None:
+    """devicePlugins.*.imageDigest pins images by digest; the digest skip annotation then goes away."""
+    nv, amd, lbl = "sha256:" + "a" * 64, "sha256:" + "b" * 64, "sha256:" + "c" * 64
+    doc = kitchen_sink_doc()
+    doc.setdefault("devicePlugins", {}).setdefault("nvidia", {})["imageDigest"] = nv
+    doc["devicePlugins"].setdefault("amd", {}).update({"imageDigest": amd, "labellerImageDigest": lbl})
+    objs = _by_name(_rendered(write_spec(tmp_path, doc)))
+    for (kind, name), obj in objs.items():
+        if kind != "DaemonSet":
+            continue
+        pod = obj["spec"]["template"]["spec"]
+        want = lbl if name == "amdgpu-node-labeller" else amd if name.startswith("amdgpu") else nv
+        for c in [*pod.get("initContainers", []), *pod["containers"]]:
+            assert c["image"].endswith(f"@{want}"), (name, c["image"])
+        assert not [v for v in obj["metadata"]["annotations"].values() if v.startswith("CKV_K8S_43=")], name
+    bad = kitchen_sink_doc()
+    bad.setdefault("devicePlugins", {}).setdefault("nvidia", {})["imageDigest"] = "sha256:XYZ"
+    with pytest.raises(SpecErrors) as exc:
+        model_of(write_spec(tmp_path, bad, "bad.yaml"))
+    assert [e.path for e in exc.value.errors] == ["devicePlugins.nvidia.imageDigest"]

@@ -46,6 +46,8 @@ DIFFERENCES: dict[str, list[str]] = {
         "tolerations add amd.com/gpu NoSchedule and the pools' taints",
         "node affinity on the pools' labels in addition to upstream's nodeSelector",
         "automountServiceAccountToken: false",
+        "command and -logtostderr=true from upstream's k8s-ds-amdgpu-dp-health.yaml, so the root file "
+        "system is read-only (readOnlyRootFilesystem: true) and /sys is mounted read-only",
     ],
     "amd/k8s-ds-amdgpu-labeller.yaml": [
         "image tag labeller-<version> instead of labeller-latest; imagePullPolicy Always dropped",
@@ -173,11 +175,23 @@ def test_mig_plugins_keep_upstream_volumes_and_add_only_sys_admin(ours: dict[str
 def test_amd_device_plugin_is_superset_of_upstream(ours: dict[str, dict[str, Any]]) -> None:
     up = _upstream_ds("amd/k8s-ds-amdgpu-dp.yaml")
     us = ours["DaemonSet/amdgpu-device-plugin"]
-    _compare_containers(up, us, security=False)
-    assert _pod(us)["containers"][0]["image"] == f"rocm/k8s-device-plugin:{AMD_VERSION}"
-    # documented difference: upstream's Helm chart securityContext instead of privileged
+    # documented difference: the health manifest's command and glog flag (logs to stderr, not /tmp)
+    health = _pod(_upstream_ds("amd/k8s-ds-amdgpu-dp-health.yaml"))["containers"][0]
+    container = _pod(us)["containers"][0]
+    assert container["command"] == health["command"]
+    assert container["args"] == ["-logtostderr=true"] and "-logtostderr=true" in health["args"]
+    up_without_flags = {**up, "spec": {**up["spec"]}}
+    up_c = {**_pod(up)["containers"][0], "command": health["command"], "args": container["args"]}
+    up_without_flags["spec"]["template"] = {
+        **up["spec"]["template"],
+        "spec": {**_pod(up), "containers": [up_c]},
+    }
+    _compare_containers(up_without_flags, us, security=False)
+    assert container["image"] == f"rocm/k8s-device-plugin:{AMD_VERSION}"
+    # documented difference: upstream's Helm chart securityContext instead of privileged, plus a
+    # read-only root file system
     helm = yaml.safe_load(reference("amd/helm-amd-gpu-values.yaml").read_text())["securityContext"]
-    assert _pod(us)["containers"][0]["securityContext"] == helm
+    assert container["securityContext"] == {**helm, "readOnlyRootFilesystem": True}
     assert is_subset(
         [{"key": "amd.com/gpu", "operator": "Exists", "effect": "NoSchedule"}], _pod(us)["tolerations"]
     )

@@ -272,13 +272,13 @@ CASES = [
         ],
     ),
     Case(
-        "coordination-dir-would-hide-flink",
+        "coordination-dir-outside-accelplane-directories",
         _k8s(discovery={"coordinationFile": "/opt/gpu-claims"}),
         [
-            "spec.yaml: flink.clusters[0].discovery.coordinationFile: the coordination file's directory /opt is "
-            "mounted from the host into every TaskManager and would hide /opt/flink, "
-            "/opt/flink/plugins/external-resource-gpu; put the file in its own directory such as "
-            "/var/lib/accelplane/gpu-coordination",
+            "spec.yaml: flink.clusters[0].discovery.coordinationFile: the coordination file's directory /opt is not "
+            "one accelplane owns (/var/lib/accelplane or /run/accelplane, accelplane-<suffix> there, or a directory "
+            "below them), but accelplane gives it to the Flink user (flink:flink, mode 2770) and mounts it into "
+            "TaskManagers; use e.g. /var/lib/accelplane/gpu-claims",
         ],
     ),
     Case(

@@ -123,11 +123,11 @@ def test_no_coordination_no_args(tmp_path: Path) -> None:
 
 def test_cluster_coordination_file_override(tmp_path: Path) -> None:
     spec = model_of(
-        write_spec(tmp_path, variant(KUBERNETES, discovery={"coordinationFile": "/run/flink-gpu/claims"}))
+        write_spec(tmp_path, variant(KUBERNETES, discovery={"coordinationFile": "/run/accelplane-gpu/claims"}))
     )
     values = effective_config(spec, spec.flink_clusters[0])
     assert values["external-resource.gpu.param.discovery-script.args"] == (
-        "--enable-coordination-mode --coordination-file /run/flink-gpu/claims --file-mode 0660 --isolated-devices"
+        "--enable-coordination-mode --coordination-file /run/accelplane-gpu/claims --file-mode 0660 --isolated-devices"
     )
 
 

@@ -135,3 +135,55 @@ def test_rendered_config_runs_gpu_taskmanagers(
         ("2", second.pid),
         ("3", second.pid),
     ]
+
+
+# Issue 15 §6: characters YAML 1.2 may not carry raw (DEL, C1, U+FFFE/U+FFFF, a lone surrogate,
+# C0 controls) and terminal/direction controls, as spec values reach them in a YAML spec.
+HOSTILE_CHARS = "del\x7f c1\x85\x9b nonchar\ufffe\uffff lone\ud800 esc\x1b[2J bell\x07 nul\x00 bidi\u202e ok ü 🚀"
+
+
+def _render_with_value(tmp_path: Path, stack: str, cluster_name: str, value: str) -> tuple[str, str]:
+    """Render ``stack`` with ``pipeline.name: value`` on one cluster: (config file name, text)."""
+    import shutil
+
+    import yaml
+
+    stacks = tmp_path / "stacks"
+    shutil.rmtree(stacks, ignore_errors=True)
+    shutil.copytree(REPO_ROOT / "stacks", stacks)
+    doc = yaml.safe_load((stacks / stack).read_text())
+    cluster = next(c for c in doc["flink"]["clusters"] if c["name"] == cluster_name)
+    cluster.setdefault("config", {})["pipeline.name"] = value
+    (stacks / stack).write_text(yaml.safe_dump(doc, sort_keys=False))  # escapes them in the spec
+    model = model_of(stacks / stack)
+    fmt = config_format(next(c for c in model.flink_clusters if c.name == cluster_name))
+    return fmt, bundle_files(build_all(model))[f"flink/{cluster_name}/{fmt}"][0]
+
+
+@pytest.mark.parametrize(
+    ("stack", "cluster_name", "fmt"),
+    [("yarn-analytics.yaml", "sessions-v100", "config.yaml"), ("edge-standalone.yaml", "edge-inference", "flink-conf.yaml")],
+)
+def test_flink_loads_every_value_that_validates(
+    stack: str, cluster_name: str, fmt: str, flink_home: Path, java_cache: Path, tmp_path: Path
+) -> None:
+    """A value with every hostile character either is rejected with `file: path: message` (only
+    the escape-less legacy flink-conf.yaml may reject), or Flink's own loader reads back exactly that
+    value from the rendered file."""
+    from accelplane.errors import SpecErrors
+
+    value = HOSTILE_CHARS
+    try:
+        got_fmt, text = _render_with_value(tmp_path, stack, cluster_name, value)
+    except SpecErrors as exc:
+        assert fmt == "flink-conf.yaml", f"config.yaml can carry any value, but: {exc}"
+        (error,) = exc.errors
+        assert error.path == "flink.clusters[0].config.pipeline.name"
+        assert "cannot carry the control character U+007F" in error.message
+        value = "bidi\u202e tab\tinside ok ü 🚀"  # what the legacy format can carry
+        got_fmt, text = _render_with_value(tmp_path, stack, cluster_name, value)
+    assert got_fmt == fmt
+    conf = tmp_path / fmt
+    conf.write_bytes(text.encode("utf-8"))
+    probed = load_file_with_flink(conf, flink_home, LIST_KEYS, cache_dir=java_cache)
+    assert probed.values["pipeline.name"] == value

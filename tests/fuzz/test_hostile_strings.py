@@ -48,6 +48,10 @@ HOSTILE = [
     "1e3",
     "back\\slash",
     "",
+    # Issue 15 §6: characters a YAML stream may not carry raw, and terminal/direction controls.
+    "del\x7f c1\x85\x9b nonchar\ufffe\uffff",
+    "esc\x1b]0;title\x07 \x1b[2J nul\x00",
+    "bidi\u202eevil\u202c",
 ]
 
 Mutation = Callable[[dict[str, Any], str], None]

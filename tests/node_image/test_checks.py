@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from accelplane.cli import main
 
 from tests.support.specs import run_validate
@@ -18,9 +19,10 @@ def test_shared_system_directory_is_refused(write_spec, capsys, monkeypatch):
     code, err = run_validate(path, capsys, monkeypatch)
     assert code == 1
     assert err == [
-        "spec.yaml: discovery.coordinationFile: the coordination file's directory /var/tmp is a shared system "
-        "directory, but accelplane gives the coordination directory to the Flink user (flink:flink, mode 2770); "
-        "use a dedicated directory, e.g. /var/lib/accelplane/flink-gpu-coordination",
+        "spec.yaml: discovery.coordinationFile: the coordination file's directory /var/tmp is not one accelplane "
+        "owns (/var/lib/accelplane or /run/accelplane, accelplane-<suffix> there, or a directory below them), but "
+        "accelplane gives it to the Flink user (flink:flink, mode 2770) and mounts it into TaskManagers; use e.g. "
+        "/var/lib/accelplane/flink-gpu-coordination",
         "accelplane: 1 error",
     ]
 
@@ -40,8 +42,9 @@ flink:
     assert code == 1
     assert err == [
         "spec.yaml: flink.defaults.discovery.coordinationFile: the coordination file's directory /opt/flink/plugins "
-        "is a shared system directory, but accelplane gives the coordination directory to the Flink user "
-        "(yarn:hadoop, mode 2770); use a dedicated directory, e.g. /var/lib/accelplane/coordination",
+        "is not one accelplane owns (/var/lib/accelplane or /run/accelplane, accelplane-<suffix> there, or a "
+        "directory below them), but accelplane gives it to the Flink user (yarn:hadoop, mode 2770) and mounts it "
+        "into TaskManagers; use e.g. /var/lib/accelplane/coordination",
         "accelplane: 1 error",
     ]
 
@@ -50,20 +53,21 @@ def test_directory_holding_the_script_is_refused(write_spec, capsys, monkeypatch
     path = write_spec(
         YARN_BASE
         + """\
-discovery: {installDir: /opt/accelplane/bin}
+discovery: {installDir: /var/lib/accelplane-gpu/bin}
 flink:
   clusters:
     - name: s
       target: yarn
       taskManager: {gpu: {amount: 1}}
-      discovery: {coordinationFile: /opt/accelplane/coordination}
+      discovery: {coordinationFile: /var/lib/accelplane-gpu/coordination}
 """
     )
     code, err = run_validate(path, capsys, monkeypatch)
     assert code == 1
     assert err == [
-        "spec.yaml: flink.clusters[0].discovery.coordinationFile: the coordination file's directory /opt/accelplane "
-        "contains the discovery script's install directory /opt/accelplane/bin; the Flink user owns the "
+        "spec.yaml: flink.clusters[0].discovery.coordinationFile: the coordination file's directory "
+        "/var/lib/accelplane-gpu contains the discovery script's install directory /var/lib/accelplane-gpu/bin; the "
+        "Flink user owns the "
         "coordination directory and could replace the script, so use a separate directory, e.g. "
         "/var/lib/accelplane/gpu-coordination",
         "accelplane: 1 error",
@@ -96,22 +100,70 @@ def test_root_install_dir_is_refused(write_spec, capsys, monkeypatch):
     ]
 
 
-def test_only_directories_accelplane_creates_are_checked(write_spec, capsys, monkeypatch):
-    """Kubernetes without nodeImage: no node/ and no image, so no directory is created or checked."""
-    path = write_spec(
-        """\
-cluster: {name: k8s, platforms: [kubernetes]}
+HOSTILE_COORDINATION_FILES = [
+    "/etc/gpu-coordination",
+    "/etc/kubernetes/manifests/gpu-coordination",
+    "/etc/sudoers.d/accelplane-gpu",
+    "/root/.ssh/authorized_keys",
+    "/etc/cron.d/x",
+    "/etc/ssh/sshd_config",
+    "/var/lib/kubelet/gpu-coordination",
+    "/var/lib/accelplanex/gpu-coordination",
+    "/run/gpu-coordination",
+    "/var/lib/gpu-coordination",
+    "/tmp/accelplane/gpu-coordination",
+]
+
+
+K8S_ONLY = """\
+cluster: {{name: k8s, platforms: [kubernetes]}}
 nodePools:
-  - {name: a100, nodes: 1, gpu: {vendor: nvidia, perNode: 8}, labels: {accelplane.io/pool: a100}}
-discovery: {coordinationFile: /var/tmp/flink-gpu-coordination}
+  - {{name: a100, nodes: 1, gpu: {{vendor: nvidia, perNode: 8}}, labels: {{accelplane.io/pool: a100}}}}
+{discovery}
 flink:
   clusters:
-    - {name: c, target: kubernetes, image: "registry.example.internal/flink-gpu:1.20.5-py3",
-       taskManager: {gpu: {amount: 1, pool: a100}}}
+    - {{name: c, target: kubernetes, image: "registry.example.internal/flink-gpu:1.20.5-py3",
+       taskManager: {{gpu: {{amount: 1, pool: a100}}}}{cluster_discovery}}}
 """
+
+
+@pytest.mark.parametrize("where", ["spec", "cluster", "yarn"])
+@pytest.mark.parametrize("coordination_file", HOSTILE_COORDINATION_FILES)
+def test_system_directories_are_refused_on_every_platform(write_spec, capsys, monkeypatch, coordination_file, where):
+    """Issue 15 §1: Kubernetes without nodeImage (pod templates' hostPath + init container), a cluster
+    override, and YARN hosts (node/ provisioning) all refuse the same paths with `file: path: message`."""
+    if where == "spec":
+        text = K8S_ONLY.format(discovery=f"discovery: {{coordinationFile: {coordination_file}}}", cluster_discovery="")
+        path_text = "discovery.coordinationFile"
+    elif where == "cluster":
+        text = K8S_ONLY.format(
+            discovery="", cluster_discovery=f", discovery: {{coordinationFile: {coordination_file}}}"
+        )
+        path_text = "flink.clusters[0].discovery.coordinationFile"
+    else:
+        text = YARN_BASE + f"discovery: {{coordinationFile: {coordination_file}}}\n"
+        path_text = "discovery.coordinationFile"
+    code, err = run_validate(write_spec(text), capsys, monkeypatch)
+    directory = coordination_file.rsplit("/", 1)[0]
+    assert code == 1
+    assert err[-1] == "accelplane: 1 error"
+    assert err[0].startswith(
+        f"spec.yaml: {path_text}: the coordination file's directory {directory} is not one accelplane owns"
     )
-    code, err = run_validate(path, capsys, monkeypatch)
-    assert (code, err) == (0, [])
+
+
+@pytest.mark.parametrize(
+    "coordination_file",
+    [
+        "/var/lib/accelplane/gpu-coordination",
+        "/run/accelplane/gpu-coordination",
+        "/var/lib/accelplane-fraud/coordination",
+        "/var/lib/accelplane/yarn/t4/coordination",
+    ],
+)
+def test_directories_accelplane_owns_are_accepted(write_spec, capsys, monkeypatch, coordination_file):
+    text = K8S_ONLY.format(discovery=f"discovery: {{coordinationFile: {coordination_file}}}", cluster_discovery="")
+    assert run_validate(write_spec(text), capsys, monkeypatch) == (0, [])
 
 
 def test_example_stacks_are_valid(capsys):

@@ -97,13 +97,28 @@ def test_build_context_contents(write_spec):
     assert "python3 -m venv /opt/accelplane/venv" in run
     # Coordination directories of the Kubernetes clusters (default + k8s-b's override), owned by
     # the Flink user, mode 2770; YARN/standalone-only directories are not the image's business.
-    assert run.endswith("install -d -o flinkgpu -g gpu-users -m 2770 /run/accelplane-k8s /var/lib/accelplane")
+    # Create-then-own: mkdir (fails on an existing directory), then chown.
+    assert run.endswith(
+        "&& mkdir -m 2770 /run/accelplane-k8s /var/lib/accelplane "
+        "&& chown flinkgpu:gpu-users /run/accelplane-k8s /var/lib/accelplane"
+    )
+    assert "install -d" not in run
     assert "id -u flinkgpu" in run
     envs = [args for kw, args in ins if kw == "ENV"]
     assert envs == ['PATH="/opt/accelplane/venv/bin:${PATH}" CUDA_DEVICE_ORDER=PCI_BUS_ID']
     # The Flink configuration is rendered per cluster, never baked into the image.
     assert "external-resource" not in "".join(a for _, a in ins)
     assert not [a for _, a in ins if "/conf" in a or "FLINK_PROPERTIES" in a]
+
+
+def test_nested_coordination_directory_gets_root_owned_parents(write_spec):
+    spec = FULL_SPEC.replace("/run/accelplane-k8s/coordination", "/run/accelplane/k8s/b/coordination")
+    (run,) = [a for kw, a in instructions(files_for(write_spec(spec))["node-image/Dockerfile"][0]) if kw == "RUN"]
+    assert run.endswith(
+        "&& mkdir -m 0755 /run/accelplane /run/accelplane/k8s "
+        "&& mkdir -m 2770 /run/accelplane/k8s/b /var/lib/accelplane "
+        "&& chown flinkgpu:gpu-users /run/accelplane/k8s/b /var/lib/accelplane"
+    )
 
 
 def test_no_build_context_without_node_image(write_spec):
@@ -121,7 +136,7 @@ def test_defaults_from_example_stack():
     assert ins[:2] == [("ARG", "BASE_IMAGE=flink:1.20.1-java17"), ("FROM", "${BASE_IMAGE}")]
     (run,) = [a for kw, a in ins if kw == "RUN"]
     assert "nvidia-ml-py==12.575.51" in run
-    assert run.endswith("install -d -o flink -g flink -m 2770 /var/lib/accelplane")
+    assert run.endswith("&& mkdir -m 2770 /var/lib/accelplane && chown flink:flink /var/lib/accelplane")
     assert [a for kw, a in ins if kw == "COPY"] == [
         "--chown=0:0 --chmod=0755 accelplane-gpu-discovery "
         "/opt/flink/plugins/external-resource-gpu/accelplane-gpu-discovery"

@@ -92,12 +92,11 @@ def test_provision_twice_second_run_changes_nothing(rendered, fake_root):
         f"installed /{SCRIPT}",
         "created directory /etc/tmpfiles.d",
         f"installed /{TMPFILES}",
+        "created directory /var/lib",  # an empty fake root; a host has /var/lib
         "created directory /var/lib/accelplane",
         *([f"owner of /var/lib/accelplane set to {uid}:{gid}"] if os.geteuid() == 0 else []),
-        "mode of /var/lib/accelplane set to 2770",
         "created directory /var/lib/accelplane/yarn",
         *([f"owner of /var/lib/accelplane/yarn set to {uid}:{gid}"] if os.geteuid() == 0 else []),
-        "mode of /var/lib/accelplane/yarn set to 2770",
     ]
 
     script = fake_root / SCRIPT
@@ -153,17 +152,16 @@ def test_repairs_drift(rendered, fake_root):
     assert changes(again.stderr) == []
 
 
-def test_owner_left_alone_until_accounts_exist(rendered, fake_root):
-    """With --root, users are never created; without them in ROOT/etc/passwd the owner is left
-    as is (noted), and a later run sets it."""
+def test_directory_not_created_until_accounts_exist(rendered, fake_root):
+    """With --root, users are never created; without them in ROOT/etc/passwd the coordination
+    directory is not created (it could not be handed over, and a later run must not re-own a
+    directory it cannot tell it created); a later run creates and owns it."""
     make_fake_root(fake_root, None, None)
     result = run_provisioner(rendered / "node/provision.sh", "--root", str(fake_root))
     assert result.returncode == 0, result.stderr
     assert "note: flinkgpu or gpu-users is not in" in result.stderr
-    assert not [c for c in changes(result.stderr) if c.startswith("owner")]
-    st = (fake_root / NODE_DIRS[0]).stat()
-    assert (st.st_uid, st.st_gid) == (os.geteuid(), os.getegid())
-    assert stat.S_IMODE(st.st_mode) == 0o2770
+    assert "/var/lib/accelplane is not created yet" in result.stderr
+    assert not (fake_root / NODE_DIRS[0]).exists()
 
     uid, gid = make_fake_root(fake_root, "flinkgpu", "gpu-users")
     result = run_provisioner(rendered / "node/provision.sh", "--root", str(fake_root))
@@ -173,6 +171,28 @@ def test_owner_left_alone_until_accounts_exist(rendered, fake_root):
     for d in NODE_DIRS:
         st = (fake_root / d).stat()
         assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (uid, gid, 0o2770)
+
+
+@pytest.mark.parametrize("owner", ["root", "other"])
+def test_never_re_owns_a_directory_it_did_not_create(rendered, fake_root, owner):
+    """Issue 15 §1: an existing coordination directory that is not the Flink user's (a system
+    directory if the spec check were bypassed, another tool's) is refused and left unchanged."""
+    if owner == "other" and os.geteuid() != 0:
+        pytest.skip("chown to another uid needs root")
+    make_fake_root(fake_root, "flinkgpu", "gpu-users")
+    existing = fake_root / NODE_DIRS[0]
+    existing.mkdir(parents=True, mode=0o755)
+    (existing / "keep").write_text("someone else's\n")
+    if owner == "other":
+        os.chown(existing, 1234, 1234)
+    before = existing.stat()
+    result = run_provisioner(rendered / "node/provision.sh", "--root", str(fake_root))
+    assert result.returncode == 1
+    assert "error: /var/lib/accelplane exists and belongs to" in result.stderr
+    assert "takes over only directories it creates" in result.stderr
+    after = existing.stat()
+    assert (after.st_uid, after.st_gid, after.st_mode) == (before.st_uid, before.st_gid, before.st_mode)
+    assert not (fake_root / NODE_DIRS[1]).exists()
 
 
 def test_refuses_symlinked_coordination_directory(rendered, fake_root):
@@ -189,7 +209,7 @@ def test_refuses_symlinked_coordination_directory(rendered, fake_root):
 
 def test_warns_about_unusable_coordination_file_and_leaves_it(rendered, fake_root):
     make_fake_root(fake_root, "flinkgpu", "gpu-users")
-    (fake_root / "var/lib/accelplane").mkdir(parents=True)
+    assert run_provisioner(rendered / "node/provision.sh", "--root", str(fake_root)).returncode == 0
     link = fake_root / "var/lib/accelplane/gpu-coordination"
     link.symlink_to("/etc/passwd")
     result = run_provisioner(rendered / "node/provision.sh", "--root", str(fake_root))

@@ -28,6 +28,18 @@ import hashlib
 from typing import Any
 
 from accelplane.artifacts import Bundle, K8sObject, k8s_object
+from accelplane.builders.hardening import (
+    NO_NETWORK,
+    NO_PROBES,
+    PULL_POLICY,
+    ROOT_FOR_KUBELET_SOCKET,
+    RUNTIME_DEFAULT_SECCOMP,
+    SMALL_DAEMON,
+    UNVERIFIED_READ_ONLY_ROOT,
+    checkov_skips,
+    digest_reason,
+    resources,
+)
 from accelplane.derive.device_plugin_placement import (
     AMD_LABELLER_NAME,
     AMD_PLUGIN_NAME,
@@ -111,8 +123,21 @@ def config_map_name(pool: NodePool, text: str) -> str:
 # --- manifests -------------------------------------------------------------------------------
 
 
-def _image(repo: str, tag: str) -> str:
-    return f"{repo}:{tag}"
+def _image(repo: str, tag: str, digest: str | None = None) -> str:
+    return f"{repo}:{tag}@{digest}" if digest else f"{repo}:{tag}"
+
+
+def _common_skips(digest: str | None, digest_field: str) -> dict[str, str]:
+    """Findings every device-plugin DaemonSet shares, with the reason (see builders.hardening)."""
+    out = {
+        "CKV_K8S_8": NO_PROBES,
+        "CKV_K8S_9": NO_PROBES,
+        "CKV_K8S_15": PULL_POLICY,
+        "CKV2_K8S_6": NO_NETWORK,
+    }
+    if digest is None:
+        out["CKV_K8S_43"] = digest_reason(digest_field)
+    return out
 
 
 def _selector(name: str, pool: NodePool | None) -> dict[str, str]:
@@ -127,10 +152,14 @@ def _daemonset(
     placement: Placement,
     selector: dict[str, str],
     pod_spec: dict[str, Any],
+    skips: dict[str, str],
     extra_labels: dict[str, str] | None = None,
 ) -> K8sObject:
+    """A DaemonSet whose pod runs with the RuntimeDefault seccomp profile; ``skips`` (check id →
+    reason) explain the privileges it keeps to checkov."""
     labels = {**spec.common_labels(), **(extra_labels or {}), **selector}
     pod: dict[str, Any] = dict(pod_spec)
+    pod["securityContext"] = {**RUNTIME_DEFAULT_SECCOMP, **pod.get("securityContext", {})}
     if placement.node_selector:
         pod["nodeSelector"] = dict(placement.node_selector)
     pod["affinity"] = pool_node_affinity(placement.pools)
@@ -149,6 +178,7 @@ def _daemonset(
         family=FAMILY,
         namespace=spec.device_plugins.namespace,
         labels=labels,
+        annotations=checkov_skips(skips),
         body=body,
     )
 
@@ -173,7 +203,7 @@ _CONFIG_MOUNT = {"name": "config", "mountPath": CONFIG_DIR, "readOnly": True}
 def _nvidia_objects(spec: Spec, pool: NodePool, by_name: dict[str, Placement]) -> list[K8sObject]:
     assert pool.gpu is not None
     nv = spec.device_plugins.nvidia
-    image = _image(nv.image, nv.version)
+    image = _image(nv.image, nv.version, nv.image_digest)
     mig = pool.gpu.mig.strategy != "none"
     mps = pool.gpu.sharing.strategy == "mps"
     cdi = nv.device_list_strategy.startswith("cdi-")
@@ -224,8 +254,21 @@ def _nvidia_objects(spec: Spec, pool: NodePool, by_name: dict[str, Placement]) -
     container: dict[str, Any] = {"name": "nvidia-device-plugin-ctr", "image": image}
     if env:
         container["env"] = env
+    container["resources"] = SMALL_DAEMON
     container["securityContext"] = nvidia_security_context(pool)
     container["volumeMounts"] = mounts
+    skips = {
+        **_common_skips(nv.image_digest, "devicePlugins.nvidia.imageDigest"),
+        "CKV_K8S_22": UNVERIFIED_READ_ONLY_ROOT,
+        "CKV_K8S_23": ROOT_FOR_KUBELET_SOCKET,
+        "CKV_K8S_40": ROOT_FOR_KUBELET_SOCKET,
+    }
+    if mig:
+        why = (
+            "MIG: reads /proc/driver/nvidia/capabilities/mig/monitor, which needs SYS_ADMIN (upstream Helm "
+            "chart); the API server refuses allowPrivilegeEscalation: false together with SYS_ADMIN"
+        )
+        skips.update({"CKV_K8S_20": why, "CKV_K8S_25": why, "CKV_K8S_37": why, "CKV_K8S_39": why})
     pod = {
         "priorityClassName": SYSTEM_NODE_CRITICAL,
         "automountServiceAccountToken": False,
@@ -233,7 +276,7 @@ def _nvidia_objects(spec: Spec, pool: NodePool, by_name: dict[str, Placement]) -
         "volumes": volumes,
     }
     objects.append(
-        _daemonset(spec, by_name[nvidia_plugin_name(pool)], _selector("nvidia-device-plugin", pool), pod)
+        _daemonset(spec, by_name[nvidia_plugin_name(pool)], _selector("nvidia-device-plugin", pool), pod, skips)
     )
 
     # GPU Feature Discovery
@@ -271,16 +314,23 @@ def _gfd(spec: Spec, pool: NodePool, placement: Placement, image: str, cm_name: 
         "image": image,
         "command": ["/usr/bin/gpu-feature-discovery"],
         "env": env,
+        "resources": SMALL_DAEMON,
         # upstream: privileged access is required to read vGPU information on the host
         "securityContext": {"privileged": True},
         "volumeMounts": mounts,
     }
     pod = {"automountServiceAccountToken": False, "containers": [container], "volumes": volumes}
+    privileged = "upstream runs GPU Feature Discovery privileged: it reads vGPU and MIG information from the host"
+    skips = {
+        **_common_skips(spec.device_plugins.nvidia.image_digest, "devicePlugins.nvidia.imageDigest"),
+        **dict.fromkeys(("CKV_K8S_16", "CKV_K8S_20", "CKV_K8S_22", "CKV_K8S_23", "CKV_K8S_40"), privileged),
+        **dict.fromkeys(("CKV_K8S_28", "CKV_K8S_37"), privileged),
+    }
     extra = {"app.kubernetes.io/part-of": "nvidia-gpu"}
     version = spec.device_plugins.nvidia.version.removeprefix("v")
     if is_label_value(version):
         extra["app.kubernetes.io/version"] = version
-    return _daemonset(spec, placement, _selector("gpu-feature-discovery", pool), pod, extra)
+    return _daemonset(spec, placement, _selector("gpu-feature-discovery", pool), pod, skips, extra)
 
 
 def _mps_daemon(spec: Spec, pool: NodePool, placement: Placement, image: str, cm_name: str) -> K8sObject:
@@ -292,6 +342,7 @@ def _mps_daemon(spec: Spec, pool: NodePool, placement: Placement, image: str, cm
         "name": "mps-control-daemon-mounts",
         "image": image,
         "command": ["mps-control-daemon", "mount-shm"],
+        "resources": SMALL_DAEMON,
         "securityContext": {"privileged": True},
         "volumeMounts": [{"name": "mps-root", "mountPath": "/mps", "mountPropagation": "Bidirectional"}],
     }
@@ -308,6 +359,7 @@ def _mps_daemon(spec: Spec, pool: NodePool, placement: Placement, image: str, cm
             {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
             {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"},
         ],
+        "resources": resources("100m", "128Mi", "1", "1Gi"),
         "securityContext": {"privileged": True},
         "volumeMounts": [
             {"name": "mps-shm", "mountPath": "/dev/shm"},
@@ -327,7 +379,18 @@ def _mps_daemon(spec: Spec, pool: NodePool, placement: Placement, image: str, cm
             _config_volume(cm_name),
         ],
     }
-    return _daemonset(spec, placement, _selector("nvidia-mps-control-daemon", pool), pod)
+    privileged = (
+        "upstream runs the MPS control daemon privileged with hostPID: it mounts a shared /dev/shm with "
+        "bidirectional propagation and starts the MPS server on the host's GPUs"
+    )
+    skips = {
+        **_common_skips(spec.device_plugins.nvidia.image_digest, "devicePlugins.nvidia.imageDigest"),
+        **dict.fromkeys(
+            ("CKV_K8S_16", "CKV_K8S_17", "CKV_K8S_20", "CKV_K8S_22", "CKV_K8S_23", "CKV_K8S_28"), privileged
+        ),
+        **dict.fromkeys(("CKV_K8S_37", "CKV_K8S_40"), privileged),
+    }
+    return _daemonset(spec, placement, _selector("nvidia-mps-control-daemon", pool), pod, skips)
 
 
 def _amd_objects(spec: Spec, by_name: dict[str, Placement]) -> list[K8sObject]:
@@ -335,14 +398,25 @@ def _amd_objects(spec: Spec, by_name: dict[str, Placement]) -> list[K8sObject]:
     objects: list[K8sObject] = []
     plugin = {
         "name": "amdgpu-dp-cntr",
-        "image": _image(amd.image, amd.version),
+        "image": _image(amd.image, amd.version, amd.image_digest),
+        # upstream k8s-ds-amdgpu-dp-health.yaml's command: glog logs to stderr instead of /tmp, so the
+        # root file system can be read-only
+        "command": ["./k8s-device-plugin"],
+        "args": ["-logtostderr=true"],
+        "resources": SMALL_DAEMON,
         # upstream Helm chart's securityContext: the plugin only reads /sys and hands device paths
-        # to the kubelet, it needs no privilege (the static manifest's privileged: true is dropped)
-        "securityContext": dict(DROP_ALL_NO_ESCALATION),
+        # to the kubelet, it needs no privilege (the static manifest's privileged: true is dropped);
+        # it writes only its socket into the kubelet's directory, so /sys and its root are read-only
+        "securityContext": {**DROP_ALL_NO_ESCALATION, "readOnlyRootFilesystem": True},
         "volumeMounts": [
             {"name": "dp", "mountPath": KUBELET_DEVICE_PLUGINS_DIR},
-            {"name": "sys", "mountPath": "/sys"},
+            {"name": "sys", "mountPath": "/sys", "readOnly": True},
         ],
+    }
+    skips = {
+        **_common_skips(amd.image_digest, "devicePlugins.amd.imageDigest"),
+        "CKV_K8S_23": ROOT_FOR_KUBELET_SOCKET,
+        "CKV_K8S_40": ROOT_FOR_KUBELET_SOCKET,
     }
     pod = {
         "restartPolicy": "Always",
@@ -354,7 +428,7 @@ def _amd_objects(spec: Spec, by_name: dict[str, Placement]) -> list[K8sObject]:
             {"name": "sys", "hostPath": {"path": "/sys"}},
         ],
     }
-    objects.append(_daemonset(spec, by_name[AMD_PLUGIN_NAME], _selector(AMD_PLUGIN_NAME, None), pod))
+    objects.append(_daemonset(spec, by_name[AMD_PLUGIN_NAME], _selector(AMD_PLUGIN_NAME, None), pod, skips))
     if amd.labeller:
         objects += _amd_labeller(spec, by_name[AMD_LABELLER_NAME])
     return objects
@@ -396,11 +470,12 @@ def _amd_labeller(spec: Spec, placement: Placement) -> list[K8sObject]:
     )
     container = {
         "name": "amdgpu-lr-cntr",
-        "image": _image(amd.image, f"labeller-{amd.version}"),
+        "image": _image(amd.image, f"labeller-{amd.version}", amd.labeller_image_digest),
         "workingDir": "/root",
         "command": ["./k8s-node-labeller"],
         "args": list(AMD_LABELLER_ARGS),
         "env": [{"name": "DS_NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}],
+        "resources": SMALL_DAEMON,
         # upstream: privileged is needed for /dev
         "securityContext": {"privileged": True, "capabilities": {"drop": ["ALL"]}},
         "volumeMounts": [
@@ -417,7 +492,13 @@ def _amd_labeller(spec: Spec, placement: Placement) -> list[K8sObject]:
             {"name": "dev", "hostPath": {"path": "/dev", "type": "Directory"}},
         ],
     }
-    ds = _daemonset(spec, placement, _selector(AMD_LABELLER_NAME, None), pod)
+    privileged = "upstream runs the AMD node labeller privileged: it reads GPU properties through the host's /dev"
+    skips = {
+        **_common_skips(amd.labeller_image_digest, "devicePlugins.amd.labellerImageDigest"),
+        **dict.fromkeys(("CKV_K8S_16", "CKV_K8S_20", "CKV_K8S_22", "CKV_K8S_23", "CKV_K8S_40"), privileged),
+        "CKV_K8S_38": "the labeller labels its node through the API (upstream RBAC: nodes get/list/watch/update)",
+    }
+    ds = _daemonset(spec, placement, _selector(AMD_LABELLER_NAME, None), pod, skips)
     return [sa, role, binding, ds]
 
 

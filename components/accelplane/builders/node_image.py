@@ -30,6 +30,7 @@ from accelplane.artifacts import Bundle, FileArtifact
 from accelplane.derive.discovery_paths import (
     IMAGE_PLATFORMS,
     CoordinationFile,
+    accelplane_base,
     coordination_files,
     node_gpu_pools,
     node_platforms,
@@ -153,8 +154,23 @@ def dockerfile(spec: Spec) -> str:
         ),
         venv=VENV,
         dir_mode=DIR_MODE,
+        parent_dirs=parent_dirs([c.path for c in dirs]),
         coordination_dirs=[c.path for c in dirs],
     )
+
+
+def parent_dirs(directories: list[str]) -> list[str]:
+    """Directories to create (root-owned, 0755) before ``directories``, parents first: every
+    ancestor below its allowlisted root that is not itself one of ``directories``."""
+    wanted = set(directories)
+    out: set[str] = set()
+    for d in directories:
+        base = accelplane_base(d)
+        parent = posixpath.dirname(d)
+        while len(parent) >= len(base) and parent not in wanted:
+            out.add(parent)
+            parent = posixpath.dirname(parent)
+    return sorted(out)
 
 
 def tmpfiles_rule(spec: Spec, dirs: list[CoordinationDir]) -> str:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from accelplane import discovery_constants
+from accelplane.builders.hardening import RUNTIME_DEFAULT_SECCOMP, checkov_skips
 from accelplane.derive.dra import CLAIM_NAME, claim_template_name, cluster_device_class, is_dra_pool
 from accelplane.derive.flink_keys import flink_image, gpu_amount
 from accelplane.derive.flink_pods import GROUP_NAME_ANNOTATION, coordination_dir, podgroup_name
@@ -132,9 +133,10 @@ def _gpu_container_and_volumes(
     if cluster.coordination:
         directory = coordination_dir(cluster)
         mounts.append({"name": COORDINATION_VOLUME, "mountPath": directory})
-        # The node directory shared by the TaskManagers of a node. kubelet creates it root-owned;
-        # the init container hands it to the Flink uid (mode 2770) so discovery, which runs as
-        # that uid and refuses foreign-owned files, can create and lock the coordination file.
+        # The node directory shared by the TaskManagers of a node (one accelplane owns, see
+        # accelplane.derive.discovery_paths). kubelet creates it root-owned; the init container
+        # hands that fresh directory to the Flink uid (mode 2770) so discovery, which runs as that
+        # uid and refuses foreign-owned files, can create and lock the coordination file.
         volumes.append(
             {"name": COORDINATION_VOLUME, "hostPath": {"path": directory, "type": "DirectoryOrCreate"}}
         )
@@ -146,35 +148,58 @@ def _gpu_container_and_volumes(
     return container, volumes, init
 
 
+COORDINATION_DIR_SCRIPT = """\
+set -eu
+d=$1 want={uid}:{uid}:{mode}
+if [ -L "$d" ] || [ ! -d "$d" ]; then
+  echo "accelplane: $d is not a directory" >&2; exit 1
+fi
+state=$(stat -c %u:%g:%a -- "$d")
+case $state in
+  "$want") exit 0 ;;
+  0:0:*)
+    if [ -z "$(ls -A -- "$d")" ]; then
+      chmod {mode} -- "$d"
+      chown {uid}:{uid} -- "$d"
+      exit 0
+    fi ;;
+esac
+echo "accelplane: $d (owner:group:mode $state) was not created for accelplane;" \\
+  "refusing to change its owner or mode (expected $want, or an empty root-owned directory)" >&2
+exit 1
+"""
+"""Shell program of the init container (the directory arrives as ``$1``, never inside the program).
+
+It takes over only the directory kubelet has just created for the pod's ``DirectoryOrCreate``
+hostPath: root-owned and empty. A directory already prepared (Flink uid, mode 2770) is left as is;
+anything else is refused, never chowned or chmodded. ``chmod`` runs while root still owns the
+directory and ``chown`` keeps a directory's setgid bit, so ``CHOWN`` is the only capability needed.
+"""
+
+
 def coordination_dir_init_container(cluster: FlinkCluster, directory: str) -> dict[str, Any]:
     """Init container that prepares the node's coordination directory for the Flink uid.
 
-    Least privilege: no shell (the path reaches ``install`` as one argv element), root only for
-    ``chown``/``chmod`` of that one directory with just ``CHOWN`` and ``FOWNER``, no privilege
-    escalation, read-only root filesystem. Idempotent: an existing directory is only re-owned.
+    Least privilege: the spec's path reaches the fixed program `COORDINATION_DIR_SCRIPT` as one
+    argv element (never part of the program), root only with the ``CHOWN`` capability, no privilege
+    escalation, read-only root filesystem, RuntimeDefault seccomp profile, small CPU/memory limits.
+    Idempotent, and it never re-owns a directory it did not create (see the script).
     """
     uid = str(discovery_constants.FLINK_UID)
+    script = COORDINATION_DIR_SCRIPT.format(uid=uid, mode=discovery_constants.COORDINATION_DIR_MODE)
     return {
         "name": COORDINATION_INIT_CONTAINER,
         "image": flink_image(cluster),
-        "command": [
-            "install",
-            "-d",
-            "-o",
-            uid,
-            "-g",
-            uid,
-            "-m",
-            discovery_constants.COORDINATION_DIR_MODE,
-            directory,
-        ],
+        "command": ["sh", "-c", script, COORDINATION_INIT_CONTAINER, directory],
         "volumeMounts": [{"name": COORDINATION_VOLUME, "mountPath": directory}],
         "securityContext": {
             "runAsUser": 0,
+            "runAsGroup": 0,
             "runAsNonRoot": False,
             "allowPrivilegeEscalation": False,
             "readOnlyRootFilesystem": True,
-            "capabilities": {"drop": ["ALL"], "add": ["CHOWN", "FOWNER"]},
+            "capabilities": {"drop": ["ALL"], "add": ["CHOWN"]},
+            "seccompProfile": {"type": "RuntimeDefault"},
         },
         "resources": {
             "requests": {"cpu": "10m", "memory": "16Mi"},
@@ -183,12 +208,51 @@ def coordination_dir_init_container(cluster: FlinkCluster, directory: str) -> di
     }
 
 
+MAIN_CONTAINER_SECURITY: dict[str, Any] = {
+    "runAsUser": discovery_constants.FLINK_UID,
+    "runAsGroup": discovery_constants.FLINK_UID,
+    "runAsNonRoot": True,
+    "allowPrivilegeEscalation": False,
+    "capabilities": {"drop": ["ALL"]},
+}
+"""Flink's main container: the official images' flink user (the coordination directory is handed
+to that uid), no capabilities, no escalation. Flink keeps a template's securityContext (it
+overwrites only image, pull policy, command/args, ports and resources, and merges env and mounts)."""
+
+_FLINK_SETS = "Flink sets it on the pods it creates from its configuration (this template is merged into them)"
+POD_TEMPLATE_SKIPS: dict[str, str] = {
+    "CKV_K8S_8": "Flink creates no probes; the JobManager detects lost TaskManagers by heartbeat and replaces them",
+    "CKV_K8S_9": "Flink creates no probes; the JobManager detects lost TaskManagers by heartbeat and replaces them",
+    "CKV_K8S_10": f"resources: {_FLINK_SETS} (memory and CPU settings of the cluster)",
+    "CKV_K8S_11": f"resources: {_FLINK_SETS} (memory and CPU settings of the cluster)",
+    "CKV_K8S_12": f"resources: {_FLINK_SETS} (memory and CPU settings of the cluster)",
+    "CKV_K8S_13": f"resources: {_FLINK_SETS} (memory and CPU settings of the cluster)",
+    "CKV_K8S_14": f"image: {_FLINK_SETS} (kubernetes.container.image.ref, the spec's pinned image)",
+    "CKV_K8S_15": f"imagePullPolicy: {_FLINK_SETS} (kubernetes.container.image.pull-policy)",
+    "CKV_K8S_21": "Flink creates the pods in its configured namespace; a template carries none",
+    "CKV_K8S_22": "Flink writes logs, temporary files and state working directories inside the container",
+    "CKV_K8S_38": "Flink's Kubernetes resource manager and HA services use the API with the pod's service account",
+    "CKV_K8S_40": "uid 9999 is the flink user of the official Flink images and of the accelplane node image",
+    "CKV_K8S_43": f"image: {_FLINK_SETS}; pin it by digest in the spec's image (name@sha256:...)",
+    "CKV2_K8S_6": "network policies of the Flink namespace belong to its owner; accelplane renders none",
+}
+"""Findings of checkov on a pod template that Flink or the cluster owner decides, with the reason."""
+
+COORDINATION_INIT_SKIPS: dict[str, str] = dict.fromkeys(
+    ("CKV_K8S_23", "CKV_K8S_25", "CKV_K8S_37"),
+    "init container accelplane-coordination-dir: root with only CHOWN, to hand the directory kubelet just "
+    "created to the Flink uid (it refuses any other directory)",
+)
+
+
 def pod_template(spec: Spec, cluster: FlinkCluster, role: Role) -> dict[str, Any]:
     """The pod template of one role as a plain ``v1/Pod`` manifest."""
     pod_spec: dict[str, Any] = {"schedulerName": spec.volcano.scheduler_name}
     if cluster.priority_class is not None:
         pod_spec["priorityClassName"] = cluster.priority_class
-    container: dict[str, Any] = {"name": MAIN_CONTAINER}
+    pod_spec["securityContext"] = dict(RUNTIME_DEFAULT_SECCOMP)
+    container: dict[str, Any] = {"name": MAIN_CONTAINER, "securityContext": dict(MAIN_CONTAINER_SECURITY)}
+    skips = dict(POD_TEMPLATE_SKIPS)
     if role == "taskmanager" and gpu_amount(cluster) > 0:
         pod_spec.update(placement(spec, cluster))
         extra, volumes, init = _gpu_container_and_volumes(spec, cluster)
@@ -201,6 +265,7 @@ def pod_template(spec: Spec, cluster: FlinkCluster, role: Role) -> dict[str, Any
         pod_spec["volumes"] = volumes
         if init:
             pod_spec["initContainers"] = init
+            skips.update(COORDINATION_INIT_SKIPS)
     pod_spec["containers"] = [container]
     return {
         "apiVersion": "v1",
@@ -208,7 +273,7 @@ def pod_template(spec: Spec, cluster: FlinkCluster, role: Role) -> dict[str, Any
         "metadata": {
             "name": f"{cluster.name}-{role}-template",
             "labels": _labels(spec, cluster, role),
-            "annotations": {GROUP_NAME_ANNOTATION: podgroup_name(cluster)},
+            "annotations": {GROUP_NAME_ANNOTATION: podgroup_name(cluster), **checkov_skips(skips)},
         },
         "spec": pod_spec,
     }

@@ -188,9 +188,21 @@ def _check_placements(spec: Spec) -> Iterator[Problem]:
                     "nodes yourself",
                 )
     overlaps: dict[tuple[str, str], list[str]] = {}
+    # Pools by each (label, value) they carry: a pool can only carry every label of an owner pool
+    # if it carries the owner's rarest one, so only those are compared (pairwise over all pools was
+    # quadratic, issue 15 §10).
+    by_label: dict[tuple[str, str], list[int]] = {}
+    for i, pool in enumerate(k8s_pools):
+        for label in pool.labels:
+            by_label.setdefault(label, []).append(i)
     for placement in all_placements:
         extra = dict(placement.node_selector)
-        for other in k8s_pools:
+        candidates: set[int] = set()
+        for owner in placement.pools:
+            if owner.labels:
+                rarest: list[int] = min((by_label.get(lb, []) for lb in owner.labels), key=len)
+                candidates.update(rarest)
+        for other in (k8s_pools[i] for i in sorted(candidates)):
             if other in placement.pools:
                 continue
             other_labels = pool_labels(other)

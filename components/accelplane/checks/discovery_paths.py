@@ -1,20 +1,18 @@
-"""Checks that the directories accelplane hands to the Flink user are dedicated ones."""
+"""Checks that the directories accelplane hands to the Flink user are ones accelplane owns."""
 
 from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterator
 
-from accelplane.derive.discovery_paths import SHARED_DIRECTORIES, prepared_coordination_files
+from accelplane.derive.discovery_paths import coordination_dir_problem, used_coordination_files
 from accelplane.errors import Problem
 from accelplane.model import Spec
 
 
 def check(spec: Spec) -> Iterator[Problem]:
-    """Coordination directories that accelplane would hand to the Flink user must be dedicated ones."""
-    files = prepared_coordination_files(spec)
-    if not files:
-        return
+    """Every coordination file in use, on every platform, is in a directory accelplane owns
+    (`accelplane.derive.discovery_paths.coordination_dir_problem`) that does not hold the script."""
     install_dir = spec.discovery.install_dir
     if install_dir == "/":
         yield Problem(
@@ -28,7 +26,7 @@ def check(spec: Spec) -> Iterator[Problem]:
             f"{install_dir!r} is not a normalized path (no '.', '..', '//' or trailing '/'); "
             f"write {posixpath.normpath(install_dir)!r}",
         )
-    for f in files:
+    for f in used_coordination_files(spec):
         if posixpath.normpath(f.path) != f.path:
             yield Problem(
                 f.spec_path,
@@ -37,12 +35,13 @@ def check(spec: Spec) -> Iterator[Problem]:
             )
             continue
         d = f.directory
-        if d in SHARED_DIRECTORIES:
+        problem = coordination_dir_problem(d)
+        if problem is not None:
             yield Problem(
                 f.spec_path,
-                f"the coordination file's directory {d} is a shared system directory, but accelplane gives "
-                f"the coordination directory to the Flink user ({spec.discovery.user}:{spec.discovery.group}, "
-                f"mode 2770); use a dedicated directory, e.g. /var/lib/accelplane/{posixpath.basename(f.path)}",
+                f"the coordination file's directory {problem}, but accelplane gives it to the Flink user "
+                f"({spec.discovery.user}:{spec.discovery.group}, mode 2770) and mounts it into TaskManagers; "
+                f"use e.g. /var/lib/accelplane/{posixpath.basename(f.path)}",
             )
         elif d == install_dir or install_dir.startswith(d + "/"):
             yield Problem(

@@ -18,10 +18,8 @@
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Iterator
 
-from accelplane.derive.discovery_paths import prepared_coordination_files
 from accelplane.derive.dra import kubernetes_gpu_key, pool_gpu_resources
 from accelplane.derive.flink_keys import (
     GPU_PREFIX,
@@ -39,7 +37,6 @@ from accelplane.derive.flink_keys import (
 )
 from accelplane.derive.flink_pods import (
     GROUP_NAME_ANNOTATION,
-    coordination_dir,
     format_min_resources,
     min_resources,
     pod_count,
@@ -55,13 +52,12 @@ from accelplane.derive.gpu_resources import (
     yarn_gpu_type,
 )
 from accelplane.derive.queues import leaf_queue_names
-from accelplane.errors import PathTuple, Problem
+from accelplane.errors import Problem
 from accelplane.model import FlinkCluster, NodePool, Spec
 from accelplane.names import GPU_PRODUCT_LABEL, normalize_gpu_model
 
 MIN_KUBERNETES_VERSION = (1, 13)
 MIN_OPERATOR_VERSION = (1, 15)
-FLINK_HOME = "/opt/flink"
 
 
 def _own(cluster: FlinkCluster, *keys: str) -> bool:
@@ -324,41 +320,16 @@ def _check_kubernetes_gpu(spec: Spec, c: FlinkCluster, pools: list[NodePool]) ->
             "selecting a GPU model uses the node label nvidia.com/gpu.product, which GPU Feature Discovery "
             "sets; enable devicePlugins.nvidia.gpuFeatureDiscovery or name the pool instead of the model",
         )
-    prepared = {f.path for f in prepared_coordination_files(spec)}
-    if c.coordination and c.coordination_file not in prepared:  # else discovery_paths.check covers it
-        directory = coordination_dir(c)
-        path: PathTuple = (
-            ("discovery", "coordinationFile")
-            if c.coordination_file == spec.discovery.coordination_file
-            else c.field_path("discovery", "coordinationFile")
-        )
-        hidden = [
-            d
-            for d in (FLINK_HOME, spec.discovery.install_dir)
-            if d == directory or d.startswith(directory.rstrip("/") + "/")
-        ]
-        if directory == "/" or hidden:
-            what = "the whole host file system" if directory == "/" else ", ".join(hidden)
-            yield Problem(
-                path,
-                f"the coordination file's directory {directory} is mounted from the host into every "
-                f"TaskManager and would hide {what}; put the file in its own directory such as "
-                "/var/lib/accelplane/gpu-coordination",
-            )
-        elif posixpath.normpath(c.coordination_file) != c.coordination_file:
-            yield Problem(
-                path,
-                f"write the coordination file path in normal form ({posixpath.normpath(c.coordination_file)})",
-            )
+    # The coordination directory (hostPath) is checked for every platform by discovery_paths.check.
 
 
-def _check_queue(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
+def _check_queue(spec: Spec, c: FlinkCluster, leaves: set[str]) -> Iterator[Problem]:
     if c.target not in KUBERNETES_TARGETS:
         return
     if c.queue is None:
         return  # the PodGroup goes to Volcano's default queue
     q = spec.queue(c.queue)
-    if q is None or c.queue not in leaf_queue_names(spec):
+    if q is None or c.queue not in leaves:
         return  # references.check reports undefined and non-leaf queues
     need = min_resources(spec, c)
     text = format_min_resources(need)
@@ -489,6 +460,7 @@ def _check_config(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
 
 def check(spec: Spec) -> Iterator[Problem]:
     """Every Flink cluster problem."""
+    leaves = leaf_queue_names(spec)  # once: per cluster it made validation clusters × queues
     for c in spec.flink_clusters:
         yield from _check_target(spec, c)
         yield from _check_version(c)
@@ -496,6 +468,6 @@ def check(spec: Spec) -> Iterator[Problem]:
         yield from _check_image(c)
         yield from _check_resources(c)
         yield from _check_gpu(spec, c)
-        yield from _check_queue(spec, c)
+        yield from _check_queue(spec, c, leaves)
         yield from _check_config(spec, c)
         yield from _check_kubernetes_config(spec, c)

@@ -8,7 +8,8 @@ from decimal import Decimal
 from accelplane.derive.queues import (
     MAX_QUEUE_DEPTH,
     ROOT_QUEUE,
-    queue_depth,
+    children_by_parent,
+    queue_depths,
     queue_parent,
     uses_hierarchy,
     volcano_queue_plugin,
@@ -20,13 +21,15 @@ REQUIRED_WITH_GPU = ("cpu", "memory", "pods")
 
 
 def _ordered(a: ResourceList, b: ResourceList) -> Iterator[tuple[str, Decimal, Decimal]]:
+    b_values = dict(b.items)
     for name, qa in a.items:
-        qb = b.get(name)
+        qb = b_values.get(name)
         if qb is not None and qa.value > qb.value:
             yield name, qa.value, qb.value
 
 
 def _check_queue_tree(spec: Spec) -> Iterator[Problem]:
+    depths = queue_depths(spec)
     for q in spec.queues:
         if q.name == ROOT_QUEUE:
             yield Problem((*q.path, "name"), "'root' is Volcano's implicit root queue; do not declare it")
@@ -39,7 +42,7 @@ def _check_queue_tree(spec: Spec) -> Iterator[Problem]:
             if spec.queue(parent) is None:
                 yield Problem((*q.path, "parent"), f"parent queue {parent!r} is not defined in queues")
                 continue
-        depth = queue_depth(spec, q)
+        depth = depths[q.name]
         if depth is None:
             yield Problem((*q.path, "parent"), f"queue {q.name!r} is part of a parent cycle")
         elif depth > MAX_QUEUE_DEPTH:
@@ -71,8 +74,9 @@ def _check_queue_resources(spec: Spec) -> Iterator[Problem]:
                     (*q.path, "capability", name), f"capability {c} exceeds parent {parent.name!r}'s {pc}"
                 )
     # children's deserved must fit in the parent's deserved (capacity plugin webhook)
+    children_of = children_by_parent(spec)
     for parent in spec.queues:
-        children = [q for q in spec.queues if queue_parent(q) == parent.name]
+        children = children_of.get(parent.name, [])
         for name, pd in parent.deserved.items:
             total = sum((c.deserved.get(name).value for c in children if c.deserved.get(name)), Decimal(0))  # type: ignore[union-attr]
             if total > pd.value:

@@ -1,9 +1,11 @@
 """Which hosts and images get the discovery script, and whether the directories we hand over are safe.
 
-Node artifacts (``node/``: cloud-init, shell provisioner, tmpfiles rule) and the node image
-(``node-image/``) give each coordination directory to the Flink user (owner ``discovery.user``,
-mode 2770). That is only safe for a directory dedicated to accelplane: handing ``/var/tmp`` or
-``/opt/flink`` to the Flink user would break the host or let the Flink user replace the script.
+Node artifacts (``node/``: cloud-init, shell provisioner, tmpfiles rule), the node image
+(``node-image/``) and the Kubernetes pod templates (hostPath + init container) give each
+coordination directory to the Flink user (owner ``discovery.user``, mode 2770). That is only safe
+for a directory accelplane owns: handing ``/etc`` or ``/etc/sudoers.d`` to the Flink user, or
+mounting ``/etc/kubernetes/manifests`` into a TaskManager, gives the host away. `coordination_dir_problem`
+is the one rule for all of them.
 The selection rules live here, below both the check (`accelplane.checks.discovery_paths`) and the
 builders, so what is checked is exactly what is built.
 """
@@ -11,6 +13,7 @@ builders, so what is checked is exactly what is built.
 from __future__ import annotations
 
 import posixpath
+import re
 from dataclasses import dataclass
 
 from accelplane.derive.gpu_resources import target_platform
@@ -23,62 +26,42 @@ NODE_PLATFORMS = ("standalone", "yarn")
 IMAGE_PLATFORMS = ("kubernetes",)
 """Platforms whose TaskManagers run in the node image."""
 
-# Directories shared by the whole system (FHS) or by Flink itself: never given to the Flink user.
-SHARED_DIRECTORIES = frozenset(
-    {
-        "/",
-        "/bin",
-        "/boot",
-        "/dev",
-        "/etc",
-        "/home",
-        "/lib",
-        "/lib32",
-        "/lib64",
-        "/media",
-        "/mnt",
-        "/opt",
-        "/proc",
-        "/root",
-        "/run",
-        "/run/lock",
-        "/run/user",
-        "/sbin",
-        "/srv",
-        "/sys",
-        "/tmp",
-        "/usr",
-        "/usr/bin",
-        "/usr/lib",
-        "/usr/lib64",
-        "/usr/libexec",
-        "/usr/local",
-        "/usr/local/bin",
-        "/usr/local/lib",
-        "/usr/local/libexec",
-        "/usr/local/sbin",
-        "/usr/local/share",
-        "/usr/sbin",
-        "/usr/share",
-        "/var",
-        "/var/cache",
-        "/var/lib",
-        "/var/local",
-        "/var/lock",
-        "/var/log",
-        "/var/opt",
-        "/var/run",
-        "/var/spool",
-        "/var/tmp",
-        "/opt/flink",
-        "/opt/flink/bin",
-        "/opt/flink/conf",
-        "/opt/flink/lib",
-        "/opt/flink/log",
-        "/opt/flink/opt",
-        "/opt/flink/plugins",
-    }
-)
+COORDINATION_ROOTS = ("/run", "/var/lib")
+"""The only parents of a coordination directory tree: state that lives until reboot (``/run``,
+tmpfs) or across reboots (``/var/lib``). Both exist on every host and image."""
+
+COORDINATION_NAME = re.compile(r"^accelplane(-[A-Za-z0-9_.-]+)?$")
+"""Name of the directory accelplane owns below a root: ``accelplane`` or ``accelplane-<suffix>``."""
+
+COORDINATION_RULE = "/var/lib/accelplane or /run/accelplane, accelplane-<suffix> there, or a directory below them"
+"""The allowlist in words, for error messages and docs."""
+
+
+def coordination_dir_problem(directory: str) -> str | None:
+    """Why ``directory`` may not hold a coordination file, or None when it is one accelplane owns.
+
+    The one rule for every platform and artifact (pod templates' hostPath and init container, node
+    image, cloud-init, provision script, tmpfiles rule): the directory is handed to the Flink user
+    (mode 2770) and, by the tmpfiles rule, re-owned at every boot, so it must be in accelplane's own
+    namespace (``/var/lib/accelplane…``, ``/run/accelplane…``), never a system or shared directory
+    such as ``/etc``, ``/etc/kubernetes/manifests``, ``/root/.ssh`` or ``/var/lib/kubelet``.
+    """
+    if posixpath.normpath(directory) != directory or not directory.startswith("/"):
+        return f"{directory!r} is not a normalized absolute path"
+    for root in COORDINATION_ROOTS:
+        if directory.startswith(root + "/"):
+            name = directory[len(root) + 1 :].split("/", 1)[0]
+            if COORDINATION_NAME.match(name):
+                return None
+    return f"{directory} is not one accelplane owns ({COORDINATION_RULE})"
+
+
+def accelplane_base(directory: str) -> str:
+    """The ``<root>/accelplane…`` directory a valid coordination directory is in (or is)."""
+    for root in COORDINATION_ROOTS:
+        if directory.startswith(root + "/"):
+            return f"{root}/{directory[len(root) + 1 :].split('/', 1)[0]}"
+    raise ValueError(f"{directory} is not below a coordination root")
 
 
 @dataclass(frozen=True)
@@ -136,6 +119,13 @@ def coordination_files(spec: Spec, platforms: tuple[str, ...]) -> list[Coordinat
                 c.coordination_file, c.field_path("discovery", "coordinationFile")
             )
     return [found[k] for k in sorted(found)]
+
+
+def used_coordination_files(spec: Spec) -> list[CoordinationFile]:
+    """Every coordination file any artifact names: ``discovery.coordinationFile`` (always, it is the
+    default of every cluster) and the override of every GPU cluster in coordination mode, on any
+    platform; sorted by path."""
+    return coordination_files(spec, ("kubernetes", *NODE_PLATFORMS))
 
 
 def prepared_coordination_files(spec: Spec) -> list[CoordinationFile]:

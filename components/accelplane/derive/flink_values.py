@@ -26,6 +26,12 @@ _YAML_SPECIAL_WORDS = frozenset(
 )
 
 
+# Characters a YAML 1.2 stream may not contain (YAML 1.2 §5.1: printable is tab, LF, CR, 0x20-0x7E,
+# 0x85, 0xA0-0xD7FF, 0xE000-0xFFFD, 0x10000-0x10FFFF), plus C1 (0x85 included) and DEL, which
+# readers and terminals treat inconsistently. In a double-quoted scalar they are written as escapes.
+_YAML_UNPRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
 def _number_text(value: int | float) -> str:
     return str(value) if isinstance(value, int) else repr(value)
 
@@ -54,6 +60,12 @@ def legacy_value_problem(value: ConfigValue) -> str | None:
         return "flink-conf.yaml trims leading and trailing spaces; remove them"
     if text[0] in "\"'":
         return "flink-conf.yaml keeps quotes as part of the value; write the value without quotes"
+    bad = _YAML_UNPRINTABLE.search(text)
+    if bad is not None:
+        return (
+            f"flink-conf.yaml has no escapes, so it cannot carry the control character U+{ord(bad.group()):04X}; "
+            "remove it (config.yaml, Flink >= 1.19, can carry it)"
+        )
     return None
 
 
@@ -64,11 +76,21 @@ def yaml_value_problem(value: ConfigValue) -> str | None:
     return None
 
 
+def yaml_quoted(text: str) -> str:
+    """``text`` as a YAML 1.2 double-quoted scalar that any YAML 1.2 reader loads back unchanged.
+
+    JSON string syntax is a subset of YAML's double-quoted style; characters a YAML stream may not
+    contain raw (DEL, C1 controls, U+FFFE, lone surrogates …) are written as ``\\uNNNN`` escapes, so
+    Flink's loader (SnakeYAML Engine) never sees an "unacceptable code point".
+    """
+    return _YAML_UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False))
+
+
 def yaml_key(key: str) -> str:
     """A key for ``config.yaml``: plain when YAML 1.2 reads it back as the same string, else quoted."""
     if _PLAIN_YAML_KEY.match(key) and key not in _YAML_SPECIAL_WORDS:
         return key
-    return json.dumps(key)
+    return yaml_quoted(key)
 
 
 def yaml_value(value: ConfigValue) -> str:
@@ -82,8 +104,8 @@ def yaml_value(value: ConfigValue) -> str:
         # quoted: Flink would print a YAML float the Java way (1e+20 -> 1.0E20)
         return json.dumps(_number_text(value))
     if isinstance(value, tuple):
-        return "[" + ", ".join(json.dumps(v, ensure_ascii=False) for v in value) + "]"
-    return json.dumps(value, ensure_ascii=False)
+        return "[" + ", ".join(yaml_quoted(v) for v in value) + "]"
+    return yaml_quoted(value)
 
 
 def operator_value(value: ConfigValue) -> str:

@@ -31,6 +31,47 @@ def leaf_queue_names(spec: Spec) -> set[str]:
     return {q.name for q in spec.queues if q.name not in parents}
 
 
+def children_by_parent(spec: Spec) -> dict[str | None, list[Queue]]:
+    """Queues grouped by effective parent (None: top level), in spec order; O(n)."""
+    out: dict[str | None, list[Queue]] = {}
+    for q in spec.queues:
+        out.setdefault(queue_parent(q), []).append(q)
+    return out
+
+
+def queue_depths(spec: Spec) -> dict[str, int | None]:
+    """`queue_depth` of every queue by name in O(n) overall (each chain is walked once and its
+    depths memoised), so a long or cyclic parent chain cannot make validation quadratic."""
+    depths: dict[str, int | None] = {}
+    for q in spec.queues:
+        if q.name in depths:
+            continue
+        chain: list[str] = []
+        on_chain: set[str] = set()
+        current: Queue | None = q
+        base: int | None = 0
+        while current is not None:
+            if current.name in depths:
+                base = depths[current.name]
+                break
+            if current.name in on_chain:
+                base = None  # a cycle: every queue on the chain has no depth
+                break
+            chain.append(current.name)
+            on_chain.add(current.name)
+            parent = queue_parent(current)
+            if parent is None:
+                break
+            current = spec.queue(parent)
+            if current is None:
+                base = None  # a gap
+                break
+        for name in reversed(chain):
+            base = None if base is None else base + 1
+            depths.setdefault(name, base)
+    return depths
+
+
 def queue_depth(spec: Spec, queue: Queue) -> int | None:
     """Depth below root (top-level = 1), or None when the parent chain has a cycle or a gap."""
     depth, seen, current = 1, {queue.name}, queue

@@ -31,7 +31,7 @@ from decimal import Decimal
 from typing import Literal
 
 from accelplane.derive.gpu_resources import YARN_GPU
-from accelplane.derive.queues import ROOT_QUEUE, queue_depth, queue_parent
+from accelplane.derive.queues import ROOT_QUEUE, children_by_parent, queue_depths, queue_parent
 from accelplane.derive.yarn_labels import cluster_labels, label_pools, labels_enabled
 from accelplane.derive.yarn_types import (
     MIB,
@@ -100,8 +100,8 @@ def _label(dim: str) -> str:
     return "memory (MiB)" if dim == MEMORY else dim
 
 
-def _children(spec: Spec, parent: str | None) -> list[Queue]:
-    return [q for q in spec.queues if queue_parent(q) == parent]
+Children = dict[str | None, list[Queue]]
+"""`children_by_parent`, computed once per plan (a scan per parent made the plan quadratic)."""
 
 
 def _queue_path(spec: Spec, queue: Queue) -> str:
@@ -132,7 +132,8 @@ def queue_mode(spec: Spec) -> Mode:
 
 def tree_is_sound(spec: Spec) -> bool:
     """True when every queue's parent chain reaches root (no gaps, no cycles, no 'root' entry)."""
-    return all(q.name != ROOT_QUEUE and queue_depth(spec, q) is not None for q in spec.queues)
+    depths = queue_depths(spec)
+    return all(q.name != ROOT_QUEUE and depths[q.name] is not None for q in spec.queues)
 
 
 def _dims(spec: Spec) -> list[str]:
@@ -208,8 +209,10 @@ def _explicit(
     return out, problems
 
 
-def _percentage(spec: Spec, plan: QueuePlan, parent: Queue | None, path: str, part: Partition) -> None:
-    children = _children(spec, parent.name if parent else None)
+def _percentage(
+    spec: Spec, plan: QueuePlan, parent: Queue | None, path: str, part: Partition, children_of: Children
+) -> None:
+    children = children_of.get(parent.name if parent else None, [])
     if not children:
         return
     if part.label is None:
@@ -231,7 +234,7 @@ def _percentage(spec: Spec, plan: QueuePlan, parent: Queue | None, path: str, pa
         plan.properties.append(ConfProperty(part.key(qpath, "maximum-capacity"), "100"))
         if part.label is None:
             _queue_extras(plan, q, qpath)
-        _percentage(spec, plan, q, qpath, part)
+        _percentage(spec, plan, q, qpath, part, children_of)
 
 
 def _accessible_labels(spec: Spec, plan: QueuePlan, qpath: str) -> None:
@@ -278,8 +281,9 @@ def _absolute(
     pmin: Vector,
     pmax: Vector,
     part: Partition,
+    children_of: Children,
 ) -> None:
-    children = _children(spec, parent.name if parent else None)
+    children = children_of.get(parent.name if parent else None, [])
     if not children:
         return
     if part.label is None:
@@ -347,7 +351,7 @@ def _absolute(
         )
         if part.label is None:
             _queue_extras(plan, q, qpath)
-        _absolute(spec, plan, q, qpath, mins[q.name], maxes[q.name], part)
+        _absolute(spec, plan, q, qpath, mins[q.name], maxes[q.name], part, children_of)
 
 
 def _check_cluster_deserved(spec: Spec, plan: QueuePlan, totals: TypeTotals) -> None:
@@ -357,7 +361,7 @@ def _check_cluster_deserved(spec: Spec, plan: QueuePlan, totals: TypeTotals) -> 
     cluster: Vector = {MEMORY: totals.memory_mib, VCORES: totals.vcores}
     for t in _dims(spec)[2:]:
         cluster[t] = totals.gpu(t)
-    top = _children(spec, None)
+    top = children_by_parent(spec).get(None, [])
     asked: dict[str, dict[str, int]] = {}
     for q in top:
         des, _ = _explicit(spec, q, q.deserved, "deserved", False, whole)
@@ -410,9 +414,10 @@ def plan_queues(spec: Spec) -> QueuePlan:
         return plan
     if not tree_is_sound(spec):
         return plan  # the scheduling check reports the broken tree
+    children_of = children_by_parent(spec)
     if mode == "percentage":
         for part in partitions(spec):
-            _percentage(spec, plan, None, ROOT_QUEUE, part)
+            _percentage(spec, plan, None, ROOT_QUEUE, part, children_of)
         return plan
     totals = cluster_totals(spec)
     if not totals.complete:
@@ -436,7 +441,7 @@ def plan_queues(spec: Spec) -> QueuePlan:
         root: Vector = {MEMORY: part_totals.memory_mib, VCORES: part_totals.vcores}
         for t in _dims(spec)[2:]:
             root[t] = part_totals.gpu(t)
-        _absolute(spec, plan, None, ROOT_QUEUE, dict(root), dict(root), part)
+        _absolute(spec, plan, None, ROOT_QUEUE, dict(root), dict(root), part, children_of)
     return plan
 
 

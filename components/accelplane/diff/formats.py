@@ -11,7 +11,7 @@ from typing import Any
 from accelplane.diff import DiffResult
 from accelplane.diff.changes import KIND_TITLES, ArtifactDiff, Change
 from accelplane.diff.impact.common import CATEGORY_TITLES, Impact
-from accelplane.display import md_code, md_fence, md_text
+from accelplane.display import escape_controls, escape_controls_json, md_code, md_fence, md_text
 from accelplane.yaml_io import dump_yaml
 
 FORMATS = ("text", "markdown", "json")
@@ -101,7 +101,11 @@ def format_text(result: DiffResult, color: bool = False) -> str:
     """Human-readable output; ANSI colour only when ``color``."""
 
     def paint(text: str, colour: str) -> str:
+        text = escape_controls(text, newlines=False)  # spec/file text: never raw escapes
         return f"\x1b[{_ANSI[colour]}m{text}\x1b[0m" if color and text else text
+
+    def plain(text: str) -> str:
+        return escape_controls(text, newlines=False)
 
     def diff_line(line: str, indent: str) -> str:
         if line.startswith(("+++", "---")):
@@ -112,7 +116,7 @@ def format_text(result: DiffResult, color: bool = False) -> str:
             return indent + paint(line, "green")
         if line.startswith("-"):
             return indent + paint(line, "red")
-        return indent + line
+        return indent + plain(line)
 
     out = [paint(f"accelplane diff: {result.old_label} → {result.new_label}", "bold")]
     if result.equal:
@@ -123,7 +127,7 @@ def format_text(result: DiffResult, color: bool = False) -> str:
         out += ["", paint("Impact", "bold")]
         for category, items in _by_category(result.impacts):
             out.append(f"  {CATEGORY_TITLES[category]}")
-            out += [f"    • {i.message}" for i in items]
+            out += [f"    • {plain(i.message)}" for i in items]
     for kind, artifacts in _by_kind(result.artifacts):
         out += ["", paint(KIND_TITLES[kind], "bold")]
         for a in artifacts:
@@ -132,7 +136,7 @@ def format_text(result: DiffResult, color: bool = False) -> str:
             where = _where(a)
             out.append(f"  {head}  {paint('[' + where + ']', 'dim')}" if where else f"  {head}")
             if a.note:
-                out.append(f"      ({a.note})")
+                out.append(f"      ({plain(a.note)})")
             for c in a.changes:
                 colour = _STATUS_COLOUR[c.op]
                 if c.text_diff:
@@ -275,8 +279,8 @@ def _md_artifact(a: ArtifactDiff) -> list[str]:
 
 
 def format_json(result: DiffResult) -> str:
-    """Stable JSON document (see `DiffResult.to_json`)."""
-    return json.dumps(result.to_json(), indent=2, ensure_ascii=False) + "\n"
+    """Stable JSON document (see `DiffResult.to_json`); control characters ``\\u``-escaped."""
+    return escape_controls_json(json.dumps(result.to_json(), indent=2, ensure_ascii=False)) + "\n"
 
 
 FORMATTERS: dict[str, Callable[[DiffResult], str]] = {
@@ -289,4 +293,6 @@ def render(result: DiffResult, fmt: str, color: bool = False) -> str:
     """Format a result as ``text`` (optionally coloured), ``markdown`` or ``json``."""
     if fmt == "text":
         return format_text(result, color=color)
+    if fmt == "markdown":
+        return escape_controls(format_markdown(result))
     return FORMATTERS[fmt](result)

@@ -45,24 +45,43 @@ def read_tree(directory: str | os.PathLike[str]) -> Tree:
     """A rendered directory on disk in the shape of `accelplane.render.bundle_files`.
 
     Text files are decoded as UTF-8 (others are kept as bytes); the render marker and ``.git`` are
-    skipped; modes are the permission bits.
+    skipped; modes are the permission bits. Nothing outside the tree is ever read: a symbolic link
+    (to a file or a directory) is not followed but shown as ``<symbolic link to TARGET>``, and
+    anything that is not a regular file (FIFO, socket, device) as ``<not a regular file>``, so a
+    planted link to ``/etc/shadow`` or a FIFO can neither leak nor hang the diff.
     """
     root = Path(directory)
     files: Tree = {}
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d != ".git")
-        for filename in sorted(filenames):
-            full = Path(dirpath) / filename
+        here = Path(dirpath)
+        links = sorted(d for d in dirnames if (here / d).is_symlink())
+        dirnames[:] = sorted(d for d in dirnames if d != ".git" and d not in links)
+        for filename in sorted([*filenames, *links]):
+            full = here / filename
             rel = full.relative_to(root).as_posix()
-            if rel == MARKER or not full.is_file():
+            if rel == MARKER:
                 continue
-            data = full.read_bytes()
-            mode = stat.S_IMODE(full.stat().st_mode)
-            try:
-                files[rel] = (data.decode("utf-8"), mode)
-            except UnicodeDecodeError:
-                files[rel] = (data, mode)
+            files[rel] = _read_entry(full)
     return dict(sorted(files.items()))
+
+
+def _read_entry(path: Path) -> tuple[str | bytes, int]:
+    """One tree entry without following a symbolic link at its last component."""
+    st = path.lstat()
+    mode = stat.S_IMODE(st.st_mode)
+    if stat.S_ISLNK(st.st_mode):
+        return f"<symbolic link to {os.readlink(path)}>\n", mode
+    if not stat.S_ISREG(st.st_mode):
+        return "<not a regular file>\n", mode
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):  # replaced since lstat
+            return "<not a regular file>\n", mode
+        data = fh.read()
+    try:
+        return data.decode("utf-8"), mode
+    except UnicodeDecodeError:
+        return data, mode
 
 
 def _load_and_render(path: str | os.PathLike[str]) -> tuple[Tree, Spec, list[Path]]:

@@ -114,7 +114,7 @@ public class ConfigProbe {
                     out.append("\\t");
                     break;
                 default:
-                    if (c < 0x20) {
+                    if (c < 0x20 || c >= 0x7f) { // ASCII-only output, whatever the JVM's charset
                         out.append(String.format("\\u%04x", (int) c));
                     } else {
                         out.append(c);
