@@ -40,7 +40,9 @@ def test_golden(spec: Path) -> None:
         GOLDEN.mkdir(exist_ok=True)
         path.write_text(actual, encoding="utf-8")
     assert path.is_file(), f"{path} missing: run with UPDATE_GOLDEN=1 to create it"
-    assert actual == path.read_text(encoding="utf-8"), f"{path.name} differs from the golden file (UPDATE_GOLDEN=1)"
+    assert actual == path.read_text(encoding="utf-8"), (
+        f"{path.name} differs from the golden file (UPDATE_GOLDEN=1)"
+    )
     for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")):
         if doc is None:
             continue
