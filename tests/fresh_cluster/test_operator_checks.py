@@ -19,7 +19,7 @@ from accelplane.derive.flink_state import (
 )
 from accelplane.model import build_model
 
-from tests.support.flink_cluster import find_flink_home
+from tests.support.flink.home import require_flink_home
 
 HEAD = """\
 cluster: {name: c, platforms: [kubernetes]}
@@ -184,7 +184,7 @@ HA_CASES = [
 
 @pytest.mark.flink
 def test_derivations_match_flink_1_20(tmp_path: Path) -> None:
-    home = find_flink_home()
+    home = require_flink_home()
     dist = next((Path(home) / "lib").glob("flink-dist-*.jar"))
     (tmp_path / "StateProbe.java").write_text(PROBE, encoding="utf-8")
     subprocess.run(["javac", "-cp", str(dist), "StateProbe.java"], cwd=tmp_path, check=True)
