@@ -159,6 +159,7 @@ def test_pod_security_levels_follow_the_standards(
 
 BASE = """\
 cluster: {name: c, platforms: [kubernetes]}
+nodeImage: {image: registry.example.com/flink-gpu:1.20.1-java17-1}
 nodePools:
   - {name: a100, nodes: 1, gpu: {vendor: nvidia, perNode: 8}, labels: {pool: a100}}
 flink:
