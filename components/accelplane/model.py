@@ -127,6 +127,7 @@ class NvidiaPlugin:
     version: str
     gpu_feature_discovery: bool
     device_list_strategy: str
+    mig_manager_namespace: str
     image_digest: str | None = None
 
 
@@ -149,6 +150,15 @@ class DevicePlugins:
     namespace: str
     nvidia: NvidiaPlugin
     amd: AmdPlugin
+
+
+@dataclass(frozen=True)
+class NamespaceSettings:
+    """What the spec says about one Kubernetes namespace (``namespaces.<name>``)."""
+
+    name: str
+    path: PathTuple
+    managed: bool
 
 
 @dataclass(frozen=True)
@@ -365,6 +375,7 @@ class Spec:
     yarn: Yarn | None
     discovery: Discovery
     node_image: NodeImage | None
+    namespaces: tuple[NamespaceSettings, ...] = ()
     kubernetes_version: str = "1.34"
     """Kubernetes minor release the cluster runs (``1.<minor>``)."""
 
@@ -391,6 +402,10 @@ class Spec:
     @cached_property
     def _priority_classes_by_name(self) -> dict[str, PriorityClass]:
         return _first_by_name(self.priority_classes)
+
+    def namespace_settings(self, name: str) -> NamespaceSettings | None:
+        """``namespaces.<name>`` or None."""
+        return next((n for n in self.namespaces if n.name == name), None)
 
     def pool(self, name: str) -> NodePool | None:
         """Node pool by name (O(1))."""
@@ -653,6 +668,9 @@ def build_model(data: dict[str, Any]) -> tuple[Spec | None, list[Problem]]:
                 version=nv.get("version", schema_default("devicePlugins.nvidia.version")),
                 gpu_feature_discovery=nv.get("gpuFeatureDiscovery", schema_default("devicePlugins.nvidia.gpuFeatureDiscovery")),
                 device_list_strategy=nv.get("deviceListStrategy", schema_default("devicePlugins.nvidia.deviceListStrategy")),
+                mig_manager_namespace=nv.get("migManager", {}).get(
+                    "namespace", schema_default("devicePlugins.nvidia.migManager.namespace")
+                ),
                 image_digest=nv.get("imageDigest"),
             ),
             amd=AmdPlugin(
@@ -704,6 +722,12 @@ def build_model(data: dict[str, Any]) -> tuple[Spec | None, list[Problem]]:
         discovery=discovery,
         node_image=node_image,
         kubernetes_version=str(data.get("kubernetes", {}).get("version", schema_default("kubernetes.version"))),
+        namespaces=tuple(
+            NamespaceSettings(
+                name, ("namespaces", name), settings.get("managed", schema_default("$defs.namespaceSettings.managed"))
+            )
+            for name, settings in sorted(data.get("namespaces", {}).items())
+        ),
     )
     if b.problems:
         return None, b.problems

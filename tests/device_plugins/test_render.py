@@ -10,7 +10,7 @@ import pytest
 import yaml
 from accelplane.artifacts import K8sObject
 from accelplane.derive import device_plugin_placement
-from accelplane.derive.node_selection import selects, tolerates
+from accelplane.derive.node_selection import pool_labels, selects, tolerates
 from accelplane.errors import SpecErrors
 from accelplane.model import Taint
 
@@ -99,7 +99,8 @@ def test_daemonsets_select_exactly_their_pools_and_tolerate_them(kitchen_sink: P
             return term_ok and all(labels.get(k, v) == v for k, v in ns.items())
 
         for p in k8s_pools:
-            assert admits(dict(p.labels)) == (p in placement.pools), (placement.name, p.name)
+            # the labels a pool's nodes carry: declared ones plus nvidia.com/mig.config on MIG pools
+            assert admits(pool_labels(p)) == (p in placement.pools), (placement.name, p.name)
         for p in placement.pools:
             for taint in p.taints:
                 assert any(tolerates(t, taint) for t in pod["tolerations"]), (placement.name, taint)

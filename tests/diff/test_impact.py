@@ -191,3 +191,21 @@ def test_yarn_daemons() -> None:
     ) == [
         "yarn/yarn-site.xml: yarn.nodemanager.resource-plugins  → yarn.io/gpu; restarts the NodeManagers using it"
     ]
+
+
+def test_namespaces_are_never_deleted_and_pod_security_changes_are_called_out() -> None:
+    ns = """\
+        apiVersion: v1
+        kind: Namespace
+        metadata:
+          name: {name}
+          labels: {{pod-security.kubernetes.io/enforce: {level}}}
+        """
+    old = objects(ns.format(name="flink", level="privileged"), ns.format(name="inference", level="baseline"))
+    new = objects(ns.format(name="flink", level="baseline"))
+    assert messages(old, new, "pulumi") == [
+        "Namespace flink: Pod Security level privileged → baseline; new pods that need more than the new "
+        "level are rejected (running pods keep running)",
+        "Namespace inference: leaves the program but stays in the cluster with everything in it (Namespaces "
+        "are retain_on_delete); delete it by hand if that is intended",
+    ]

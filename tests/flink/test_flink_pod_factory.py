@@ -37,6 +37,7 @@ from typing import Any
 
 import pytest
 import yaml
+from accelplane.derive.pod_security import LEVELS, pod_level
 from accelplane.model import FlinkCluster
 from accelplane.quantity import parse_quantity
 
@@ -425,7 +426,8 @@ OPERATOR_STANDBY = variant(
     KUBERNETES,
     target="kubernetes-operator",
     job={"jarURI": "local:///opt/flink/usrlib/job.jar", "upgradeMode": "last-state"},
-    config=HA,
+    # last-state needs a checkpoint directory too (the operator's DefaultValidator; checks/flink_state.py)
+    config={**HA, "execution.checkpointing.dir": "s3://bucket/checkpoints"},
 )
 
 
@@ -587,3 +589,25 @@ def test_flink_pods_entry_point_returns_the_batch_result(flink_pods_by_cluster: 
         config_file=cluster.case.config_file,
     )
     assert (jm, tm) == (flink_pods_by_cluster[cluster.id].jobmanager, flink_pods_by_cluster[cluster.id].taskmanager)
+
+
+@cluster_param
+def test_namespace_pod_security_admits_the_pods_flink_creates(
+    cluster: RenderedCluster, flink_pods_by_cluster: dict[str, FlinkPods]
+) -> None:
+    """The Namespace's ``pod-security.kubernetes.io/enforce`` level (derived from our templates) admits
+    the pods Flink really creates, and is exactly their level: Flink's decorators add nothing that
+    changes it."""
+    pods = flink_pods_by_cluster[cluster.id]
+    spec = next(p for p in EXAMPLE_SPECS if p.stem == cluster.stack)
+    objects = [yaml.safe_load(t) for p, (t, _) in files_for(spec).items() if p.startswith("kubernetes/")]
+    pairs = ((cluster.jobmanager_template, pods.jobmanager), (cluster.taskmanager_template, pods.taskmanager))
+    for template, pod in pairs:
+        assert pod_level(pod["spec"]) == pod_level(template["spec"]), cluster.id
+    namespace = pods.taskmanager["metadata"]["namespace"]
+    created = [o for o in objects if o["kind"] == "Namespace" and o["metadata"]["name"] == namespace]
+    if not created:
+        return  # managed elsewhere (the stack's comments say which level it needs)
+    enforce = created[0]["metadata"]["labels"]["pod-security.kubernetes.io/enforce"]
+    for pod in (pods.jobmanager, pods.taskmanager):
+        assert LEVELS.index(pod_level(pod["spec"])) <= LEVELS.index(enforce), (cluster.id, enforce)

@@ -26,7 +26,8 @@ MINIMAL: dict[str, Any] = {
         },
     ],
     "kubernetes": {},
-    "devicePlugins": {"nvidia": {}, "amd": {}},
+    "devicePlugins": {"nvidia": {"migManager": {}}, "amd": {}},
+    "namespaces": {"jobs": {}},
     "volcano": {},
     "yarn": {"docker": {}},
     "discovery": {},
@@ -65,6 +66,7 @@ READ: dict[str, Callable[[Spec], Any]] = {
     "devicePlugins.nvidia.version": lambda s: s.device_plugins.nvidia.version,
     "devicePlugins.nvidia.gpuFeatureDiscovery": lambda s: s.device_plugins.nvidia.gpu_feature_discovery,
     "devicePlugins.nvidia.deviceListStrategy": lambda s: s.device_plugins.nvidia.device_list_strategy,
+    "devicePlugins.nvidia.migManager.namespace": lambda s: s.device_plugins.nvidia.mig_manager_namespace,
     "devicePlugins.amd.image": lambda s: s.device_plugins.amd.image,
     "devicePlugins.amd.version": lambda s: s.device_plugins.amd.version,
     "devicePlugins.amd.labeller": lambda s: s.device_plugins.amd.labeller,
@@ -109,6 +111,7 @@ READ: dict[str, Callable[[Spec], Any]] = {
     "$defs.discoverySettings.coordination": lambda s: _cluster(s).coordination,
     "$defs.slotGroup.managedMemory": lambda s: _cluster(s).slot_groups[0].managed_memory.value,
     "$defs.slotGroup.gpu": lambda s: _cluster(s).slot_groups[0].gpu,
+    "$defs.namespaceSettings.managed": lambda s: s.namespaces[0].managed,
 }
 
 

@@ -17,6 +17,9 @@ from accelplane.builders import (
     discovery_configmap,
     dra,
     flink,
+    flink_rbac,
+    mig_manager,
+    namespaces,
     node_image,
     priority,
     volcano,
@@ -27,14 +30,17 @@ from accelplane.model import Spec
 Builder = Callable[[Spec], Bundle]
 
 BUILDER_MODULES: tuple[ModuleType, ...] = (
+    namespaces,
     priority,
     volcano,
     device_plugins,
     dra,
+    mig_manager,
     discovery_configmap,
     node_image,
     yarn,
     flink,
+    flink_rbac,
 )
 """Every builder, in the order `build_all` runs them."""
 

@@ -8,6 +8,8 @@ Per cluster, by target:
   (the path the config's ``kubernetes.pod-template-file.*`` keys name).
 * ``kubernetes-operator``: both pod templates (for review; the same dicts are embedded), the
   PodGroup and the ``FlinkDeployment``.
+* (family ``flink`` too, built by `accelplane.builders.flink_rbac`) per ``(namespace,
+  serviceAccount)`` of the native clusters: the ServiceAccount, Role and RoleBinding Flink's pods need.
 * ``yarn`` and ``standalone``: the config file; for standalone GPU clusters whose pools list
   their hosts also a ``workers`` file (TaskManagers spread round-robin over the hosts), or, where
   the hosts have several GPU models, a start script per host (``taskmanagers/<host>.sh``).

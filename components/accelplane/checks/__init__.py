@@ -13,7 +13,9 @@ from accelplane.checks import (
     discovery_paths,
     dra,
     flink,
+    flink_state,
     mig,
+    namespaces,
     references,
     scheduling,
     slot_groups,
@@ -34,6 +36,8 @@ CHECKS: tuple[Check, ...] = (
     flink.check,
     slot_groups.check,
     mig.check,
+    flink_state.check,
+    namespaces.check,
 )
 
 

@@ -43,6 +43,7 @@ from accelplane.derive.flink_pods import (
     podgroup_name,
     taskmanagers_for_parallelism,
 )
+from accelplane.derive.flink_state import ha_enabled
 from accelplane.derive.flink_values import legacy_value_problem, yaml_value_problem
 from accelplane.derive.gpu_resources import (
     candidate_pools,
@@ -374,12 +375,6 @@ def _flink_map(value: object) -> dict[str, str]:
     return out
 
 
-def _ha_enabled(c: FlinkCluster) -> bool:
-    config = dict(c.config)
-    mode = config.get("high-availability.type", config.get("high-availability", "NONE"))
-    return str(mode).strip().lower() not in ("none", "")
-
-
 def _check_kubernetes_config(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
     """Config keys that Flink's pod factories apply over our pod templates and PodGroup.
 
@@ -416,7 +411,7 @@ def _check_kubernetes_config(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
             text = str(value).strip()
             if isinstance(value, bool) or not text.isdigit() or int(text) < 1:
                 yield Problem(path, f"must be a positive integer (JobManager pods), not {value!r}")
-            elif int(text) > 1 and not _ha_enabled(c):
+            elif int(text) > 1 and not ha_enabled(c):
                 yield Problem(
                     path,
                     "standby JobManagers need high availability (Flink refuses to start them "

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from accelplane import kube
+from accelplane.derive.mig_parted import MIG_CONFIG_LABEL, mig_node_labels
 from accelplane.model import NodePool, Taint
 
 # Taint effects that keep a pod off a node (PreferNoSchedule only discourages).
@@ -23,7 +24,7 @@ BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
 # device plugin). Upstream expects people to set ``nvidia.com/gpu.present`` (forces GFD) and
 # ``nvidia.com/device-plugin.config`` (picks a named plugin config) themselves.
 _AGENT_LABEL_PREFIXES = ("feature.node.kubernetes.io/", "nvidia.com/", "amd.com/", "beta.amd.com/")
-_USER_SETTABLE = frozenset({"nvidia.com/gpu.present", "nvidia.com/device-plugin.config"})
+_USER_SETTABLE = frozenset({"nvidia.com/gpu.present", "nvidia.com/device-plugin.config", MIG_CONFIG_LABEL})
 
 
 def is_agent_written_label(key: str) -> bool:
@@ -32,8 +33,11 @@ def is_agent_written_label(key: str) -> bool:
 
 
 def pool_labels(pool: NodePool) -> dict[str, str]:
-    """The pool's node labels as a dict (sorted by key)."""
-    return dict(pool.labels)
+    """The labels every node of the pool carries, sorted by key: its declared labels plus, on a MIG
+    pool, ``nvidia.com/mig.config: <pool>`` (the layout the MIG manager applies,
+    `accelplane.derive.mig_parted`), so pods that need the pool's MIG slices only land on nodes
+    labelled for that layout."""
+    return dict(sorted({**dict(pool.labels), **mig_node_labels(pool)}.items()))
 
 
 def selects(selector: Mapping[str, str], node_labels: Mapping[str, str]) -> bool:
@@ -82,6 +86,6 @@ def pool_node_affinity(pools: Sequence[NodePool]) -> dict[str, Any]:
     (terms are ORed), each requiring every label of that pool (expressions are ANDed)."""
     terms = []
     for pool in sorted(pools, key=lambda p: p.name):
-        expressions = [{"key": k, "operator": "In", "values": [v]} for k, v in pool.labels]
+        expressions = [{"key": k, "operator": "In", "values": [v]} for k, v in pool_labels(pool).items()]
         terms.append({"matchExpressions": expressions})
     return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}

@@ -14,6 +14,10 @@ Resource options derived from the object itself:
   kept in the cluster when it leaves the program (``retain_on_delete``) because pods started from
   an older pod template — e.g. TaskManagers a running Flink JobManager still creates — mount it
   by its old name. See docs/pulumi.md, "ConfigMap update strategy".
+* Namespaces are ``retain_on_delete`` too: deleting a Namespace deletes everything in it, including
+  objects other tools put there (the Flink operator's service account, running Flink pods), so a
+  namespace that leaves the program (no longer used, or marked ``managed: false``) is only
+  forgotten by Pulumi, never deleted. See docs/pulumi.md, "A fresh cluster".
 """
 
 from __future__ import annotations
@@ -154,7 +158,8 @@ def _resource_arguments(obj: K8sObject, mapping: KindMapping) -> dict[str, Any]:
 def object_options(obj: K8sObject) -> pulumi.ResourceOptions:
     """Resource options that follow from the object itself (see the module docstring)."""
     immutable_configmap = obj.kind == "ConfigMap" and obj.manifest.get("immutable") is True
-    return pulumi.ResourceOptions(retain_on_delete=True if immutable_configmap else None)
+    namespace = obj.api_version == "v1" and obj.kind == "Namespace"
+    return pulumi.ResourceOptions(retain_on_delete=True if immutable_configmap or namespace else None)
 
 
 def register(obj: K8sObject, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:

@@ -3,7 +3,9 @@ namespace changed (paired remove+add: a new URN, replaced; a content-hashed immu
 old version is retained), data changes of ``immutable: true`` ConfigMaps under the same name
 (mutable ConfigMaps are updated in place: the provider sets ``enableConfigMapMutable``),
 pulumi-kubernetes' other replace-on-change fields, and fields Kubernetes refuses to update in
-place that Pulumi does not replace on (PriorityClass ``value``/``preemptionPolicy``).
+place that Pulumi does not replace on (PriorityClass ``value``/``preemptionPolicy``); Namespaces,
+which the program never deletes (``retain_on_delete``), and their Pod Security level, which decides
+whether new pods are admitted.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ PULUMI_FORCE_NEW: dict[tuple[str, str], tuple[str, ...]] = {
 K8S_IMMUTABLE: dict[tuple[str, str], tuple[str, ...]] = {
     ("scheduling.k8s.io", "PriorityClass"): ("value", "preemptionPolicy"),
 }
+PSA_ENFORCE = "pod-security.kubernetes.io/enforce"
 
 
 # -- Pulumi ----------------------------------------------------------------------------------------
@@ -69,8 +72,24 @@ def pulumi_impacts(artifacts: list[ArtifactDiff]) -> Iterator[Impact]:
                 "pulumi", a.ident, f"{a.title}: {why}{' (content-hashed name)' if hashed else ''} — {what}"
             )
             continue
+        if gk == ("", "Namespace") and a.status == "removed":
+            yield Impact(
+                "pulumi",
+                a.ident,
+                f"{a.ident}: leaves the program but stays in the cluster with everything in it "
+                "(Namespaces are retain_on_delete); delete it by hand if that is intended",
+            )
         if a.status != "changed":
             continue
+        if gk == ("", "Namespace"):
+            for c in a.changes:
+                if c.leaf == PSA_ENFORCE:
+                    yield Impact(
+                        "pulumi",
+                        a.ident,
+                        f"{a.ident}: Pod Security level {show_value(c.old)} → {show_value(c.new)}; new pods "
+                        "that need more than the new level are rejected (running pods keep running)",
+                    )
         if gk == ("", "ConfigMap") and _is_immutable(a.old_data):
             data = [c for c in a.changes if starts(c.path, "data") or starts(c.path, "binaryData")]
             if data:

@@ -1,0 +1,92 @@
+"""``Namespace`` objects for every namespace the stack's objects live in that accelplane creates
+(`accelplane.derive.namespaces`), with Pod Security admission labels matching what runs there.
+
+Each namespace gets the strictest Pod Security Standards level (`accelplane.derive.pod_security`)
+that every pod accelplane puts there passes: the pods Flink creates from our pod templates (plus
+``hostNetwork`` when ``kubernetes.hostnetwork.enabled`` is set, which Flink adds itself) and the
+device-plugin DaemonSets' pods. The level is written to ``pod-security.kubernetes.io/enforce``,
+``audit`` and ``warn``, pinned to the policy version it was evaluated against; when it is not
+``restricted``, the annotation ``accelplane.io/pod-security-reason`` says which pods need it and why
+(e.g. the coordination ``hostPath`` of GPU TaskManagers makes a Flink namespace ``privileged``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from accelplane.artifacts import Bundle, k8s_object
+from accelplane.builders import device_plugins
+from accelplane.builders.pod_templates import pod_template
+from accelplane.derive.flink_state import uses_host_network
+from accelplane.derive.namespaces import KUBERNETES_TARGETS, namespace_uses
+from accelplane.derive.pod_security import (
+    LEVELS,
+    POLICY_VERSION,
+    Level,
+    baseline_violations,
+    pod_level,
+    restricted_violations,
+    weakest,
+)
+from accelplane.model import Spec
+
+FAMILY = "namespaces"
+PSA_PREFIX = "pod-security.kubernetes.io/"
+PSA_MODES = ("enforce", "audit", "warn")
+REASON_ANNOTATION = "accelplane.io/pod-security-reason"
+
+
+def _pods(spec: Spec, namespace: str) -> Iterator[tuple[str, dict[str, Any], dict[str, str]]]:
+    """``(who, pod spec, pod annotations)`` of every pod accelplane causes in ``namespace``."""
+    for cluster in spec.flink_clusters:
+        if cluster.target not in KUBERNETES_TARGETS or cluster.namespace != namespace:
+            continue
+        for role in ("jobmanager", "taskmanager"):
+            template = pod_template(spec, cluster, role)
+            pod = dict(template["spec"])
+            if uses_host_network(cluster):
+                pod["hostNetwork"] = True  # Flink's decorators add it (kubernetes.hostnetwork.enabled)
+            yield (
+                f"Flink cluster {cluster.name} {role}",
+                pod,
+                dict(template["metadata"].get("annotations", {})),
+            )
+    for obj in device_plugins.build(spec).objects:
+        if obj.kind == "DaemonSet" and obj.namespace == namespace:
+            template = obj.manifest["spec"]["template"]
+            yield f"DaemonSet {obj.name}", template["spec"], dict(template["metadata"].get("annotations", {}))
+
+
+def namespace_level(spec: Spec, namespace: str) -> tuple[Level, list[str]]:
+    """The Pod Security level of ``namespace`` and, unless it is ``restricted``, why: each pod at that
+    level with what keeps it from the next stricter level."""
+    pods = list(_pods(spec, namespace))
+    levels = [pod_level(pod, ann) for _, pod, ann in pods]
+    level = weakest(levels)
+    reasons: list[str] = []
+    if level != "restricted":
+        stricter = LEVELS[LEVELS.index(level) - 1]
+        check = restricted_violations if stricter == "restricted" else baseline_violations
+        for (who, pod, ann), pod_lvl in zip(pods, levels, strict=True):
+            if pod_lvl == level:
+                reasons.append(f"{who}: {'; '.join(check(pod, ann))}")
+    return level, reasons
+
+
+def build(spec: Spec) -> Bundle:
+    """One Namespace per namespace accelplane creates (none without the Kubernetes platform)."""
+    bundle = Bundle()
+    for use in namespace_uses(spec):
+        if not use.created:
+            continue
+        level, reasons = namespace_level(spec, use.name)
+        labels = spec.common_labels()
+        for mode in PSA_MODES:
+            labels[f"{PSA_PREFIX}{mode}"] = level
+            labels[f"{PSA_PREFIX}{mode}-version"] = POLICY_VERSION
+        annotations = {REASON_ANNOTATION: f"{level}: " + " | ".join(reasons)} if reasons else None
+        bundle.objects.append(
+            k8s_object("v1", "Namespace", use.name, family=FAMILY, labels=labels, annotations=annotations)
+        )
+    return bundle
