@@ -10,7 +10,7 @@ FLINK_DIR     := $(VENV)/flink
 STACKS  := $(filter-out stacks/Pulumi.%,$(wildcard stacks/*.yaml))
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint typecheck flink pyflink hadoop checkov fuzz bench clean help readme
+.PHONY: demo test lint typecheck flink pyflink hadoop checkov fuzz bench clean help readme schema-fast
 
 help:
 	@echo "make demo      - set up .venv and render every example stack into build/<stack>/"
@@ -85,6 +85,10 @@ fuzz: $(VENV)/.stamp-test
 # Benchmarks (not tests): prints a Markdown table; results are described in the README.
 bench: $(VENV)/.stamp-test flink
 	ACCELPLANE_FLINK_HOME=$(CURDIR)/$(FLINK_DIR)/pyflink $(PY) -m bench.run $(BENCH_ARGS)
+
+# The ahead-of-time schema validator (components/accelplane/schema_fast.py); rerun after a schema change.
+schema-fast: $(VENV)/.stamp-test
+	$(PY) -m accelplane.schema_codegen
 
 lint: $(VENV)/.stamp-test
 	$(VENV)/bin/ruff check components tests bench

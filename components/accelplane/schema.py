@@ -1,20 +1,30 @@
-"""JSON Schema validation of a merged spec (Draft 2020-12), reporting every error at once."""
+"""JSON Schema validation of a merged spec (Draft 2020-12), reporting every error at once.
+
+Two validators, one schema. `accelplane.schema_fast` (generated ahead of time from the schema by
+`accelplane.schema_codegen`, imports only ``re``) answers first; a valid spec — the common case,
+and every cold `accelplane validate`/`render` of a working stack — never imports jsonschema. Only
+when it says "invalid" does jsonschema run, to report every error at once with its path; it is
+the authority (a document the fast check refuses but jsonschema accepts is valid).
+"""
 
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from accelplane.display import short_repr
 from accelplane.errors import Problem
 from accelplane.schema_document import load_schema
 
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
+
 
 @cache
 def _validator() -> Draft202012Validator:
+    from jsonschema import Draft202012Validator
+
     schema = load_schema()
     Draft202012Validator.check_schema(schema)
     return Draft202012Validator(schema)
@@ -60,6 +70,15 @@ def _propertynames_problems(error: ValidationError) -> list[Problem]:
 
 def validate_document(data: Any) -> list[Problem]:
     """Validate ``data`` against the spec schema; return every problem (empty list when valid)."""
+    from accelplane.schema_fast import is_valid
+
+    if is_valid(data):
+        return []
+    return full_problems(data)
+
+
+def full_problems(data: Any) -> list[Problem]:
+    """Every problem jsonschema finds in ``data`` (the slow, complete path; empty when valid)."""
     problems: list[Problem] = []
     for error in _validator().iter_errors(data):
         if error.validator == "propertyNames":

@@ -23,6 +23,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "accelplane.yaml_io", "accelplane.discovery_constants", "accelplane.discovery", "accelplane.display",
      "accelplane.job_helpers"),
     ("accelplane.templating", "accelplane.spec_loader", "accelplane.schema", "accelplane.schema_docs",
+     "accelplane.schema_fast", "accelplane.schema_codegen",
      "accelplane.schema_document",
      "accelplane.model", "accelplane.artifacts", "accelplane.kube"),
     ("accelplane.derive",),
