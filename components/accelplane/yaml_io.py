@@ -77,11 +77,159 @@ def _str_representer(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
 _Dumper.add_representer(str, _str_representer)
 
 
-def dump_yaml(data: Any) -> str:
-    """Serialise plain data deterministically (sorted keys, block style, no aliases, final newline)."""
+def _pyyaml_dump(data: Any) -> str:
     return yaml.dump(
         data, Dumper=_Dumper, sort_keys=True, default_flow_style=False, allow_unicode=True, width=4096
     )
+
+
+def dump_yaml(data: Any) -> str:
+    """Serialise plain data deterministically (sorted keys, block style, no aliases, final newline).
+
+    The bytes are PyYAML's (`_Dumper`, above): the layout is written here directly, and each
+    distinct string is rendered once by PyYAML itself and remembered, because running PyYAML's
+    pure-Python representer, serializer and emitter over every node was most of a render. Anything
+    the direct writer does not cover (floats, non-string keys, very long strings, top-level
+    scalars) goes through PyYAML whole; ``tests/foundation/test_yaml_io.py`` compares both writers.
+    """
+    if isinstance(data, dict) and data:
+        out: list[str] = []
+        try:
+            _emit_mapping(data, "", out, first_inline=False)
+        except _Unsupported:
+            return _pyyaml_dump(data)
+        return "".join(out)
+    return _pyyaml_dump(data)
+
+
+class _Unsupported(Exception):
+    """A value the direct writer leaves to PyYAML."""
+
+
+# str -> (first line after "key:" or "-", block lines or None); PyYAML's own rendering of the string.
+_SCALARS: dict[str, tuple[str, tuple[str, ...] | None]] = {}
+_LONG = 2000  # PyYAML folds scalars past width=4096 columns; leave anything near that to it
+
+
+def _string(text: str) -> tuple[str, tuple[str, ...] | None]:
+    """How PyYAML writes ``text`` as a mapping value: ``(" plain", None)`` for one line, or
+    ``(" |-", lines)`` for a literal block whose lines are relative to the block's indentation."""
+    hit = _SCALARS.get(text)
+    if hit is not None:
+        return hit
+    if len(text) > _LONG and "\n" not in text:
+        raise _Unsupported
+    rendered = _pyyaml_dump({"k": text})
+    head, _, rest = rendered.partition("\n")
+    if not head.startswith("k:"):
+        raise _Unsupported
+    block: tuple[str, ...] | None = None
+    if rest:
+        if not head.endswith(("|", "|-", "|+")) and not (head[-2:-1] == "|" or head[-3:-2] == "|"):
+            raise _Unsupported  # a folded or multi-line quoted scalar: context-dependent
+        lines = rest.split("\n")
+        if lines[-1] != "":
+            raise _Unsupported
+        lines.pop()
+        if any(line and not line.startswith("  ") for line in lines):
+            raise _Unsupported
+        block = tuple(line[2:] for line in lines)
+    elif len(head) > _LONG:
+        raise _Unsupported
+    result = (head[2:], block)
+    if len(_SCALARS) > 200_000:
+        _SCALARS.clear()
+    _SCALARS[text] = result
+    return result
+
+
+_KEYS: dict[str, str] = {}
+
+
+def _key(key: Any) -> str:
+    """How PyYAML writes ``key`` as a simple mapping key (its context differs from a value's)."""
+    if not isinstance(key, str):
+        raise _Unsupported
+    hit = _KEYS.get(key)
+    if hit is not None:
+        return hit
+    rendered = _pyyaml_dump({key: 0})
+    if len(key) > 120 or rendered.startswith("?") or not rendered.endswith(": 0\n") or rendered.count("\n") != 1:
+        raise _Unsupported  # PyYAML writes long or multi-line keys as complex keys
+    text = rendered[: -len(": 0\n")]
+    if len(_KEYS) > 200_000:
+        _KEYS.clear()
+    _KEYS[key] = text
+    return text
+
+
+def _emit_scalar(value: Any, indent: str, out: list[str]) -> None:
+    """Append `` value`` (with its leading space) and the line break; ``indent`` is the column of
+    the entry the value belongs to (a literal block's lines go two spaces deeper)."""
+    if value is None:
+        out.append(" null\n")
+    elif value is True:
+        out.append(" true\n")
+    elif value is False:
+        out.append(" false\n")
+    elif type(value) is int:
+        out.append(f" {value}\n")
+    elif type(value) is str:
+        text, block = _string(value)
+        out.append(text)
+        out.append("\n")
+        if block is not None:
+            deeper = indent + "  "
+            for line in block:
+                out.append(f"{deeper}{line}\n" if line else "\n")
+    else:
+        raise _Unsupported
+
+
+def _emit_value(value: Any, indent: str, out: list[str]) -> None:
+    """Append what follows ``key:`` or ``-`` for ``value``, whose entry is at ``indent``."""
+    if type(value) is dict:
+        if not value:
+            out.append(" {}\n")
+        else:
+            out.append("\n")
+            _emit_mapping(value, indent + "  ", out, first_inline=False)
+    elif type(value) is list:
+        if not value:
+            out.append(" []\n")
+        else:
+            out.append("\n")
+            _emit_sequence(value, indent + "  ", out, first_inline=False)
+    else:
+        _emit_scalar(value, indent, out)
+
+
+def _emit_mapping(data: dict[Any, Any], indent: str, out: list[str], first_inline: bool) -> None:
+    try:
+        keys = sorted(data)
+    except TypeError:
+        raise _Unsupported from None
+    for i, key in enumerate(keys):
+        if not (first_inline and i == 0):
+            out.append(indent)
+        out.append(_key(key))
+        out.append(":")
+        _emit_value(data[key], indent, out)
+
+
+def _emit_sequence(items: list[Any], indent: str, out: list[str], first_inline: bool) -> None:
+    for i, item in enumerate(items):
+        if not (first_inline and i == 0):
+            out.append(indent)
+        out.append("-")
+        if type(item) is dict and item:
+            out.append(" ")
+            _emit_mapping(item, indent + "  ", out, first_inline=True)
+        elif type(item) is list and item:
+            out.append(" ")
+            _emit_sequence(item, indent + "  ", out, first_inline=True)
+        else:
+            _emit_value(item, indent, out)
 
 
 def dump_yaml_documents(docs: list[Any]) -> str:
