@@ -52,7 +52,7 @@ class JsonSchemaValuesException(JsonSchemaValueException):
 
 FOOTER = '''
 
-def is_valid(data):
+def is_valid(data: object) -> bool:
     """True when ``data`` satisfies the spec schema (the first violation stops the check)."""
     try:
         validate(data)

@@ -1626,7 +1626,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_dnslabel(data
 validate = validate_https___accelplane_io_schemas_spec_schema_json
 
 
-def is_valid(data):
+def is_valid(data: object) -> bool:
     """True when ``data`` satisfies the spec schema (the first violation stops the check)."""
     try:
         validate(data)

@@ -34,12 +34,28 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
 
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
+_FastLoader: type[Any] | None = None
+if getattr(yaml, "__with_libyaml__", False):
+
+    class _CStrictLoader(yaml.CSafeLoader):  # libyaml's parser, PyYAML's (strict) constructor
+        """CSafeLoader that refuses duplicate mapping keys."""
+
+    _CStrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+    _FastLoader = _CStrictLoader
+
 
 def load_yaml_text(text: str, display_name: str) -> Any:
     """Parse YAML text strictly; raise `SpecError`-carrying ValueError on syntax problems.
 
-    Returns the parsed document (``None`` for an empty file).
+    Returns the parsed document (``None`` for an empty file). libyaml's parser reads the text
+    when PyYAML has it; any problem is reported by the pure-Python parser, so the messages, lines
+    and columns are the same with and without libyaml.
     """
+    if _FastLoader is not None:
+        try:
+            return yaml.load(text, Loader=_FastLoader)
+        except yaml.YAMLError:
+            pass
     try:
         return yaml.load(text, Loader=_StrictLoader)
     except yaml.MarkedYAMLError as exc:

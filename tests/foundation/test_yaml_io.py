@@ -43,3 +43,28 @@ def test_same_bytes_as_pyyaml_for_every_example_object(spec: Path) -> None:
 def test_unsupported_values_go_through_pyyaml() -> None:
     for data in ({"f": 1.5}, {1: "a"}, {"long": "x " * 3000}, "scalar", [], {"k": ("t",)}):
         assert dump_yaml(data) == _pyyaml_dump(data)
+
+
+@pytest.mark.parametrize("spec", STACKS, ids=lambda p: p.name)
+def test_libyaml_and_pure_python_loaders_agree(spec: Path) -> None:
+    from accelplane.yaml_io import _FastLoader, _StrictLoader
+
+    assert _FastLoader is not None, "PyYAML without libyaml: the fast loader is never used"
+    text = spec.read_text(encoding="utf-8")
+    assert yaml.load(text, Loader=_FastLoader) == yaml.load(text, Loader=_StrictLoader)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(_text, _values, max_size=5))
+def test_loaders_agree_on_what_we_write(data: dict[str, Any]) -> None:
+    from accelplane.yaml_io import _FastLoader, _StrictLoader, load_yaml_text
+
+    text = yaml.safe_dump(data, allow_unicode=True)
+    assert yaml.load(text, Loader=_FastLoader) == yaml.load(text, Loader=_StrictLoader) == load_yaml_text(text, "x")
+
+
+def test_duplicate_keys_are_refused_with_the_pure_parsers_position() -> None:
+    from accelplane.yaml_io import YamlSyntaxError, load_yaml_text
+
+    with pytest.raises(YamlSyntaxError, match=r"line 2, column 1: invalid YAML: duplicate key 'a'"):
+        load_yaml_text("a: 1\na: 2\n", "spec.yaml")
