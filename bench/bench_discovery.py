@@ -156,6 +156,19 @@ def main() -> None:
                 f = timed_runs(flink_cmd, env, runs, flink_reset, expect)
                 rows.append((f"per allocation: {name}", statistics.median(o), percentile(o, 0.95),
                              statistics.median(f), percentile(f, 0.95)))
+            # The floor of one call: the same interpreter's bare start plus the inventory query our
+            # script makes, run back to back; measured interleaved with our script's calls.
+            query = ["nvidia-smi", "--query-gpu=index,uuid,pci.bus_id,mig.mode.current,name", "--format=csv,noheader"]
+            our_t, floor_t = [], []
+            for _ in range(runs):
+                start = time.perf_counter()
+                subprocess.run([*ours, "1"], env=env, check=True, capture_output=True)
+                our_t.append(time.perf_counter() - start)
+                start = time.perf_counter()
+                subprocess.run([args.python, "-I", "-S", "-c", "pass"], env=env, check=True)
+                subprocess.run(query, env=env, check=True, capture_output=True)
+                floor_t.append(time.perf_counter() - start)
+            floor_row = (statistics.median(our_t), statistics.median(floor_t), min(our_t), min(floor_t))
             conc: dict[str, list[tuple[float, int, bool]]] = {"ours": [], "flink": []}
             conc_dir = work / "conc"
             conc_dir.mkdir()
@@ -189,6 +202,13 @@ def main() -> None:
     print(f"| {gpus} concurrent: every GPU to exactly one owner | "
           f"{'yes' if all(c[2] for c in conc['ours']) else 'NO'} | | "
           f"{'yes' if all(c[2] for c in conc['flink']) else 'NO'} | |")
+
+    print(f"\n| per call, non-coordination (interleaved) | ours | floor: `{Path(args.python).name} -I -S -c pass` + "
+          f"the nvidia-smi query | ratio of medians | ratio of minimums |")
+    print("|---|---:|---:|---:|---:|")
+    om, fm, omin, fmin = floor_row
+    print(f"| median / minimum of {runs} | {ms(om)} / {ms(omin)} | {ms(fm)} / {ms(fmin)} | {om / fm:.2f}× | "
+          f"{omin / fmin:.2f}× |")
 
 
 if __name__ == "__main__":
