@@ -10,7 +10,7 @@ FLINK_DIR     := $(VENV)/flink
 STACKS  := $(filter-out stacks/Pulumi.%,$(wildcard stacks/*.yaml))
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint typecheck flink pyflink hadoop checkov fuzz bench clean help readme schema-fast
+.PHONY: demo test lint typecheck flink pyflink hadoop checkov fuzz bench clean help readme schema-fast bench-quick
 
 help:
 	@echo "make demo      - set up .venv and render every example stack into build/<stack>/"
@@ -18,7 +18,7 @@ help:
 	@echo "make lint      - ruff + mypy"
 	@echo "make checkov   - checkov in its own venv (.venv-checkov) for the least-privilege test"
 	@echo "make fuzz      - long hypothesis run (>= 10,000 specs)"
-	@echo "make bench     - benchmarks (results: see README)"
+	@echo "make bench     - benchmarks (results: see README); make bench-quick: the regression check"
 	@echo "make readme    - regenerate the README spec reference from the schema"
 
 $(PY):
@@ -85,6 +85,10 @@ fuzz: $(VENV)/.stamp-test
 # Benchmarks (not tests): prints a Markdown table; results are described in the README.
 bench: $(VENV)/.stamp-test flink
 	ACCELPLANE_FLINK_HOME=$(CURDIR)/$(FLINK_DIR)/pyflink $(PY) -m bench.run $(BENCH_ARGS)
+
+# The same ratios on smaller sizes with fewer samples: a regression check (`make bench BENCH_ARGS=--quick`).
+bench-quick: BENCH_ARGS := --quick
+bench-quick: bench
 
 # The ahead-of-time schema validator (components/accelplane/schema_fast.py); rerun after a schema change.
 schema-fast: $(VENV)/.stamp-test
