@@ -9,7 +9,7 @@ on a busy machine). Wall clock, never timed tests.
    specs (bench/generate.py; a unit is a pool, 5 queues and 10 Flink clusters), next to the floor:
    libyaml's C emitter (`yaml.CSafeDumper`) dumping the same objects plus raw writes of every output
    file. Linearity: time per unit at each size relative to the smallest. Peak RSS of a render of the
-   largest size in its own process (`resource.getrusage`).
+   largest size in its own process (VmHWM).
 2. `accelplane validate` cold start (a new process, bytecode cached) next to `python -c pass`.
 3. The Pulumi program under mocks next to registering the same number of bare ConfigMaps.
 4. Validation scaling: `load_validated` on queue trees of 2,000-16,000 queues and on 50-400 units,
@@ -117,12 +117,15 @@ def bench_render(units: list[int], runs: int, work: Path) -> tuple[list[Row], li
 
 
 def peak_rss_mib(units: int, work: Path) -> tuple[float, float]:
-    """Peak RSS (MiB) of a process that renders ``units`` units, and of one that only imports."""
+    """Peak RSS (MiB) of a process that renders ``units`` units, and of one that only imports.
+
+    Read from /proc/self/status (VmHWM, per address space): getrusage's ru_maxrss survives exec on
+    Linux, so a child would report its parent's peak."""
     spec = write_spec(units, work)
     code = (
-        "import resource, sys; from accelplane.pipeline import render_spec; from accelplane.render import write_tree;"
+        "import sys; from accelplane.pipeline import render_spec; from accelplane.render import write_tree;"
         "sys.argv[1] != '-' and write_tree(render_spec(sys.argv[1]).files, sys.argv[2]);"
-        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+        "print(next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmHWM:')))"
     )
     env = {**os.environ, "PYTHONPATH": f"{REPO / 'components'}"}
     full = subprocess.run([sys.executable, "-c", code, str(spec), str(work / "rss")], env=env, capture_output=True,
