@@ -41,7 +41,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "components"))
 
 import yaml  # noqa: E402
-from accelplane.pipeline import load_validated, render_spec  # noqa: E402
+from accelplane.pipeline import render_spec  # noqa: E402
 from accelplane.render import write_tree  # noqa: E402
 
 from bench.generate import write_spec  # noqa: E402
