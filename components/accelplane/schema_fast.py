@@ -28,6 +28,8 @@ import re
 
 
 REGEX_PATTERNS = {
+    '^1\\.[0-9]{2}$': re.compile('^1\\.[0-9]{2}\\Z'),
+    '^1\\.[0-9]+$': re.compile('^1\\.[0-9]+\\Z'),
     '^0[0-7]{3}$': re.compile('^0[0-7]{3}\\Z'),
     '^[0-9]+(\\.[0-9]+)*$': re.compile('^[0-9]+(\\.[0-9]+)*\\Z'),
     '^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*(:(?!latest$)[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[a-f0-9]{64})$': re.compile('^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*(:(?!latest\\Z)[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[a-f0-9]{64})\\Z'),
@@ -43,6 +45,7 @@ REGEX_PATTERNS = {
     '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$': re.compile('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?\\Z'),
     '^(1\\.(1[1-9]|[2-9][0-9])|2\\.[0-9]+)(\\.[0-9]+)?$': re.compile('^(1\\.(1[1-9]|[2-9][0-9])|2\\.[0-9]+)(\\.[0-9]+)?\\Z'),
     '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$': re.compile('^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\Z'),
+    '^sha256:[a-f0-9]{64}$': re.compile('^sha256:[a-f0-9]{64}\\Z'),
     '^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*$': re.compile('^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*\\Z'),
     '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$': re.compile('^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}\\Z'),
     '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$': re.compile('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?\\Z'),
@@ -125,6 +128,47 @@ def validate_https___accelplane_io_schemas_spec_schema_json(data, custom_formats
                     validate_https___accelplane_io_schemas_spec_schema_json___defs_labels(data__cluster__labels, custom_formats, (name_prefix or "data") + ".cluster.labels")
                 if data__cluster_keys:
                     raise JsonSchemaValueException('invalid')
+        if "namespaces" in data_keys:
+            data_keys.remove("namespaces")
+            data__namespaces = data["namespaces"]
+            if not isinstance(data__namespaces, (dict)):
+                raise JsonSchemaValueException('invalid')
+            data__namespaces_is_dict = isinstance(data__namespaces, dict)
+            if data__namespaces_is_dict:
+                data__namespaces_keys = set(data__namespaces.keys())
+                for data__namespaces_key in data__namespaces_keys:
+                    if data__namespaces_key not in []:
+                        data__namespaces_value = data__namespaces.get(data__namespaces_key)
+                        validate_https___accelplane_io_schemas_spec_schema_json___defs_namespacesettings(data__namespaces_value, custom_formats, (name_prefix or "data") + ".namespaces.{data__namespaces_key}".format(**locals()))
+                data__namespaces_len = len(data__namespaces)
+                if data__namespaces_len != 0:
+                    data__namespaces_property_names = True
+                    for data__namespaces_key in data__namespaces:
+                        try:
+                            validate_https___accelplane_io_schemas_spec_schema_json___defs_dnslabel(data__namespaces_key, custom_formats, (name_prefix or "data") + ".namespaces")
+                        except (JsonSchemaValueException, JsonSchemaValuesException):
+                            data__namespaces_property_names = False
+                    if not data__namespaces_property_names:
+                        raise JsonSchemaValueException('invalid')
+        if "kubernetes" in data_keys:
+            data_keys.remove("kubernetes")
+            data__kubernetes = data["kubernetes"]
+            if not isinstance(data__kubernetes, (dict)):
+                raise JsonSchemaValueException('invalid')
+            data__kubernetes_is_dict = isinstance(data__kubernetes, dict)
+            if data__kubernetes_is_dict:
+                data__kubernetes_keys = set(data__kubernetes.keys())
+                if "version" in data__kubernetes_keys:
+                    data__kubernetes_keys.remove("version")
+                    data__kubernetes__version = data__kubernetes["version"]
+                    if not isinstance(data__kubernetes__version, (str)):
+                        raise JsonSchemaValueException('invalid')
+                    if isinstance(data__kubernetes__version, str):
+                        if not REGEX_PATTERNS['^1\\.[0-9]{2}$'].search(data__kubernetes__version):
+                            raise JsonSchemaValueException('invalid')
+                else: data__kubernetes["version"] = '1.34'
+                if data__kubernetes_keys:
+                    raise JsonSchemaValueException('invalid')
         if "nodePools" in data_keys:
             data_keys.remove("nodePools")
             data__nodePools = data["nodePools"]
@@ -171,6 +215,10 @@ def validate_https___accelplane_io_schemas_spec_schema_json(data, custom_formats
                             data__devicePlugins__nvidia__image = data__devicePlugins__nvidia["image"]
                             validate_https___accelplane_io_schemas_spec_schema_json___defs_imagerepo(data__devicePlugins__nvidia__image, custom_formats, (name_prefix or "data") + ".devicePlugins.nvidia.image")
                         else: data__devicePlugins__nvidia["image"] = 'nvcr.io/nvidia/k8s-device-plugin'
+                        if "imageDigest" in data__devicePlugins__nvidia_keys:
+                            data__devicePlugins__nvidia_keys.remove("imageDigest")
+                            data__devicePlugins__nvidia__imageDigest = data__devicePlugins__nvidia["imageDigest"]
+                            validate_https___accelplane_io_schemas_spec_schema_json___defs_imagedigest(data__devicePlugins__nvidia__imageDigest, custom_formats, (name_prefix or "data") + ".devicePlugins.nvidia.imageDigest")
                         if "gpuFeatureDiscovery" in data__devicePlugins__nvidia_keys:
                             data__devicePlugins__nvidia_keys.remove("gpuFeatureDiscovery")
                             data__devicePlugins__nvidia__gpuFeatureDiscovery = data__devicePlugins__nvidia["gpuFeatureDiscovery"]
@@ -183,6 +231,21 @@ def validate_https___accelplane_io_schemas_spec_schema_json(data, custom_formats
                             if not (isinstance(data__devicePlugins__nvidia__deviceListStrategy, str) and data__devicePlugins__nvidia__deviceListStrategy == 'envvar' or isinstance(data__devicePlugins__nvidia__deviceListStrategy, str) and data__devicePlugins__nvidia__deviceListStrategy == 'volume-mounts' or isinstance(data__devicePlugins__nvidia__deviceListStrategy, str) and data__devicePlugins__nvidia__deviceListStrategy == 'cdi-annotations' or isinstance(data__devicePlugins__nvidia__deviceListStrategy, str) and data__devicePlugins__nvidia__deviceListStrategy == 'cdi-cri'):
                                 raise JsonSchemaValueException('invalid')
                         else: data__devicePlugins__nvidia["deviceListStrategy"] = 'envvar'
+                        if "migManager" in data__devicePlugins__nvidia_keys:
+                            data__devicePlugins__nvidia_keys.remove("migManager")
+                            data__devicePlugins__nvidia__migManager = data__devicePlugins__nvidia["migManager"]
+                            if not isinstance(data__devicePlugins__nvidia__migManager, (dict)):
+                                raise JsonSchemaValueException('invalid')
+                            data__devicePlugins__nvidia__migManager_is_dict = isinstance(data__devicePlugins__nvidia__migManager, dict)
+                            if data__devicePlugins__nvidia__migManager_is_dict:
+                                data__devicePlugins__nvidia__migManager_keys = set(data__devicePlugins__nvidia__migManager.keys())
+                                if "namespace" in data__devicePlugins__nvidia__migManager_keys:
+                                    data__devicePlugins__nvidia__migManager_keys.remove("namespace")
+                                    data__devicePlugins__nvidia__migManager__namespace = data__devicePlugins__nvidia__migManager["namespace"]
+                                    validate_https___accelplane_io_schemas_spec_schema_json___defs_dnslabel(data__devicePlugins__nvidia__migManager__namespace, custom_formats, (name_prefix or "data") + ".devicePlugins.nvidia.migManager.namespace")
+                                else: data__devicePlugins__nvidia__migManager["namespace"] = 'gpu-operator'
+                                if data__devicePlugins__nvidia__migManager_keys:
+                                    raise JsonSchemaValueException('invalid')
                         if data__devicePlugins__nvidia_keys:
                             raise JsonSchemaValueException('invalid')
                 if "amd" in data__devicePlugins_keys:
@@ -208,6 +271,14 @@ def validate_https___accelplane_io_schemas_spec_schema_json(data, custom_formats
                             data__devicePlugins__amd__image = data__devicePlugins__amd["image"]
                             validate_https___accelplane_io_schemas_spec_schema_json___defs_imagerepo(data__devicePlugins__amd__image, custom_formats, (name_prefix or "data") + ".devicePlugins.amd.image")
                         else: data__devicePlugins__amd["image"] = 'rocm/k8s-device-plugin'
+                        if "imageDigest" in data__devicePlugins__amd_keys:
+                            data__devicePlugins__amd_keys.remove("imageDigest")
+                            data__devicePlugins__amd__imageDigest = data__devicePlugins__amd["imageDigest"]
+                            validate_https___accelplane_io_schemas_spec_schema_json___defs_imagedigest(data__devicePlugins__amd__imageDigest, custom_formats, (name_prefix or "data") + ".devicePlugins.amd.imageDigest")
+                        if "labellerImageDigest" in data__devicePlugins__amd_keys:
+                            data__devicePlugins__amd_keys.remove("labellerImageDigest")
+                            data__devicePlugins__amd__labellerImageDigest = data__devicePlugins__amd["labellerImageDigest"]
+                            validate_https___accelplane_io_schemas_spec_schema_json___defs_imagedigest(data__devicePlugins__amd__labellerImageDigest, custom_formats, (name_prefix or "data") + ".devicePlugins.amd.labellerImageDigest")
                         if "labeller" in data__devicePlugins__amd_keys:
                             data__devicePlugins__amd_keys.remove("labeller")
                             data__devicePlugins__amd__labeller = data__devicePlugins__amd["labeller"]
@@ -252,6 +323,15 @@ def validate_https___accelplane_io_schemas_spec_schema_json(data, custom_formats
                     if not isinstance(data__volcano__manageSchedulerConfig, (bool)):
                         raise JsonSchemaValueException('invalid')
                 else: data__volcano["manageSchedulerConfig"] = True
+                if "version" in data__volcano_keys:
+                    data__volcano_keys.remove("version")
+                    data__volcano__version = data__volcano["version"]
+                    if not isinstance(data__volcano__version, (str)):
+                        raise JsonSchemaValueException('invalid')
+                    if isinstance(data__volcano__version, str):
+                        if not REGEX_PATTERNS['^1\\.[0-9]+$'].search(data__volcano__version):
+                            raise JsonSchemaValueException('invalid')
+                else: data__volcano["version"] = '1.15'
                 if data__volcano_keys:
                     raise JsonSchemaValueException('invalid')
         if "queues" in data_keys:
@@ -302,6 +382,12 @@ def validate_https___accelplane_io_schemas_spec_schema_json(data, custom_formats
                     if not isinstance(data__yarn__perModelTypes, (bool)):
                         raise JsonSchemaValueException('invalid')
                 else: data__yarn["perModelTypes"] = False
+                if "nodeLabels" in data__yarn_keys:
+                    data__yarn_keys.remove("nodeLabels")
+                    data__yarn__nodeLabels = data__yarn["nodeLabels"]
+                    if not isinstance(data__yarn__nodeLabels, (bool)):
+                        raise JsonSchemaValueException('invalid')
+                else: data__yarn["nodeLabels"] = False
                 if "resourceTypes" in data__yarn_keys:
                     data__yarn_keys.remove("resourceTypes")
                     data__yarn__resourceTypes = data__yarn["resourceTypes"]
@@ -1287,6 +1373,14 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_priorityclass
             raise JsonSchemaValueException('invalid')
     return data
 
+def validate_https___accelplane_io_schemas_spec_schema_json___defs_imagedigest(data, custom_formats={}, name_prefix=None):
+    if not isinstance(data, (str)):
+        raise JsonSchemaValueException('invalid')
+    if isinstance(data, str):
+        if not REGEX_PATTERNS['^sha256:[a-f0-9]{64}$'].search(data):
+            raise JsonSchemaValueException('invalid')
+    return data
+
 def validate_https___accelplane_io_schemas_spec_schema_json___defs_imagerepo(data, custom_formats={}, name_prefix=None):
     if not isinstance(data, (str)):
         raise JsonSchemaValueException('invalid')
@@ -1468,6 +1562,12 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_gpu(data, cus
                     raise JsonSchemaValueException('invalid')
                 if data__perNode > 64:
                     raise JsonSchemaValueException('invalid')
+        if "allocation" in data_keys:
+            data_keys.remove("allocation")
+            data__allocation = data["allocation"]
+            if not (isinstance(data__allocation, str) and data__allocation == 'devicePlugin' or isinstance(data__allocation, str) and data__allocation == 'dra'):
+                raise JsonSchemaValueException('invalid')
+        else: data["allocation"] = 'devicePlugin'
         if "memory" in data_keys:
             data_keys.remove("memory")
             data__memory = data["memory"]
@@ -1548,7 +1648,6 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_gpu(data, cus
                     data__sharing__renameByDefault = data__sharing["renameByDefault"]
                     if not isinstance(data__sharing__renameByDefault, (bool)):
                         raise JsonSchemaValueException('invalid')
-                else: data__sharing["renameByDefault"] = False
                 if "failRequestsGreaterThanOne" in data__sharing_keys:
                     data__sharing_keys.remove("failRequestsGreaterThanOne")
                     data__sharing__failRequestsGreaterThanOne = data__sharing["failRequestsGreaterThanOne"]
@@ -1571,6 +1670,22 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_gpu(data, cus
                     if isinstance(data__allowedDevices_item, str):
                         if not REGEX_PATTERNS['^[0-9]+:[0-9]+$'].search(data__allowedDevices_item):
                             raise JsonSchemaValueException('invalid')
+        if data_keys:
+            raise JsonSchemaValueException('invalid')
+    return data
+
+def validate_https___accelplane_io_schemas_spec_schema_json___defs_namespacesettings(data, custom_formats={}, name_prefix=None):
+    if not isinstance(data, (dict)):
+        raise JsonSchemaValueException('invalid')
+    data_is_dict = isinstance(data, dict)
+    if data_is_dict:
+        data_keys = set(data.keys())
+        if "managed" in data_keys:
+            data_keys.remove("managed")
+            data__managed = data["managed"]
+            if not isinstance(data__managed, (bool)):
+                raise JsonSchemaValueException('invalid')
+        else: data["managed"] = True
         if data_keys:
             raise JsonSchemaValueException('invalid')
     return data
