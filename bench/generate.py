@@ -35,7 +35,6 @@ def make_spec(units: int) -> dict[str, Any]:
         queues.append(
             {
                 "name": team,
-                "weight": 1 + u % 5,
                 "capability": {"cpu": 768, "memory": "8Ti", "pods": 400, "nvidia.com/gpu": 64},
                 "deserved": {"cpu": 384, "memory": "4Ti", "nvidia.com/gpu": 32},
             }
@@ -45,7 +44,6 @@ def make_spec(units: int) -> dict[str, Any]:
                 {
                     "name": f"{team}-q{leaf}",
                     "parent": team,
-                    "weight": 1 + leaf,
                     "capability": {"cpu": 192, "memory": "2Ti", "pods": 100, "nvidia.com/gpu": 16},
                     "deserved": {"cpu": 96, "memory": "1Ti", "nvidia.com/gpu": 8},
                 }
