@@ -71,15 +71,16 @@ def test_every_namespace_gets_the_level_its_pods_pass(spec: Path) -> None:
 
 
 def test_example_namespaces_and_levels() -> None:
-    """The example stacks exercise privileged (coordination hostPath, device plugins), baseline
-    (GPU TaskManagers without coordination) and namespaces managed elsewhere."""
+    """The example stacks exercise privileged (coordination hostPath, device plugins), restricted
+    (GPU TaskManagers without coordination: the Flink containers run as uid 9999 with no
+    capabilities, no escalation and RuntimeDefault seccomp) and namespaces managed elsewhere."""
     shared = _objects(files_for(next(p for p in EXAMPLE_SPECS if p.stem == "shared-gpus")))
     levels = {
         o["metadata"]["name"]: o["metadata"]["labels"][f"{PSA}enforce"]
         for o in shared
         if o["kind"] == "Namespace"
     }
-    assert levels == {"flink": "privileged", "inference": "baseline", "nvidia-device-plugin": "privileged"}
+    assert levels == {"flink": "privileged", "inference": "restricted", "nvidia-device-plugin": "privileged"}
     prod = _objects(files_for(next(p for p in EXAMPLE_SPECS if p.stem == "prod-eu")))
     ns = next(o for o in prod if o["kind"] == "Namespace")
     assert ns["metadata"]["name"] == "flink" and ns["metadata"]["labels"][f"{PSA}enforce"] == "privileged"
