@@ -5,21 +5,23 @@ from __future__ import annotations
 from collections.abc import Iterator
 from decimal import Decimal
 
-from accelplane.derive.queues import MAX_QUEUE_DEPTH, ROOT_QUEUE, queue_depth, queue_parent
+from accelplane.derive.queues import MAX_QUEUE_DEPTH, ROOT_QUEUE, parent_cycles, queue_depths, queue_parent
 from accelplane.errors import Problem
-from accelplane.model import ResourceList, Spec, is_gpu_resource
+from accelplane.model import Queue, ResourceList, Spec, is_gpu_resource
+from accelplane.quantity import Quantity, format_resource
 
 REQUIRED_WITH_GPU = ("cpu", "memory", "pods")
 
 
-def _ordered(a: ResourceList, b: ResourceList) -> Iterator[tuple[str, Decimal, Decimal]]:
+def _ordered(a: ResourceList, b: ResourceList) -> Iterator[tuple[str, Quantity, Quantity]]:
     for name, qa in a.items:
         qb = b.get(name)
         if qb is not None and qa.value > qb.value:
-            yield name, qa.value, qb.value
+            yield name, qa, qb
 
 
 def _check_queue_tree(spec: Spec) -> Iterator[Problem]:
+    depths = queue_depths(spec)
     for q in spec.queues:
         if q.name == ROOT_QUEUE:
             yield Problem((*q.path, "name"), "'root' is Volcano's implicit root queue; do not declare it")
@@ -32,13 +34,16 @@ def _check_queue_tree(spec: Spec) -> Iterator[Problem]:
             if spec.queue(parent) is None:
                 yield Problem((*q.path, "parent"), f"parent queue {parent!r} is not defined in queues")
                 continue
-        depth = queue_depth(spec, q)
-        if depth is None:
-            yield Problem((*q.path, "parent"), f"queue {q.name!r} is part of a parent cycle")
-        elif depth > MAX_QUEUE_DEPTH:
+        depth = depths.get(q.name)
+        if depth is not None and depth > MAX_QUEUE_DEPTH:
             yield Problem(
                 (*q.path, "parent"), f"queue depth {depth} exceeds Volcano's limit of {MAX_QUEUE_DEPTH}"
             )
+    # one error per cycle (queues below a cycle or a missing parent are consequences: not reported)
+    for cycle in parent_cycles(spec):
+        if len(cycle) > 1:
+            chain = " → ".join(repr(q.name) for q in [*cycle, cycle[0]])
+            yield Problem((*cycle[0].path, "parent"), f"parent cycle: {chain}")
 
 
 def _check_queue_resources(spec: Spec) -> Iterator[Problem]:
@@ -61,17 +66,26 @@ def _check_queue_resources(spec: Spec) -> Iterator[Problem]:
         if parent is not None:
             for name, c, pc in _ordered(q.capability, parent.capability):
                 yield Problem(
-                    (*q.path, "capability", name), f"capability {c} exceeds parent {parent.name!r}'s {pc}"
+                    (*q.path, "capability", name),
+                    f"capability {c} exceeds the capability of parent {parent.name!r} ({pc})",
                 )
     # children's deserved must fit in the parent's deserved (capacity plugin webhook)
+    cyclic = {q.name for cycle in parent_cycles(spec) for q in cycle}
+    children: dict[str, list[Queue]] = {}
+    for q in spec.queues:
+        if q.name not in cyclic:  # a cycle is reported once, not as over-committed parents too
+            children.setdefault(queue_parent(q) or "", []).append(q)
     for parent in spec.queues:
-        children = [q for q in spec.queues if queue_parent(q) == parent.name]
         for name, pd in parent.deserved.items:
-            total = sum((c.deserved.get(name).value for c in children if c.deserved.get(name)), Decimal(0))  # type: ignore[union-attr]
+            total = sum(
+                (cd.value for c in children.get(parent.name, []) if (cd := c.deserved.get(name)) is not None),
+                Decimal(0),
+            )
             if total > pd.value:
                 yield Problem(
                     (*parent.path, "deserved", name),
-                    f"children's deserved {name} add up to {total}, more than this queue's {pd.value}",
+                    f"children's deserved {name} add up to {format_resource(name, total)}, "
+                    f"more than this queue's {pd}",
                 )
 
 

@@ -65,10 +65,10 @@ def read_tree(directory: str | os.PathLike[str]) -> Tree:
     return dict(sorted(files.items()))
 
 
-def _load_and_render(path: str | os.PathLike[str]) -> tuple[Tree, Spec, list[Path]]:
+def _load_and_render(path: str | os.PathLike[str], root: Path | None = None) -> tuple[Tree, Spec, list[Path]]:
     from accelplane.pipeline import render_spec
 
-    rendered = render_spec(path)
+    rendered = render_spec(path, root)
     files: Tree = dict(rendered.files)
     return files, rendered.model, list(rendered.validated.loaded.files)
 
@@ -138,7 +138,7 @@ def git_side(arg: str, rev: str, rel: str, cwd: Path) -> Side:
         if target.is_dir():
             return Side(arg, "git", read_tree(target))
         try:
-            files, model, sources = _load_and_render(target)
+            files, model, sources = _load_and_render(target, root=tmp)  # bases: this revision's tree
         except SpecErrors as exc:
             raise SpecErrors(_relabel(exc.errors, tmp, rev)) from None
         outside = sorted(str(p) for p in sources if not p.resolve().is_relative_to(tmp))
