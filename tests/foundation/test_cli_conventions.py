@@ -144,6 +144,10 @@ def test_merged_shows_the_path_inside_the_base_when_it_differs(
     assert "    weight: 3  # base.yaml queues[1].weight" not in text  # same index: no path
     assert "    weight: 3  # base.yaml" in text
     assert "\x1b" not in text and '"x\\u001b[2J"' in text
+    # an entry merged by name can sit at another index than in its base: then the path is shown
+    write_spec("extends: [base.yaml]\nqueues: [{name: a, $remove: true}]\n", "removed.yaml")
+    assert main(["merged", "removed.yaml"]) == 0
+    assert "    weight: 3  # base.yaml queues[1].weight" in capsys.readouterr().out
 
 
 def _inject(monkeypatch: pytest.MonkeyPatch, error: int, after: int) -> None:

@@ -86,7 +86,7 @@ def load_side(arg: str, cwd: str | os.PathLike[str] | None = None) -> Side:
     if path.is_dir():
         return Side(arg, "directory", read_tree(path))
     if path.is_file():
-        files, model = render_spec(path)
+        files, model = render_spec(arg if cwd is None else path)  # errors name the file as typed
         return Side(arg, "spec", files, model)
     if path.exists():
         raise UsageError(f"{arg}: not a regular file or directory")
