@@ -104,20 +104,47 @@ def _to_original(path: PathTuple, index_map: IndexMap) -> PathTuple:
     return tuple(out)
 
 
+def duplicate_entries(data: Any) -> list[PathTuple]:
+    """Paths of named-list entries whose name an earlier entry of the same list already has.
+
+    The loader reports them; the semantic pass leaves them out, so a duplicate is not counted twice
+    (e.g. as one slot group too many).
+    """
+    out: list[PathTuple] = []
+    stack: list[tuple[PathTuple, Any]] = [((), data)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend(((*path, k), v) for k, v in node.items())
+        elif isinstance(node, list):
+            seen: set[str] = set()
+            for i, item in enumerate(node):
+                name = item.get("name") if isinstance(item, dict) else None
+                if isinstance(name, str) and _is_named_list(node):
+                    if name in seen:
+                        out.append((*path, i))
+                        continue
+                    seen.add(name)
+                stack.append(((*path, i), item))
+    return sorted(out, key=str)
+
+
 def salvage_problems(
     data: dict[str, Any],
     invalid: list[tuple[PathTuple, int | float | None]],
     check: Callable[[dict[str, Any]], tuple[list[PathTuple], list[Problem]]],
+    duplicates: list[PathTuple] | None = None,
 ) -> list[Problem]:
     """Semantic problems of ``data`` once the ``invalid`` parts are dropped (or clamped).
 
     ``invalid`` lists (path, bound) pairs: a path the schema or the model rejected, with the nearest
     valid number for a range error (else None). ``check`` builds the model of a document and runs
     the semantic checks; it returns the paths it could not convert (dropped in the next round) or
-    the problems found. Returns [] when nothing sensible is left to check (e.g. ``cluster`` itself
-    is invalid).
+    the problems found. ``duplicates`` (`duplicate_entries`) are left out without hiding what names
+    them (the first entry of that name stays). Returns [] when nothing sensible is left to check
+    (e.g. ``cluster`` itself is invalid).
     """
-    removed: set[PathTuple] = set()
+    removed: set[PathTuple] = set(duplicates or ())
     clamped: dict[PathTuple, Any] = {}
     dropped_names: set[str] = set()
 

@@ -49,22 +49,22 @@ def load_validated(path: str | os.PathLike[str], root: Path | None = None) -> Va
     """
     loaded = load_document(path, root)
     failures = schema_failures(loaded.data)
-    if failures:
-        from accelplane.partial import salvage_problems
+    if failures or loaded.load_errors:
+        from accelplane.partial import duplicate_entries, salvage_problems
 
         invalid = [(t, f.bound) for f in failures for t in f.targets]
         problems = [f.problem for f in failures]
-        problems += salvage_problems(loaded.data, invalid, _model_and_checks)
+        problems += salvage_problems(loaded.data, invalid, _model_and_checks, duplicate_entries(loaded.data))
         raise SpecErrors(loaded.load_errors + loaded.errors(problems))
     model, problems = build_model(loaded.data)
     if model is None:
         from accelplane.partial import salvage_problems
 
         problems += salvage_problems(loaded.data, [(p.path, None) for p in problems], _model_and_checks)
-        raise SpecErrors(loaded.load_errors + loaded.errors(problems))
+        raise SpecErrors(loaded.errors(problems))
     problems = run_checks(model)
-    if problems or loaded.load_errors:
-        raise SpecErrors(loaded.load_errors + loaded.errors(problems))
+    if problems:
+        raise SpecErrors(loaded.errors(problems))
     return ValidatedSpec(loaded, model)
 
 

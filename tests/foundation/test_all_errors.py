@@ -130,3 +130,19 @@ def test_quantities_read_as_written(write_spec: Callable[..., Path]) -> None:
         "spec.yaml: queues[1].guarantee.memory: guarantee 2Ti exceeds deserved 1Ti",
     ]
     assert not any("2199023255552" in e or "''s" in e for e in errors)
+
+
+def test_a_duplicate_entry_is_not_counted_twice(write_spec: Callable[..., Path]) -> None:
+    errors = _errors(
+        write_spec,
+        HEAD
+        + "queues:\n"
+        + "  - {name: p, deserved: {cpu: 2}}\n"
+        + "  - {name: a, parent: p, deserved: {cpu: 2}}\n"
+        + "  - {name: a, parent: p, deserved: {cpu: 2}}\n"  # would make the children add up to 4
+        + "  - {name: b, parent: nowhere}\n",
+    )
+    assert errors == [
+        "spec.yaml: queues[2].name: duplicate name 'a' (first defined at queues[1])",
+        "spec.yaml: queues[3].parent: parent queue 'nowhere' is not defined in queues",
+    ]
