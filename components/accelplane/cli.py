@@ -1,9 +1,15 @@
-"""The `accelplane` command line: validate, render, schema, diff, report.
+"""The `accelplane` command line: validate, render, schema, diff, report, merged.
 
-Exit codes: 0 ok, 1 invalid spec (every error printed as ``file: path: message``), 2 usage error.
-Exception: `diff` follows ``git diff --exit-code``: 0 equal, 1 different, 2 error (an invalid spec
-on either side is an error there, so it exits 2 after printing the same ``file: path: message``).
-User mistakes never produce a traceback.
+One exit-code convention for every subcommand (README, "Commands"; tested for each):
+
+* 0 — success;
+* 1 — the answer is "no": an invalid spec (every error printed as ``file: path: message``), or for
+  `diff` (which follows ``git diff --exit-code``) "the sides differ";
+* 2 — the command could not answer: a usage error, an output that cannot be written, a git
+  problem, and for `diff` also an invalid spec on either side (1 already means "different").
+
+User mistakes and I/O failures (full or read-only disk, a file where a directory should be) never
+produce a traceback; nothing is printed or half-written before the command knows it can finish.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 
@@ -35,12 +42,87 @@ def _print_errors(exc: SpecErrors) -> None:
     print(f"accelplane: {n} error{'s' if n != 1 else ''}", file=sys.stderr)
 
 
+PULUMI_STACK_FILE = re.compile(r"^Pulumi\.(?P<stack>.+)\.ya?ml$")
+PULUMI_PROJECT_FILE = re.compile(r"^Pulumi\.ya?ml$")
+
+
+def _stack_spec(stack_file: str) -> str:
+    """The cluster spec a Pulumi stack file names (``accelplane:spec``), as a path to show.
+
+    The setting is relative to the project directory (the nearest directory up from the stack file
+    that holds ``Pulumi.yaml``). Raises `SpecErrors` naming the stack file when it does not say.
+    """
+    from accelplane.errors import SpecError
+    from accelplane.spec_loader import SpecFileError, read_spec_text
+    from accelplane.yaml_io import YamlSyntaxError, load_yaml_text
+
+    try:
+        doc = load_yaml_text(read_spec_text(stack_file), stack_file)
+    except (SpecFileError, FileNotFoundError) as exc:
+        raise SpecErrors([SpecError(stack_file, "<root>", str(exc) or "file not found")]) from None
+    except YamlSyntaxError as exc:
+        raise SpecErrors([exc.error]) from None
+    config = doc.get("config") if isinstance(doc, dict) else None
+    spec = config.get("accelplane:spec") if isinstance(config, dict) else None
+    if not isinstance(spec, str) or not spec:
+        raise SpecErrors(
+            [
+                SpecError(
+                    stack_file, "config.accelplane:spec", "missing: a stack file must name its cluster spec"
+                )
+            ]
+        )
+    if os.path.isabs(spec):
+        return spec
+    directory = os.path.dirname(stack_file) or "."
+    for _ in range(8):
+        if os.path.isfile(os.path.join(directory, "Pulumi.yaml")):
+            break
+        directory = os.path.normpath(os.path.join(directory, os.pardir))
+    else:
+        directory = os.path.dirname(stack_file) or "."
+    return os.path.normpath(os.path.join(directory, spec))
+
+
+def _validate_targets(paths: list[str], quiet: bool) -> tuple[list[str], bool]:
+    """The specs to validate for ``paths``: Pulumi stack files stand for the spec they name.
+
+    ``validate stacks/*.yaml`` matches ``Pulumi.<stack>.yaml`` files too; each is replaced by its
+    spec (once, however often it is named) with a note, and ``Pulumi.yaml`` is skipped with a note.
+    Returns the specs and whether a stack file itself was broken.
+    """
+    specs: list[str] = []
+    seen: set[str] = set()
+    failed = False
+    for path in paths:
+        base = os.path.basename(path)
+        target = path
+        if PULUMI_PROJECT_FILE.match(base):
+            if not quiet:
+                print(f"{path}: Pulumi project file, not a cluster spec (skipped)")
+            continue
+        if PULUMI_STACK_FILE.match(base):
+            try:
+                target = _stack_spec(path)
+            except SpecErrors as exc:
+                _print_errors(exc)
+                failed = True
+                continue
+            if not quiet:
+                print(f"{path}: Pulumi stack file for {target}")
+        key = os.path.realpath(target)
+        if key not in seen:
+            seen.add(key)
+            specs.append(target)
+    return specs, failed
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     """Validate every spec given; report all errors of all files."""
     from accelplane.pipeline import load_validated
 
-    failed = False
-    for path in args.specs:
+    specs, failed = _validate_targets(args.specs, args.quiet)
+    for path in specs:
         try:
             load_validated(path)
         except SpecErrors as exc:
@@ -52,15 +134,40 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_INVALID if failed else EXIT_OK
 
 
+def _io_error(exc: OSError, target: str) -> UsageError:
+    """A clear one-line message for a failed write (full or read-only disk, a file in the way)."""
+    import errno
+
+    if exc.errno in (errno.EEXIST, errno.ENOTDIR):
+        return UsageError(f"{target}: cannot write: a part of the path is a file, not a directory")
+    detail = f" ({exc.filename})" if exc.filename else ""
+    return UsageError(f"{target}: cannot write: {exc.strerror or exc}{detail}")
+
+
 def cmd_render(args: argparse.Namespace) -> int:
     """Render one spec into an output directory (atomically)."""
     from accelplane.pipeline import render_spec
     from accelplane.render import write_tree
 
     files = render_spec(args.spec).files
-    out = write_tree(files, args.out, force=args.force, note=_say_error)
+    try:
+        out = write_tree(files, args.out, force=args.force, note=_say_error)
+    except OSError as exc:
+        raise _io_error(exc, args.out) from None
     if not args.quiet:
         print(escape_controls(f"{args.spec}: rendered {len(files)} files into {out}", newlines=False))
+    return EXIT_OK
+
+
+def cmd_merged(args: argparse.Namespace) -> int:
+    """Print the spec after ``extends``, each value annotated with the file it came from."""
+    from accelplane.merged_view import render_merged
+    from accelplane.spec_loader import load_document
+
+    loaded = load_document(args.spec)
+    sys.stdout.write(render_merged(loaded))
+    if loaded.load_errors:
+        raise SpecErrors(loaded.load_errors)
     return EXIT_OK
 
 
@@ -115,13 +222,14 @@ def cmd_report(args: argparse.Namespace) -> int:
     from accelplane.report import build_report, render_report, render_svg
 
     report = build_report(load_validated(args.spec).model)
-    sys.stdout.write(render_report(report, args.format))
-    if args.svg:
+    text = render_report(report, args.format)
+    if args.svg:  # written first: a failure prints nothing but the error
         try:
             with open(args.svg, "w", encoding="utf-8", newline="\n") as fh:
                 fh.write(render_svg(report))
         except OSError as exc:
             raise UsageError(f"{args.svg}: cannot write SVG: {exc.strerror or exc}") from None
+    sys.stdout.write(text)
     return EXIT_OK
 
 
@@ -133,7 +241,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"accelplane {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = sub.add_parser("validate", help="validate cluster specs (all errors at once)")
+    p = sub.add_parser(
+        "validate",
+        help="validate cluster specs (all errors at once)",
+        description="Validate each SPEC with its bases. A Pulumi stack file (Pulumi.<stack>.yaml) "
+        "stands for the spec its accelplane:spec names; Pulumi.yaml is skipped.",
+    )
     p.add_argument("specs", nargs="+", metavar="SPEC")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     p.set_defaults(func=cmd_validate)
@@ -175,8 +288,19 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("report", help="GPU capacity per queue and Flink cluster (tables, optional SVG)")
     p.add_argument("spec", metavar="SPEC")
     p.add_argument("--format", "-f", choices=("text", "markdown", "json"), default="text")
-    p.add_argument("--svg", metavar="FILE", help="also write a bar chart of GPU shares per queue")
+    p.add_argument(
+        "--svg", metavar="FILE", help="also write a chart of GPU shares and Flink GPU use per queue"
+    )
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser(
+        "merged",
+        help="print the spec after extends, each value annotated with the file it came from",
+        description="Print SPEC merged with its bases as YAML; every value ends with a comment naming "
+        "the file (and the path in it, when different) it came from. No validation beyond loading.",
+    )
+    p.add_argument("spec", metavar="SPEC")
+    p.set_defaults(func=cmd_merged)
     return parser
 
 
@@ -195,6 +319,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as exc:  # an environment failure the command did not expect: still no traceback
+        print(f"accelplane: {exc.filename or args.command}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":

@@ -11,13 +11,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from accelplane.checks import run_checks
-from accelplane.errors import SpecErrors
+from accelplane.errors import PathTuple, Problem, SpecErrors
 from accelplane.model import Spec, build_model
-from accelplane.schema import validate_document
-from accelplane.spec_loader import LoadedSpec, load_spec
+from accelplane.schema import schema_failures
+from accelplane.spec_loader import LoadedSpec, load_document
 
 if TYPE_CHECKING:
     from accelplane.artifacts import Bundle
@@ -31,14 +32,35 @@ class ValidatedSpec:
     model: Spec
 
 
-def load_validated(path: str | os.PathLike[str]) -> ValidatedSpec:
-    """Load, merge, validate and model a cluster spec; raise `SpecErrors` with every problem."""
-    loaded = load_spec(path)
-    problems = validate_document(loaded.data)
-    if problems:
-        raise SpecErrors(loaded.errors(problems))
+def _model_and_checks(data: dict[str, Any]) -> tuple[list[PathTuple], list[Problem]]:
+    """Paths the model could not convert, or else the semantic problems of ``data``."""
+    model, problems = build_model(data)
+    if model is None:
+        return [p.path for p in problems], []
+    return [], run_checks(model)
+
+
+def load_validated(path: str | os.PathLike[str], root: Path | None = None) -> ValidatedSpec:
+    """Load, merge, validate and model a cluster spec; raise `SpecErrors` with every problem.
+
+    Every problem is reported at once: loader problems that leave the document complete, schema
+    errors, and the semantic problems of the parts the schema accepted (`accelplane.partial`).
+    ``root`` overrides the directory bases must live in (see `accelplane.spec_loader.spec_root`).
+    """
+    loaded = load_document(path, root)
+    failures = schema_failures(loaded.data)
+    if failures or loaded.load_errors:
+        from accelplane.partial import duplicate_entries, salvage_problems
+
+        invalid = [(t, f.bound) for f in failures for t in f.targets]
+        problems = [f.problem for f in failures]
+        problems += salvage_problems(loaded.data, invalid, _model_and_checks, duplicate_entries(loaded.data))
+        raise SpecErrors(loaded.load_errors + loaded.errors(problems))
     model, problems = build_model(loaded.data)
     if model is None:
+        from accelplane.partial import salvage_problems
+
+        problems += salvage_problems(loaded.data, [(p.path, None) for p in problems], _model_and_checks)
         raise SpecErrors(loaded.errors(problems))
     problems = run_checks(model)
     if problems:
@@ -67,12 +89,13 @@ class RenderedSpec:
         return bundle_files(self.bundle)
 
 
-def render_spec(path: str | os.PathLike[str]) -> RenderedSpec:
+def render_spec(path: str | os.PathLike[str], root: Path | None = None) -> RenderedSpec:
     """Load, validate and build a cluster spec; raise `SpecErrors` with every problem.
 
     The builders are imported here, not at module level, so `accelplane validate` never loads them.
+    ``root`` is as for `load_validated`.
     """
     from accelplane.builders import build_all
 
-    validated = load_validated(path)
+    validated = load_validated(path, root)
     return RenderedSpec(validated, build_all(validated.model))

@@ -48,8 +48,11 @@ def read_settings(project_dir: Path) -> ProgramSettings:
     config = pulumi.Config(PROJECT)
     kube_config = pulumi.Config("kubernetes")
     render_dir = config.get("renderDir")
+    spec = config.require("spec")
+    # name the spec as configured in messages (Pulumi runs the program in the project directory)
+    here = os.path.isabs(spec) or Path.cwd().resolve() == project_dir.resolve()
     return ProgramSettings(
-        spec=project_dir / config.require("spec"),
+        spec=Path(spec) if here else project_dir / spec,
         render_dir=project_dir / render_dir if render_dir else None,
         kubeconfig=kube_config.get("kubeconfig"),
         context=kube_config.get("context"),

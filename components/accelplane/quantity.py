@@ -103,6 +103,12 @@ def format_quantity(value: Decimal, binary: bool) -> str:
     return format(value.normalize(), "f")
 
 
+def format_resource(name: str, value: Decimal) -> str:
+    """A quantity of resource ``name`` as a person reads it: memory-like ones binary (``2Ti``)."""
+    binary = name in ("memory", "ephemeral-storage") or name.startswith("hugepages-")
+    return format_quantity(value, binary=binary)
+
+
 def sum_quantities(values: list[Decimal]) -> Decimal:
     """Exact sum (kept as a function so callers document intent)."""
     total = Decimal(0)

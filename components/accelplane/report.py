@@ -63,6 +63,9 @@ class QueueRow:
     deserved: Decimal | None
     guarantee: Decimal | None
     cluster: int
+    parent: str | None = None
+    flink: int = 0  # GPUs of this resource the Flink clusters in this queue's subtree request
+    flink_clusters: tuple[str, ...] = ()
 
     def share(self, field: str) -> Decimal | None:
         """``field`` as a percentage of the cluster's GPUs of this resource."""
@@ -143,6 +146,23 @@ def _queue_order(spec: Spec) -> list[tuple[Queue, int]]:
     return out
 
 
+def _flink_use(spec: Spec, flink: list[FlinkRow]) -> dict[tuple[str, str], tuple[int, tuple[str, ...]]]:
+    """(queue, resource) → GPUs its subtree's Flink clusters request, and which clusters."""
+    parents = {q.name: queue_parent(q) for q in spec.queues}
+    use: dict[tuple[str, str], tuple[int, tuple[str, ...]]] = {}
+    for row in flink:
+        if row.queue is None or row.queue_resource is None or row.total == 0:
+            continue
+        name: str | None = row.queue
+        seen: set[str] = set()
+        while name is not None and name not in seen:  # up to the top (a cycle only in invalid specs)
+            seen.add(name)
+            total, names = use.get((name, row.queue_resource), (0, ()))
+            use[(name, row.queue_resource)] = (total + row.total, (*names, row.cluster))
+            name = parents.get(name)
+    return use
+
+
 def _value(queue: Queue, field: str, resource: str) -> Decimal | None:
     q = getattr(queue, field).get(resource)
     return q.value if q is not None else None
@@ -168,22 +188,6 @@ def build_report(spec: Spec) -> Report:
     ordered_resources = tuple(sorted(resources))
     report_pools = tuple(pools)
     totals = {r: sum(p.total(r) for p in report_pools) for r in ordered_resources}
-    rows = [
-        QueueRow(
-            queue=q.name,
-            depth=depth,
-            resource=r,
-            capability=_value(q, "capability", r),
-            deserved=_value(q, "deserved", r),
-            guarantee=_value(q, "guarantee", r),
-            cluster=totals[r],
-        )
-        for r in ordered_resources
-        for q, depth in _queue_order(spec)
-        if any(_value(q, field, r) is not None for field in FIELDS)
-    ]
-    limited = {row.queue for row in rows}
-    without = tuple(q.name for q, _ in _queue_order(spec) if q.name not in limited)
     flink = []
     for c in spec.flink_clusters:
         gpu = c.task_manager.gpu
@@ -210,6 +214,26 @@ def build_report(spec: Spec) -> Report:
                 else None,
             )
         )
+    use = _flink_use(spec, flink)
+    rows = [
+        QueueRow(
+            queue=q.name,
+            depth=depth,
+            resource=r,
+            capability=_value(q, "capability", r),
+            deserved=_value(q, "deserved", r),
+            guarantee=_value(q, "guarantee", r),
+            cluster=totals[r],
+            parent=queue_parent(q),
+            flink=use.get((q.name, r), (0, ()))[0],
+            flink_clusters=use.get((q.name, r), (0, ()))[1],
+        )
+        for r in ordered_resources
+        for q, depth in _queue_order(spec)
+        if any(_value(q, field, r) is not None for field in FIELDS) or (q.name, r) in use
+    ]
+    limited = {row.queue for row in rows}
+    without = tuple(q.name for q, _ in _queue_order(spec) if q.name not in limited)
     return Report(spec.name, basis, report_pools, ordered_resources, tuple(rows), tuple(flink), without)
 
 
@@ -380,6 +404,8 @@ def to_json(report: Report) -> dict[str, Any]:
                 "cluster": r.cluster,
                 "deserved_pct": _dec(r.share("deserved")),
                 "capability_pct": _dec(r.share("capability")),
+                "flink_gpus": r.flink,
+                "flink_clusters": list(r.flink_clusters),
             }
             for r in report.queues
         ],
@@ -417,12 +443,22 @@ def render_report(report: Report, fmt: str) -> str:
 
 # -- SVG -----------------------------------------------------------------------------------------------
 
-SVG_WIDTH = 820
+SVG_WIDTH = 900
 LABEL_X = 10
-BAR_X = 190
+INDENT = 16  # x offset per level of the queue tree (SVG collapses leading spaces, so no spaces)
+BAR_X = 200
 BAR_WIDTH = 380
-ROW_HEIGHT = 26
-COLOURS = {"capability": "#c6dbef", "deserved": "#2171b5", "guarantee": "#08306b", "cluster": "#d62728"}
+ROW_HEIGHT = 30
+COLOURS = {
+    "capability": "#c6dbef",
+    "deserved": "#2171b5",
+    "guarantee": "#08306b",
+    "flink": "#ff7f0e",
+    "cluster": "#d62728",
+    "tree": "#969696",
+}
+# (field, y offset in the row, height): capability behind deserved behind guarantee; Flink below
+BARS = (("capability", 3, 18), ("deserved", 7, 10), ("guarantee", 10, 4), ("flink", 23, 5))
 
 
 def _attr(value: str) -> str:
@@ -433,20 +469,28 @@ def _f(x: Decimal) -> str:
     return f"{x.quantize(Decimal('0.01'))}"
 
 
+def label_x(depth: int) -> int:
+    """Where the label of a queue at ``depth`` (0 = top level) starts."""
+    return LABEL_X + INDENT * depth
+
+
 def render_svg(report: Report) -> str:
     """Horizontal bars per GPU resource: each queue's capability (light), deserved (dark) and
-    guarantee (thin) against the cluster total (red line). Bar widths are proportional to GPUs on
-    one scale per resource; every shape carries ``data-*`` attributes with the numbers."""
+    guarantee (thin) against the cluster total (red line), and below them (orange) the GPUs that
+    the Flink clusters in the queue's subtree request. The queue tree is drawn with x offsets and
+    connector lines. Bar widths are proportional to GPUs on one scale per resource; every shape
+    carries ``data-*`` attributes with the numbers."""
     body: list[str] = []
     y = 40
     body.append(
         f'<text x="{LABEL_X}" y="24" font-size="16" font-weight="bold">'
-        f"{escape(f'GPU shares per queue — {report.cluster}')}</text>"
+        f"{escape(f'GPU shares and Flink use per queue — {report.cluster}')}</text>"
     )
     for resource in report.resources:
         rows = [r for r in report.queues if r.resource == resource]
         total = report.cluster_total(resource)
-        top = max([Decimal(total)] + [v for r in rows for v in (r.capability, r.deserved) if v is not None])
+        values = [v for r in rows for v in (r.capability, r.deserved) if v is not None]
+        top = max([Decimal(total), *values, *(Decimal(r.flink) for r in rows)])
         scale = Decimal(BAR_WIDTH) / top if top > 0 else Decimal(0)
         title = f"{resource}: {_total_text(report, resource)} in the cluster ({_pool_text(report, resource)})"
         body.append(
@@ -458,26 +502,39 @@ def render_svg(report: Report) -> str:
         )
         y += 22
         first_row = y
+        row_mid: dict[str, int] = {}
         for r in rows:
-            label = "\u00a0\u00a0" * r.depth + r.queue
+            x = label_x(r.depth)
             body.append(
-                f'<g class="queue" data-queue="{_attr(r.queue)}" data-resource="{_attr(resource)}">'
-                f'<text x="{LABEL_X}" y="{y + 16}" font-size="12">{escape(label)}</text>'
+                f'<g class="queue" data-queue="{_attr(r.queue)}" data-resource="{_attr(resource)}" '
+                f'data-depth="{r.depth}">'
             )
-            for field, inset, height in (("capability", 3, 18), ("deserved", 7, 10), ("guarantee", 10, 4)):
-                value = getattr(r, field)
-                if value is None:
-                    continue
+            if r.parent is not None and r.parent in row_mid:
+                stem = label_x(r.depth - 1) + 4
                 body.append(
-                    f'<rect class="{field}" x="{BAR_X}" y="{y + inset}" width="{_f(value * scale)}" '
-                    f'height="{height}" fill="{COLOURS[field]}" data-value="{_num(value)}">'
-                    f"<title>{escape(f'{r.queue} {field}: {_num(value)} {resource}')}</title></rect>"
+                    f'<path class="tree" d="M{stem} {row_mid[r.parent] + 6} V{y + 12} H{x - 3}" '
+                    f'fill="none" stroke="{COLOURS["tree"]}"/>'
                 )
-            note = (
-                f"deserved {_num(r.deserved)} ({_pct(r.share('deserved'))}) · capability {_num(r.capability)}"
-                if r.deserved is not None or r.capability is not None
-                else "no limit set"
-            )
+            row_mid[r.queue] = y + 12
+            body.append(f'<text x="{x}" y="{y + 16}" font-size="12">{escape(r.queue)}</text>')
+            for field, inset, height in BARS:
+                value = getattr(r, field)
+                if value is None or (field == "flink" and not value):
+                    continue
+                what = f"requested by Flink ({', '.join(r.flink_clusters)})" if field == "flink" else field
+                body.append(
+                    f'<rect class="{field}" x="{BAR_X}" y="{y + inset}" width="{_f(Decimal(value) * scale)}" '
+                    f'height="{height}" fill="{COLOURS[field]}" data-value="{_num(value)}">'
+                    f"<title>{escape(f'{r.queue} {what}: {_num(value)} {resource}')}</title></rect>"
+                )
+            parts = []
+            if r.deserved is not None or r.capability is not None:
+                parts.append(
+                    f"deserved {_num(r.deserved)} ({_pct(r.share('deserved'))}) · capability {_num(r.capability)}"
+                )
+            if r.flink:
+                parts.append(f"Flink {r.flink}")
+            note = " · ".join(parts) or "no limit set"
             body.append(
                 f'<text x="{BAR_X + BAR_WIDTH + 10}" y="{y + 16}" font-size="11">{escape(note)}</text></g>'
             )
@@ -489,7 +546,12 @@ def render_svg(report: Report) -> str:
         )
         body.append("</g>")
         y += 16
-    legend = [("capability", "capability"), ("deserved", "deserved"), ("guarantee", "guarantee")]
+    legend = [
+        ("capability", "capability"),
+        ("deserved", "deserved"),
+        ("guarantee", "guarantee"),
+        ("flink", "Flink GPUs"),
+    ]
     x = LABEL_X
     for key, text in legend:
         body.append(f'<rect class="legend" x="{x}" y="{y}" width="12" height="12" fill="{COLOURS[key]}"/>')
@@ -503,7 +565,7 @@ def render_svg(report: Report) -> str:
     head = (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{SVG_WIDTH}" height="{height}" '
         f'viewBox="0 0 {SVG_WIDTH} {height}" font-family="sans-serif" role="img" '
-        f'aria-label="{_attr("GPU shares per queue of " + report.cluster)}">'
+        f'aria-label="{_attr("GPU shares and Flink use per queue of " + report.cluster)}">'
     )
     return "\n".join([head, *body, "</svg>"]) + "\n"
 

@@ -9,11 +9,12 @@ the authority (a document the fast check refuses but jsonschema accepts is valid
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from accelplane.display import short_repr
-from accelplane.errors import Problem
+from accelplane.errors import PathTuple, Problem
 from accelplane.schema_document import load_schema
 
 if TYPE_CHECKING:
@@ -30,6 +31,34 @@ def _validator() -> Draft202012Validator:
     return Draft202012Validator(schema)
 
 
+def _extra_keys(error: ValidationError) -> list[str]:
+    """The keys an ``additionalProperties: false`` error is about, sorted."""
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    allowed = set(schema.get("properties", {}))
+    return (
+        sorted(str(k) for k in error.instance if k not in allowed) if isinstance(error.instance, dict) else []
+    )
+
+
+def suggest(word: str, options: list[str]) -> str | None:
+    """The option closest to ``word`` (a typo, a wrong case, a missing plural), or None.
+
+    difflib is imported here, not at module level: only a spec with a mistake pays for it.
+    """
+    from difflib import get_close_matches
+
+    by_lower = {o.lower(): o for o in options}
+    if word.lower() in by_lower:
+        return by_lower[word.lower()]
+    match = get_close_matches(word.lower(), list(by_lower), n=1, cutoff=0.75)
+    return by_lower[match[0]] if match else None
+
+
+def _with_suggestion(word: str, options: list[str]) -> str:
+    guess = suggest(word, options)
+    return f"{word!r} (did you mean {guess!r}?)" if guess else repr(word)
+
+
 def _message(error: ValidationError) -> str:
     """Turn a jsonschema error into a short message a spec author understands."""
     schema = error.schema if isinstance(error.schema, dict) else {}
@@ -38,8 +67,7 @@ def _message(error: ValidationError) -> str:
         return f"{short_repr(error.instance)} is longer than {error.validator_value} characters"
     if error.validator == "additionalProperties" and error.validator_value is False:
         allowed = sorted(schema.get("properties", {}))
-        extra = sorted(set(error.instance) - set(allowed)) if isinstance(error.instance, dict) else []
-        names = ", ".join(repr(e) for e in extra)
+        names = ", ".join(_with_suggestion(e, allowed) for e in _extra_keys(error))
         return f"unknown field(s) {names}; allowed: {', '.join(allowed)}"
     if error.validator == "required":
         return str(error.message).replace("is a required property", "is required")
@@ -51,7 +79,10 @@ def _message(error: ValidationError) -> str:
         return f"key {error.instance!r} {inner}" if inner else str(error.message)
     if error.validator == "enum":
         options = error.validator_value if isinstance(error.validator_value, list) else []
-        return f"{short_repr(error.instance)} is not one of {', '.join(repr(v) for v in options)}"
+        text = f"{short_repr(error.instance)} is not one of {', '.join(repr(v) for v in options)}"
+        words = [v for v in options if isinstance(v, str)]
+        guess = suggest(error.instance, words) if isinstance(error.instance, str) and words else None
+        return f"{text} (did you mean {guess!r}?)" if guess else text
     if error.validator == "type":
         return f"{short_repr(error.instance)} is not of type {error.validator_value}"
     return str(error.message)
@@ -68,26 +99,75 @@ def _propertynames_problems(error: ValidationError) -> list[Problem]:
     return problems or [Problem(tuple(error.absolute_path), _message(error))]
 
 
-def validate_document(data: Any) -> list[Problem]:
-    """Validate ``data`` against the spec schema; return every problem (empty list when valid)."""
+def _targets(error: ValidationError) -> list[PathTuple]:
+    """The smallest parts of the document an error condemns (what `validate_partially` drops)."""
+    path = tuple(error.absolute_path)
+    if error.validator == "additionalProperties" and error.validator_value is False:
+        return [(*path, k) for k in _extra_keys(error)] or [path]
+    if error.validator == "propertyNames":
+        return [(*path, str(sub.instance)) for sub in error.context or []] or [path]
+    if "propertyNames" in error.relative_schema_path:
+        return [(*path, str(error.instance))]
+    return [path]
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One schema error: the problem to report and the document parts it condemns."""
+
+    problem: Problem
+    targets: tuple[PathTuple, ...]
+    bound: int | float | None = None  # for minimum/maximum errors: the nearest valid number
+
+
+def _bound(error: ValidationError) -> int | float | None:
+    numeric = isinstance(error.instance, int | float) and not isinstance(error.instance, bool)
+    if (
+        error.validator in ("minimum", "maximum")
+        and isinstance(error.validator_value, int | float)
+        and numeric
+    ):
+        return error.validator_value
+    return None
+
+
+def schema_failures(data: Any) -> list[Failure]:
+    """Validate ``data`` against the spec schema; return every failure with what it condemns.
+
+    The ahead-of-time validator answers first; jsonschema runs only for a document it rejects.
+    """
     from accelplane.schema_fast import is_valid
 
     if is_valid(data):
         return []
-    return full_problems(data)
+    return _jsonschema_failures(data)
 
 
 def full_problems(data: Any) -> list[Problem]:
     """Every problem jsonschema finds in ``data`` (the slow, complete path; empty when valid)."""
-    problems: list[Problem] = []
+    return sorted({f.problem for f in _jsonschema_failures(data)}, key=lambda p: ([str(x) for x in p.path], p.message))
+
+
+def _jsonschema_failures(data: Any) -> list[Failure]:
+    failures: list[Failure] = []
     for error in _validator().iter_errors(data):
+        targets = tuple(_targets(error))
         if error.validator == "propertyNames":
-            problems.extend(_propertynames_problems(error))
+            failures.extend(Failure(p, targets) for p in _propertynames_problems(error))
         elif "propertyNames" in error.relative_schema_path:
             # a map key failed its pattern: name the key in the path
             custom = error.schema.get("errorMessage") if isinstance(error.schema, dict) else None
             key = str(error.instance)
-            problems.append(Problem((*error.absolute_path, key), f"key {key!r} {custom or error.message}"))
+            problem = Problem((*error.absolute_path, key), f"key {key!r} {custom or error.message}")
+            failures.append(Failure(problem, targets))
         else:
-            problems.append(Problem(tuple(error.absolute_path), _message(error)))
-    return sorted(set(problems), key=lambda p: ([str(x) for x in p.path], p.message))
+            failures.append(
+                Failure(Problem(tuple(error.absolute_path), _message(error)), targets, _bound(error))
+            )
+    return failures
+
+
+def validate_document(data: Any) -> list[Problem]:
+    """Validate ``data`` against the spec schema; return every problem (empty list when valid)."""
+    problems = {f.problem for f in schema_failures(data)}
+    return sorted(problems, key=lambda p: ([str(x) for x in p.path], p.message))

@@ -10,6 +10,16 @@ Merge rules (documented in the README, "Template reuse"):
   true}`` removes an inherited map key. Removing something that is not inherited is an error.
 * Missing bases, ``extends`` cycles, malformed YAML, duplicate keys and duplicate names inside one
   file are errors; all of them are collected before anything is reported.
+* Top-level keys starting with ``x-`` are ignored (a place for YAML anchors, as in Compose files).
+
+Reading is defensive, because a spec (or a pull request changing one) may be hostile: only regular
+files are read (never a FIFO, device or directory, so nothing hangs or reads forever), at most
+`MAX_SPEC_BYTES`; a base must be a ``.yaml``/``.yml`` file inside the spec's repository (`spec_root`);
+and a file that is not an accelplane spec mapping is reported by what is wrong with it, never by
+its content.
+
+Files are named in messages as the user typed them: the cluster spec by the path given, a base by
+that path's directory joined with the ``extends`` entry.
 
 Every node of the merged document keeps its provenance (file, path inside that file) so later
 errors can name where the user has to make the fix.
@@ -17,7 +27,9 @@ errors can name where the user has to make the fix.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +39,9 @@ from accelplane.errors import PathTuple, Problem, SpecError, SpecErrors, format_
 from accelplane.yaml_io import YamlSyntaxError, load_yaml_text
 
 REMOVE_KEY = "$remove"
+EXTENSION_PREFIX = "x-"
+MAX_SPEC_BYTES = 8 * 1024 * 1024
+SPEC_SUFFIXES = (".yaml", ".yml")
 Origin = tuple[str, PathTuple]
 Provenance = dict[PathTuple, Origin]
 
@@ -34,24 +49,100 @@ Provenance = dict[PathTuple, Origin]
 def display_path(path: Path) -> str:
     """Return ``path`` relative to the working directory when it lies below it, else absolute."""
     try:
-        return os.path.relpath(path)
+        rel = os.path.relpath(path)
     except ValueError:  # pragma: no cover - other drive on Windows
         return str(path)
+    return str(path) if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel
+
+
+def spec_root(spec: Path) -> Path:
+    """The directory bases must live in: the spec's git work tree, else the spec's own directory.
+
+    ``spec`` is a resolved path. Bases outside it are refused (README, "Template reuse"): a spec
+    under review cannot make accelplane read files elsewhere on the machine, and `diff REV:path`
+    can materialise every base from the same revision.
+    """
+    for directory in spec.parents:
+        if os.path.lexists(directory / ".git"):
+            return directory
+    return spec.parent
+
+
+class SpecFileError(Exception):
+    """A file that cannot be read as a spec; the message says why, never what it contains."""
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def read_spec_text(path: str | os.PathLike[str]) -> str:
+    """Return the text of a spec file; raise `SpecFileError` (or FileNotFoundError) with a reason.
+
+    Only regular files up to `MAX_SPEC_BYTES` are read. The file is opened non-blocking and checked
+    again after opening, so a FIFO swapped in between cannot make the read hang.
+    """
+    try:
+        before = os.stat(path)
+        if not stat.S_ISREG(before.st_mode):
+            raise SpecFileError(f"not a regular file ({_kind(before.st_mode)})")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise SpecFileError("cannot read file: symlink loop") from None
+        raise SpecFileError(f"cannot read file: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as fh:
+        mode = os.fstat(fh.fileno()).st_mode
+        if not stat.S_ISREG(mode):
+            raise SpecFileError(f"not a regular file ({_kind(mode)})")
+        try:
+            data = fh.read(MAX_SPEC_BYTES + 1)
+        except OSError as exc:
+            raise SpecFileError(f"cannot read file: {exc.strerror or exc}") from None
+    if len(data) > MAX_SPEC_BYTES:
+        raise SpecFileError(f"file is larger than {MAX_SPEC_BYTES // (1024 * 1024)} MiB; not a cluster spec")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SpecFileError(f"not UTF-8 text (byte {exc.start})") from None
+
+
+def _spec_sections() -> frozenset[str]:
+    from accelplane.schema_document import load_schema
+
+    return frozenset(load_schema().get("properties", {}))
 
 
 @dataclass
 class LoadedSpec:
-    """A merged spec document plus where each part of it came from."""
+    """A merged spec document plus where each part of it came from.
+
+    ``load_errors`` are the problems the loader found that do not make the merged document
+    incomplete (duplicate names, misplaced ``$remove``, an ``extends`` cycle), so validation can go
+    on and report everything at once.
+    """
 
     path: Path
     data: dict[str, Any]
     provenance: Provenance
     files: list[Path] = field(default_factory=list)
+    display: str = ""
+    load_errors: list[SpecError] = field(default_factory=list)
 
     @property
     def display_name(self) -> str:
-        """The cluster spec's path as shown in messages."""
-        return display_path(self.path)
+        """The cluster spec's path as shown in messages (as the user typed it)."""
+        return self.display or display_path(self.path)
 
     def locate(self, path: PathTuple, message: str) -> SpecError:
         """Turn a problem at a merged-document path into an error naming file and original path."""
@@ -92,33 +183,38 @@ def _walk(value: Any, path: PathTuple = ()) -> Iterator[tuple[PathTuple, Any]]:
 class _Merger:
     """Stateful helper that merges documents while tracking provenance and collecting errors."""
 
-    def __init__(self) -> None:
+    def __init__(self, root: Path) -> None:
         self.errors: list[SpecError] = []
         self.files: list[Path] = []
+        self.root = root
+        self.fatal = False
+        self.shown: dict[Path, str] = {}
 
     # -- loading -------------------------------------------------------------------------------
-    def load(self, path: Path, stack: tuple[Path, ...]) -> tuple[Any, Provenance] | None:
-        name = display_path(path)
+    def load(self, path: Path, name: str, stack: tuple[Path, ...]) -> tuple[Any, Provenance] | None:
+        """Load ``path`` (resolved; shown as ``name``) and its bases; None when it cannot be used."""
         if path not in self.files:
             self.files.append(path)
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_spec_text(path)
         except FileNotFoundError:
-            self.errors.append(SpecError(name, "<root>", "file not found"))
-            return None
-        except (OSError, UnicodeDecodeError) as exc:
-            self.errors.append(SpecError(name, "<root>", f"cannot read file: {exc}"))
-            return None
+            return self._fatal(SpecError(name, "<root>", "file not found"))
+        except SpecFileError as exc:
+            return self._fatal(SpecError(name, "<root>", str(exc)))
         try:
             doc = load_yaml_text(text, name)
         except YamlSyntaxError as exc:
-            self.errors.append(exc.error)
-            return None
+            return self._fatal(exc.error)
         if doc is None:
             doc = {}
         if not isinstance(doc, dict):
-            self.errors.append(SpecError(name, "<root>", "a spec must be a YAML mapping"))
-            return None
+            return self._fatal(SpecError(name, "<root>", "a spec must be a YAML mapping"))
+        doc = {k: v for k, v in doc.items() if not k.startswith(EXTENSION_PREFIX)}
+        sections = _spec_sections()
+        if doc and not any(k in sections or k == "extends" for k in doc):
+            return self._fatal(
+                SpecError(name, "<root>", "not an accelplane spec: no top-level key is a spec section")
+            )
         own_prov: Provenance = {p: (name, p) for p, _ in _walk(doc)}
         self._check_duplicate_names(doc, name)
 
@@ -133,19 +229,7 @@ class _Merger:
         merged: Any = None
         merged_prov: Provenance = {}
         for i, ref in enumerate(extends):
-            base_path = (path.parent / ref).resolve()
-            if base_path in stack or base_path == path:
-                chain = " -> ".join(display_path(p) for p in (*stack, path, base_path))
-                self.errors.append(SpecError(name, f"extends[{i}]", f"extends cycle: {chain}"))
-                continue
-            if not base_path.is_file():
-                self.errors.append(
-                    SpecError(
-                        name, f"extends[{i}]", f"base spec {ref!r} not found ({display_path(base_path)})"
-                    )
-                )
-                continue
-            loaded = self.load(base_path, (*stack, path))
+            loaded = self._load_base(path, name, stack, i, ref)
             if loaded is None:
                 continue
             base, base_prov = loaded
@@ -156,6 +240,42 @@ class _Merger:
         if merged is None:
             return doc, own_prov
         return self.merge(merged, merged_prov, doc, own_prov)
+
+    def _fatal(self, error: SpecError) -> tuple[Any, Provenance] | None:
+        """Record an error that makes the merged document incomplete; return None (nothing loaded)."""
+        self.errors.append(error)
+        self.fatal = True
+        return None
+
+    def _load_base(
+        self, path: Path, name: str, stack: tuple[Path, ...], i: int, ref: str
+    ) -> tuple[Any, Provenance] | None:
+        where = f"extends[{i}]"
+        base_name = ref if os.path.isabs(ref) else os.path.normpath(os.path.join(os.path.dirname(name), ref))
+        base_path = Path(os.path.realpath(path.parent / ref))
+        if base_path in stack or base_path == path:
+            chain = " -> ".join([*self.names(stack), name, base_name])
+            self.errors.append(SpecError(name, where, f"extends cycle: {chain}"))
+            return None
+        if not base_path.name.endswith(SPEC_SUFFIXES) or not ref.endswith(SPEC_SUFFIXES):
+            return self._fatal(SpecError(name, where, f"base spec {ref!r} must be a .yaml or .yml file"))
+        if not base_path.is_relative_to(self.root):
+            return self._fatal(
+                SpecError(
+                    name,
+                    where,
+                    f"base spec {ref!r} is outside the spec's repository {display_path(self.root)}; "
+                    "bases must live in the same repository",
+                )
+            )
+        if not os.path.lexists(base_path):
+            return self._fatal(SpecError(name, where, f"base spec {ref!r} not found ({base_name})"))
+        self.shown[base_path] = base_name
+        return self.load(base_path, base_name, (*stack, path))
+
+    def names(self, paths: tuple[Path, ...]) -> list[str]:
+        """Display names of already loaded files."""
+        return [self.shown.get(p, display_path(p)) for p in paths]
 
     def _check_duplicate_names(self, doc: Any, name: str) -> None:
         for path, value in _walk(doc):
@@ -265,18 +385,34 @@ def _leftover_remove_markers(data: Any, prov: Provenance) -> list[SpecError]:
     return errors
 
 
-def load_spec(path: str | os.PathLike[str]) -> LoadedSpec:
+def load_document(path: str | os.PathLike[str], root: Path | None = None) -> LoadedSpec:
+    """Load a cluster spec with all its bases merged, for validation to go on from.
+
+    Raises `SpecErrors` when a file cannot be used (missing, unreadable, not YAML, not a spec), since
+    validating what is left would only report the consequences. Problems that leave the merged
+    document complete are returned in ``load_errors``. ``root`` overrides `spec_root` (``diff``
+    passes the materialised revision).
+    """
+    name = os.fspath(path)
+    top = Path(os.path.realpath(name))
+    merger = _Merger(root if root is not None else spec_root(top))
+    merger.shown[top] = name
+    loaded = merger.load(top, name, ())
+    if loaded is None or merger.fatal:
+        raise SpecErrors(merger.errors or [SpecError(name, "<root>", "cannot load spec")])
+    data, prov = loaded
+    errors = merger.errors + _leftover_remove_markers(data, prov)
+    return LoadedSpec(
+        path=top, data=data, provenance=prov, files=merger.files, display=name, load_errors=errors
+    )
+
+
+def load_spec(path: str | os.PathLike[str], root: Path | None = None) -> LoadedSpec:
     """Load a cluster spec with all its bases merged; raise `SpecErrors` listing every problem.
 
     Returns the merged document (``extends`` removed) with provenance for error reporting.
     """
-    top = Path(path).resolve()
-    merger = _Merger()
-    loaded = merger.load(top, ())
-    if loaded is None or merger.errors:
-        raise SpecErrors(merger.errors or [SpecError(display_path(top), "<root>", "cannot load spec")])
-    data, prov = loaded
-    leftovers = _leftover_remove_markers(data, prov)
-    if leftovers:
-        raise SpecErrors(leftovers)
-    return LoadedSpec(path=top, data=data, provenance=prov, files=merger.files)
+    loaded = load_document(path, root)
+    if loaded.load_errors:
+        raise SpecErrors(loaded.load_errors)
+    return loaded

@@ -1,8 +1,12 @@
-"""Strict YAML reading and deterministic YAML writing.
+"""Strict, bounded YAML reading and deterministic YAML writing.
 
 Reading rejects duplicate keys (PyYAML silently keeps the last one, which hides mistakes in a spec)
-and reports syntax errors with line and column. Writing sorts keys and never emits anchors, so the
-same data always gives the same bytes.
+but lets keys override what a YAML merge key (``<<: *anchor``) brought in, as the merge-key spec
+says. It is bounded, so hostile input fails fast with a located error instead of exhausting memory
+or the stack: nesting deeper than `MAX_NESTING`, alias/merge expansion beyond `MAX_EXPANDED_NODES`
+(the "billion laughs" bomb), integers longer than `MAX_INT_DIGITS` and mapping keys that are not
+plain strings are rejected. Syntax errors carry line and column. Writing sorts keys and never emits
+anchors, so the same data always gives the same bytes.
 """
 
 from __future__ import annotations
@@ -10,29 +14,140 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from accelplane.errors import SpecError
 
+# A spec nests about 8 levels; 50 leaves room for free-form Flink config and stops RecursionError.
+MAX_NESTING = 50
+# Nodes after expanding every alias and merge key: a legitimate spec reuses anchors a few times, a
+# bomb multiplies them. Over the floor, the expanded document may be at most RATIO × the written one.
+MAX_EXPANDED_NODES = 100_000
+MAX_EXPANSION_RATIO = 10
+# Integers in a spec are counts and priorities; a few thousand digits only cost CPU to parse.
+MAX_INT_DIGITS = 100
+
 
 class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that refuses duplicate mapping keys."""
+    """SafeLoader that refuses duplicate keys, deep nesting, alias bombs, huge integers and non-string keys."""
 
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._nesting = 0
 
-def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-    loader.flatten_mapping(node)
-    seen: dict[Any, yaml.Node] = {}
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        if key in seen:
-            mark = key_node.start_mark
+    def compose_node(self, parent: Node | None, index: Any) -> Node | None:
+        if self._nesting >= MAX_NESTING:
+            event = self.peek_event()  # type: ignore[no-untyped-call]
+            raise yaml.composer.ComposerError(
+                None, None, f"nesting deeper than {MAX_NESTING} levels", event.start_mark
+            )
+        self._nesting += 1
+        try:
+            node: Node | None = super().compose_node(parent, index)
+            return node
+        finally:
+            self._nesting -= 1
+
+    def get_single_node(self) -> Node | None:
+        node: Node | None = super().get_single_node()
+        if node is not None:
+            _check_expansion(node)
+        return node
+
+    def construct_yaml_int(self, node: ScalarNode) -> int:
+        digits = sum(c.isdigit() for c in str(node.value))
+        if digits > MAX_INT_DIGITS:
             raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r} (line {mark.line + 1}, column {mark.column + 1})", mark
+                None, None, f"integer with {digits} digits (at most {MAX_INT_DIGITS})", node.start_mark
+            )
+        value: int = super().construct_yaml_int(node)
+        return value
+
+
+def _check_expansion(root: Node) -> None:
+    """Raise a located error when expanding aliases would nest too deep or build too many nodes.
+
+    Works on the composed node graph, where an alias is a second reference to the anchored node, so
+    a bomb costs only its written size here. Each distinct node is measured once (memoised).
+    """
+    memo: dict[int, tuple[int, int]] = {}  # id(node) -> (expanded nodes, expanded height)
+
+    def measure(node: Node, depth: int) -> tuple[int, int]:
+        known = memo.get(id(node))
+        if known is not None:
+            size, height = known
+        else:
+            if depth > MAX_NESTING:
+                raise yaml.composer.ComposerError(
+                    None,
+                    None,
+                    f"nesting deeper than {MAX_NESTING} levels once aliases are expanded",
+                    node.start_mark,
+                )
+            size, height = 1, 1
+            if isinstance(node, SequenceNode):
+                children: list[Node] = list(node.value)
+            elif isinstance(node, MappingNode):
+                children = [n for pair in node.value for n in pair]
+            else:
+                children = []
+            for child in children:
+                s, h = measure(child, depth + 1)
+                size += s
+                height = max(height, h + 1)
+            memo[id(node)] = (size, height)
+        if depth + height - 1 > MAX_NESTING:
+            raise yaml.composer.ComposerError(
+                None,
+                None,
+                f"nesting deeper than {MAX_NESTING} levels once aliases are expanded",
+                node.start_mark,
+            )
+        if size > MAX_EXPANDED_NODES and size > MAX_EXPANSION_RATIO * len(memo):
+            raise yaml.composer.ComposerError(
+                None,
+                None,
+                f"aliases expand to more than {max(MAX_EXPANDED_NODES, MAX_EXPANSION_RATIO * len(memo)):,} "
+                f"nodes ({MAX_EXPANSION_RATIO}× the {len(memo):,} written); refusing an alias bomb",
+                node.start_mark,
+            )
+        return size, height
+
+    measure(root, 1)
+
+
+def _construct_mapping(loader: _StrictLoader, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
+    seen: dict[Any, Node] = {}
+    for key_node, _ in node.value:
+        mark = key_node.start_mark
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue
+        if not isinstance(key_node, ScalarNode):
+            kind = "a list" if isinstance(key_node, SequenceNode) else "a mapping"
+            raise yaml.constructor.ConstructorError(
+                None, None, f"a mapping key must be a plain string, not {kind}", mark
+            )
+        key = loader.construct_object(key_node, deep=deep)
+        if not isinstance(key, str):
+            raise yaml.constructor.ConstructorError(
+                None, None, f"mapping key {key_node.value!r} must be a string (quote it)", mark
+            )
+        if key in seen:
+            first = seen[key].start_mark
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"duplicate key {key!r} (first at line {first.line + 1}, column {first.column + 1})",
+                mark,
             )
         seen[key] = key_node
+    # merge keys: keys written in this mapping override merged ones (flatten puts merges first)
+    loader.flatten_mapping(node)
     return loader.construct_mapping(node, deep=deep)
 
 
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_StrictLoader.add_constructor("tag:yaml.org,2002:int", _StrictLoader.construct_yaml_int)
 
 _FastLoader: type[Any] | None = None
 if getattr(yaml, "__with_libyaml__", False):

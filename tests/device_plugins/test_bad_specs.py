@@ -338,7 +338,7 @@ def test_duplicate_strategy_key_is_a_yaml_error(
         path,
         capsys,
         monkeypatch,
-        ["spec.yaml: line 11, column 9: invalid YAML: duplicate key 'strategy' (line 11, column 9)"],
+        ["spec.yaml: line 11, column 9: invalid YAML: duplicate key 'strategy' (first at line 10, column 9)"],
     )
 
 

@@ -207,8 +207,9 @@ def test_svg_has_proportional_bars_per_queue() -> None:
         "capability",
         "deserved",
         "guarantee",
+        "flink",
     ]
-    assert "deserved 16 (50.0%) · capability 24" in "".join(streaming.itertext())
+    assert "deserved 16 (50.0%) · capability 24 · Flink 8" in "".join(streaming.itertext())
 
 
 def test_svg_escapes_text() -> None:
@@ -236,5 +237,8 @@ def test_report_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", str(STACKS / "prod-eu.yaml"), "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["cluster"] == "prod-eu"
     assert main(["report", str(tmp_path / "missing.yaml")]) == 1
+    capsys.readouterr()
     assert main(["report", str(STACKS / "prod-eu.yaml"), "--svg", str(tmp_path / "no" / "dir.svg")]) == 2
-    assert "cannot write SVG" in capsys.readouterr().err
+    captured = capsys.readouterr()
+    assert "cannot write SVG" in captured.err
+    assert captured.out == ""  # fails before printing the report

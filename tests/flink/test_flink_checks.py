@@ -396,7 +396,7 @@ def test_validate_cli_subprocess(tmp_path: Path, write_spec: WriteSpec) -> None:
     """The same through the installed entry point in a fresh process (exit code 1, message on stderr)."""
     path = write_spec(_k8s(version="2.0", configFormat="flink-conf.yaml"))
     proc = subprocess.run(
-        [sys.executable, "-m", "accelplane.cli", "validate", str(path)],
+        [sys.executable, "-m", "accelplane.cli", "validate", path.name],
         capture_output=True,
         text=True,
         cwd=tmp_path,

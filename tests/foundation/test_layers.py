@@ -24,11 +24,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "accelplane.job_helpers"),
     ("accelplane.templating", "accelplane.spec_loader", "accelplane.schema", "accelplane.schema_docs",
      "accelplane.schema_fast", "accelplane.schema_codegen",
-     "accelplane.schema_document",
+     "accelplane.schema_document", "accelplane.partial",
      "accelplane.model", "accelplane.artifacts", "accelplane.kube"),
     ("accelplane.derive",),
     ("accelplane.checks", "accelplane.builders"),
-    ("accelplane.pipeline", "accelplane.render", "accelplane.report"),
+    ("accelplane.pipeline", "accelplane.render", "accelplane.report", "accelplane.merged_view"),
     ("accelplane.diff",),
     ("accelplane.cli", "accelplane.program", "accelplane.pulumi"),
 )

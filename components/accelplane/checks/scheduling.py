@@ -8,24 +8,25 @@ from decimal import Decimal
 from accelplane.derive.queues import (
     MAX_QUEUE_DEPTH,
     ROOT_QUEUE,
-    children_by_parent,
+    parent_cycles,
     queue_depths,
     queue_parent,
     uses_hierarchy,
     volcano_queue_plugin,
 )
 from accelplane.errors import Problem
-from accelplane.model import ResourceList, Spec, is_gpu_resource
+from accelplane.model import Queue, ResourceList, Spec, is_gpu_resource
+from accelplane.quantity import Quantity, format_resource
 
 REQUIRED_WITH_GPU = ("cpu", "memory", "pods")
 
 
-def _ordered(a: ResourceList, b: ResourceList) -> Iterator[tuple[str, Decimal, Decimal]]:
+def _ordered(a: ResourceList, b: ResourceList) -> Iterator[tuple[str, Quantity, Quantity]]:
     b_values = dict(b.items)
     for name, qa in a.items:
         qb = b_values.get(name)
         if qb is not None and qa.value > qb.value:
-            yield name, qa.value, qb.value
+            yield name, qa, qb
 
 
 def _check_queue_tree(spec: Spec) -> Iterator[Problem]:
@@ -42,13 +43,16 @@ def _check_queue_tree(spec: Spec) -> Iterator[Problem]:
             if spec.queue(parent) is None:
                 yield Problem((*q.path, "parent"), f"parent queue {parent!r} is not defined in queues")
                 continue
-        depth = depths[q.name]
-        if depth is None:
-            yield Problem((*q.path, "parent"), f"queue {q.name!r} is part of a parent cycle")
-        elif depth > MAX_QUEUE_DEPTH:
+        depth = depths.get(q.name)
+        if depth is not None and depth > MAX_QUEUE_DEPTH:
             yield Problem(
                 (*q.path, "parent"), f"queue depth {depth} exceeds Volcano's limit of {MAX_QUEUE_DEPTH}"
             )
+    # one error per cycle (queues below a cycle or a missing parent are consequences: not reported)
+    for cycle in parent_cycles(spec):
+        if len(cycle) > 1:
+            chain = " → ".join(repr(q.name) for q in [*cycle, cycle[0]])
+            yield Problem((*cycle[0].path, "parent"), f"parent cycle: {chain}")
 
 
 def _check_queue_resources(spec: Spec) -> Iterator[Problem]:
@@ -71,18 +75,26 @@ def _check_queue_resources(spec: Spec) -> Iterator[Problem]:
         if parent is not None:
             for name, c, pc in _ordered(q.capability, parent.capability):
                 yield Problem(
-                    (*q.path, "capability", name), f"capability {c} exceeds parent {parent.name!r}'s {pc}"
+                    (*q.path, "capability", name),
+                    f"capability {c} exceeds the capability of parent {parent.name!r} ({pc})",
                 )
     # children's deserved must fit in the parent's deserved (capacity plugin webhook)
-    children_of = children_by_parent(spec)
+    cyclic = {q.name for cycle in parent_cycles(spec) for q in cycle}
+    children: dict[str, list[Queue]] = {}
+    for q in spec.queues:
+        if q.name not in cyclic:  # a cycle is reported once, not as over-committed parents too
+            children.setdefault(queue_parent(q) or "", []).append(q)
     for parent in spec.queues:
-        children = children_of.get(parent.name, [])
         for name, pd in parent.deserved.items:
-            total = sum((c.deserved.get(name).value for c in children if c.deserved.get(name)), Decimal(0))  # type: ignore[union-attr]
+            total = sum(
+                (cd.value for c in children.get(parent.name, []) if (cd := c.deserved.get(name)) is not None),
+                Decimal(0),
+            )
             if total > pd.value:
                 yield Problem(
                     (*parent.path, "deserved", name),
-                    f"children's deserved {name} add up to {total}, more than this queue's {pd.value}",
+                    f"children's deserved {name} add up to {format_resource(name, total)}, "
+                    f"more than this queue's {pd}",
                 )
 
 

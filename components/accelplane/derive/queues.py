@@ -26,8 +26,13 @@ def uses_hierarchy(spec: Spec) -> bool:
 
 
 def leaf_queue_names(spec: Spec) -> set[str]:
-    """Names of queues that no other queue names as parent (only these may hold jobs)."""
-    parents = {queue_parent(q) for q in spec.queues}
+    """Names of queues that no other queue names as parent (only these may hold jobs).
+
+    Parent links inside a cycle do not count: the cycle is reported once, not again as "has child
+    queues" for every member.
+    """
+    cyclic = {q.name for cycle in parent_cycles(spec) for q in cycle}
+    parents = {queue_parent(q) for q in spec.queues if q.name not in cyclic}
     return {q.name for q in spec.queues if q.name not in parents}
 
 
@@ -100,3 +105,25 @@ def volcano_queue_plugin(spec: Spec) -> VolcanoQueuePlugin:
     if uses_hierarchy(spec) or any(q.deserved for q in spec.queues) or uses_dra_quotas(spec):
         return "capacity"
     return "proportion"
+
+
+def parent_cycles(spec: Spec) -> list[list[Queue]]:
+    """Each parent cycle once, starting at its first queue in document order."""
+    by_name = {q.name: q for q in spec.queues}
+    done: set[str] = set()
+    cycles: list[list[Queue]] = []
+    for q in spec.queues:
+        path: list[str] = []
+        index: dict[str, int] = {}
+        name: str | None = q.name
+        while name is not None and name in by_name and name not in done and name not in index:
+            index[name] = len(path)
+            path.append(name)
+            name = queue_parent(by_name[name])
+        if name is not None and name in index:
+            members = path[index[name] :]
+            first = min(members, key=lambda n: by_name[n].path)
+            start = members.index(first)
+            cycles.append([by_name[n] for n in members[start:] + members[:start]])
+        done.update(path)
+    return cycles

@@ -84,10 +84,10 @@ def _read_entry(path: Path) -> tuple[str | bytes, int]:
         return data, mode
 
 
-def _load_and_render(path: str | os.PathLike[str]) -> tuple[Tree, Spec, list[Path]]:
+def _load_and_render(path: str | os.PathLike[str], root: Path | None = None) -> tuple[Tree, Spec, list[Path]]:
     from accelplane.pipeline import render_spec
 
-    rendered = render_spec(path)
+    rendered = render_spec(path, root)
     files: Tree = dict(rendered.files)
     return files, rendered.model, list(rendered.validated.loaded.files)
 
@@ -105,7 +105,7 @@ def load_side(arg: str, cwd: str | os.PathLike[str] | None = None) -> Side:
     if path.is_dir():
         return Side(arg, "directory", read_tree(path))
     if path.is_file():
-        files, model = render_spec(path)
+        files, model = render_spec(arg if cwd is None else path)  # errors name the file as typed
         return Side(arg, "spec", files, model)
     if path.exists():
         raise UsageError(f"{arg}: not a regular file or directory")
@@ -157,7 +157,7 @@ def git_side(arg: str, rev: str, rel: str, cwd: Path) -> Side:
         if target.is_dir():
             return Side(arg, "git", read_tree(target))
         try:
-            files, model, sources = _load_and_render(target)
+            files, model, sources = _load_and_render(target, root=tmp)  # bases: this revision's tree
         except SpecErrors as exc:
             raise SpecErrors(_relabel(exc.errors, tmp, rev)) from None
         outside = sorted(str(p) for p in sources if not p.resolve().is_relative_to(tmp))
