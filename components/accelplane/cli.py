@@ -219,7 +219,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     """Print the GPU capacity report of a spec; optionally write the SVG chart."""
     from accelplane.pipeline import load_validated
-    from accelplane.report import build_report, render_report, render_svg
+    from accelplane.report.data import build_report
+    from accelplane.report.svg import render_svg
+    from accelplane.report.tables import render_report
 
     report = build_report(load_validated(args.spec).model)
     text = render_report(report, args.format)

@@ -10,17 +10,9 @@ from pathlib import Path
 
 import pytest
 from accelplane.cli import main
-from accelplane.report import (
-    BAR_WIDTH,
-    BAR_X,
-    PoolGpus,
-    QueueRow,
-    Report,
-    build_report,
-    render_report,
-    render_svg,
-    to_json,
-)
+from accelplane.report.data import PoolGpus, QueueRow, Report, build_report
+from accelplane.report.svg import BAR_WIDTH, BAR_X, render_svg
+from accelplane.report.tables import render_report, to_json
 from markdown_it import MarkdownIt
 
 from tests.diff.support import STACKS

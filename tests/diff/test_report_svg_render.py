@@ -10,7 +10,8 @@ from decimal import Decimal
 
 import pytest
 from accelplane.pipeline import load_validated
-from accelplane.report import BAR_X, COLOURS, INDENT, LABEL_X, build_report, render_svg
+from accelplane.report.data import build_report
+from accelplane.report.svg import BAR_X, COLOURS, INDENT, LABEL_X, render_svg
 
 from tests.node_image.support import tool
 from tests.support.png import Pixel, read_png

@@ -7,7 +7,7 @@ import copy
 from pathlib import Path
 
 from accelplane.diff import compare_trees
-from accelplane.report import build_report
+from accelplane.report.data import build_report
 
 from tests.dra.support import stack_document, validated
 from tests.support.render import files_for

@@ -1,0 +1,234 @@
+"""The capacity report as data: cluster GPUs per resource (what the device plugins or DRA pools
+advertise × nodes, over the pools the queue tree schedules onto: Kubernetes pools when the cluster
+runs Kubernetes, else YARN pools), each queue's own ``capability``/``deserved``/``guarantee`` and
+its share of the cluster total, and the GPUs each Flink cluster requests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+from accelplane.derive.dra import kubernetes_gpu_key, pool_gpu_resources
+from accelplane.derive.gpu_resources import (
+    candidate_pools,
+    target_platform,
+    unrenamed_slices,
+    yarn_gpu_type,
+)
+from accelplane.derive.queues import queue_parent
+from accelplane.model import NodePool, Queue, Spec, is_gpu_resource
+
+REPORT_FORMATS = ("text", "markdown", "json")
+FIELDS = ("capability", "deserved", "guarantee")
+
+
+@dataclass(frozen=True)
+class PoolGpus:
+    """What one pool contributes to the cluster's GPUs."""
+
+    pool: str
+    platform: str
+    nodes: int
+    per_node: tuple[tuple[str, int], ...]
+    slices_per_node: tuple[tuple[str, int], ...] = ()
+    """Of ``per_node``: shared slices advertised under a dedicated name (``renameByDefault: false``)."""
+
+    def total(self, resource: str) -> int:
+        """GPUs of ``resource`` in the whole pool."""
+        return dict(self.per_node).get(resource, 0) * self.nodes
+
+    def slices(self, resource: str) -> int:
+        """Of `total`: shared slices (not whole GPUs) in the whole pool."""
+        return dict(self.slices_per_node).get(resource, 0) * self.nodes
+
+
+@dataclass(frozen=True)
+class QueueRow:
+    """One queue × one GPU resource."""
+
+    queue: str
+    depth: int
+    resource: str
+    capability: Decimal | None
+    deserved: Decimal | None
+    guarantee: Decimal | None
+    cluster: int
+    parent: str | None = None
+    flink: int = 0  # GPUs of this resource the Flink clusters in this queue's subtree request
+    flink_clusters: tuple[str, ...] = ()
+
+    def share(self, field: str) -> Decimal | None:
+        """``field`` as a percentage of the cluster's GPUs of this resource."""
+        value = getattr(self, field)
+        if value is None or self.cluster == 0:
+            return None
+        return Decimal(value) * 100 / self.cluster
+
+
+@dataclass(frozen=True)
+class FlinkRow:
+    """One Flink cluster's GPU footprint."""
+
+    cluster: str
+    target: str
+    queue: str | None
+    pools: tuple[str, ...]
+    replicas: int
+    gpus_per_tm: int
+    resource: str | None
+    queue_resource: str | None
+    queue_capability: Decimal | None
+    queue_deserved: Decimal | None
+
+    @property
+    def total(self) -> int:
+        """GPUs of all TaskManagers together."""
+        return self.replicas * self.gpus_per_tm
+
+
+@dataclass(frozen=True)
+class Report:
+    """The capacity report of one spec."""
+
+    cluster: str
+    basis: str
+    pools: tuple[PoolGpus, ...]
+    resources: tuple[str, ...]
+    queues: tuple[QueueRow, ...]
+    flink: tuple[FlinkRow, ...]
+    without_gpu_limits: tuple[str, ...] = ()
+
+    def cluster_total(self, resource: str) -> int:
+        """Cluster GPUs of ``resource`` over the basis pools (as the scheduler counts them)."""
+        return sum(p.total(resource) for p in self.pools)
+
+    def slice_total(self, resource: str) -> int:
+        """Of `cluster_total`: time-sliced/MPS slices advertised under the dedicated name."""
+        return sum(p.slices(resource) for p in self.pools)
+
+
+def _basis(spec: Spec) -> str:
+    if spec.has_platform("kubernetes"):
+        return "kubernetes"
+    if spec.has_platform("yarn"):
+        return "yarn"
+    return ""
+
+
+def _queue_order(spec: Spec) -> list[tuple[Queue, int]]:
+    """Queues depth-first (parents before children, siblings by name) with their depth."""
+    children: dict[str | None, list[Queue]] = {}
+    for q in spec.queues:
+        children.setdefault(queue_parent(q), []).append(q)
+    out: list[tuple[Queue, int]] = []
+    seen: set[str] = set()
+
+    def walk(parent: str | None, depth: int) -> None:
+        for q in sorted(children.get(parent, []), key=lambda q: q.name):
+            if q.name in seen:
+                continue
+            seen.add(q.name)
+            out.append((q, depth))
+            walk(q.name, depth + 1)
+
+    walk(None, 0)
+    out += [(q, 0) for q in spec.queues if q.name not in seen]  # unreachable only in invalid specs
+    return out
+
+
+def _flink_use(spec: Spec, flink: list[FlinkRow]) -> dict[tuple[str, str], tuple[int, tuple[str, ...]]]:
+    """(queue, resource) → GPUs its subtree's Flink clusters request, and which clusters."""
+    parents = {q.name: queue_parent(q) for q in spec.queues}
+    use: dict[tuple[str, str], tuple[int, tuple[str, ...]]] = {}
+    for row in flink:
+        if row.queue is None or row.queue_resource is None or row.total == 0:
+            continue
+        name: str | None = row.queue
+        seen: set[str] = set()
+        while name is not None and name not in seen:  # up to the top (a cycle only in invalid specs)
+            seen.add(name)
+            total, names = use.get((name, row.queue_resource), (0, ()))
+            use[(name, row.queue_resource)] = (total + row.total, (*names, row.cluster))
+            name = parents.get(name)
+    return use
+
+
+def _value(queue: Queue, field: str, resource: str) -> Decimal | None:
+    q = getattr(queue, field).get(resource)
+    return q.value if q is not None else None
+
+
+def build_report(spec: Spec) -> Report:
+    """Compute the capacity report of a validated spec."""
+    basis = _basis(spec)
+    pools = [
+        PoolGpus(
+            pool.name,
+            pool.platform,
+            pool.nodes,
+            tuple(pool_gpu_resources(pool).items()),
+            tuple(unrenamed_slices(pool).items()),
+        )
+        for pool in pools_of(spec)
+    ]
+    resources = {name for p in pools for name, _ in p.per_node}
+    for q in spec.queues:
+        for field in FIELDS:
+            resources |= {n for n in getattr(q, field).names() if is_gpu_resource(n)}
+    ordered_resources = tuple(sorted(resources))
+    report_pools = tuple(pools)
+    totals = {r: sum(p.total(r) for p in report_pools) for r in ordered_resources}
+    flink = []
+    for c in spec.flink_clusters:
+        gpu = c.task_manager.gpu
+        amount = gpu.amount if gpu is not None else 0
+        platform = target_platform(c)
+        resource = yarn_gpu_type(spec, c) if platform == "yarn" else kubernetes_gpu_key(spec, c)
+        queue_resource = kubernetes_gpu_key(spec, c)
+        queue = spec.queue(c.queue) if c.queue else None
+        flink.append(
+            FlinkRow(
+                cluster=c.name,
+                target=c.target,
+                queue=c.queue,
+                pools=tuple(p.name for p in candidate_pools(spec, c)),
+                replicas=c.task_manager.replicas,
+                gpus_per_tm=amount,
+                resource=resource,
+                queue_resource=queue_resource,
+                queue_capability=_value(queue, "capability", queue_resource)
+                if queue and queue_resource
+                else None,
+                queue_deserved=_value(queue, "deserved", queue_resource)
+                if queue and queue_resource
+                else None,
+            )
+        )
+    use = _flink_use(spec, flink)
+    rows = [
+        QueueRow(
+            queue=q.name,
+            depth=depth,
+            resource=r,
+            capability=_value(q, "capability", r),
+            deserved=_value(q, "deserved", r),
+            guarantee=_value(q, "guarantee", r),
+            cluster=totals[r],
+            parent=queue_parent(q),
+            flink=use.get((q.name, r), (0, ()))[0],
+            flink_clusters=use.get((q.name, r), (0, ()))[1],
+        )
+        for r in ordered_resources
+        for q, depth in _queue_order(spec)
+        if any(_value(q, field, r) is not None for field in FIELDS) or (q.name, r) in use
+    ]
+    limited = {row.queue for row in rows}
+    without = tuple(q.name for q, _ in _queue_order(spec) if q.name not in limited)
+    return Report(spec.name, basis, report_pools, ordered_resources, tuple(rows), tuple(flink), without)
+
+
+def pools_of(spec: Spec) -> list[NodePool]:
+    """The pools the report counts (the basis platform's GPU pools)."""
+    basis = _basis(spec)
+    return [p for p in spec.node_pools if p.platform == basis and p.gpu is not None]

@@ -1,0 +1,215 @@
+"""The capacity report as text, Markdown and JSON (`render_report` picks one).
+"""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from typing import Any
+
+from accelplane.display import escape_controls, escape_controls_json, md_text
+from accelplane.quantity import format_quantity
+from accelplane.report.data import FlinkRow, QueueRow, Report
+
+# -- formatting ----------------------------------------------------------------------------------------
+
+
+def show_number(value: Decimal | int | None) -> str:
+    if value is None:
+        return "—"
+    return format_quantity(Decimal(value), binary=False)
+
+
+def show_percent(value: Decimal | None) -> str:
+    return "—" if value is None else f"{value.quantize(Decimal('0.1'))}%"
+
+
+def pool_text(report: Report, resource: str) -> str:
+    parts = [
+        f"{p.pool}: {p.nodes} × {dict(p.per_node)[resource]}" + (" slices" if p.slices(resource) else "")
+        for p in report.pools
+        if dict(p.per_node).get(resource)
+    ]
+    return ", ".join(parts) if parts else "no pool advertises it"
+
+
+def total_text(report: Report, resource: str) -> str:
+    """``40`` or, when slices hide under the name, ``40 = 8 GPUs + 32 slices``."""
+    total, slices = report.cluster_total(resource), report.slice_total(resource)
+    return f"{total} = {total - slices} GPUs + {slices} slices" if slices else str(total)
+
+
+def _basis_title(report: Report) -> str:
+    return {"kubernetes": "Kubernetes pools", "yarn": "YARN pools"}.get(report.basis, "no GPU platform")
+
+
+QUEUE_HEADER = [
+    "Queue",
+    "Resource",
+    "Capability",
+    "Deserved",
+    "Guarantee",
+    "Cluster",
+    "Deserved %",
+    "Capability %",
+]
+FLINK_HEADER = [
+    "Flink cluster",
+    "Target",
+    "Queue",
+    "Pools",
+    "TMs × GPUs",
+    "Total GPUs",
+    "Requests",
+    "Queue deserved",
+    "Queue capability",
+]
+
+
+def _queue_cells(row: QueueRow, indent: str) -> list[str]:
+    return [
+        indent * row.depth + row.queue,
+        row.resource,
+        show_number(row.capability),
+        show_number(row.deserved),
+        show_number(row.guarantee),
+        str(row.cluster),
+        show_percent(row.share("deserved")),
+        show_percent(row.share("capability")),
+    ]
+
+
+def _flink_cells(row: FlinkRow) -> list[str]:
+    return [
+        row.cluster,
+        row.target,
+        row.queue or "—",
+        ", ".join(row.pools) or "—",
+        f"{row.replicas} × {row.gpus_per_tm}",
+        str(row.total),
+        row.resource or "—",
+        show_number(row.queue_deserved),
+        show_number(row.queue_capability),
+    ]
+
+
+def _columns(header: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [header, *rows]]
+
+
+def format_text(report: Report) -> str:
+    """Plain-text tables."""
+    out = [f"accelplane report: {report.cluster}", "", f"Cluster GPUs ({_basis_title(report)})"]
+    if report.resources:
+        out += [f"  {r}: {total_text(report, r)} ({pool_text(report, r)})" for r in report.resources]
+    else:
+        out.append("  none")
+    out += ["", "Queues"]
+    if report.queues:
+        out += [
+            "  " + line for line in _columns(QUEUE_HEADER, [_queue_cells(r, "  ") for r in report.queues])
+        ]
+    else:
+        out.append("  no queue sets GPU resources")
+    if report.without_gpu_limits:
+        out.append(f"  Without GPU capability/deserved/guarantee: {', '.join(report.without_gpu_limits)}")
+    out += ["", "Flink clusters"]
+    if report.flink:
+        out += ["  " + line for line in _columns(FLINK_HEADER, [_flink_cells(r) for r in report.flink])]
+    else:
+        out.append("  none")
+    return "\n".join(out) + "\n"
+
+
+def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
+    return out + ["| " + " | ".join(md_text(c) for c in r) + " |" for r in rows]
+
+
+def format_markdown(report: Report) -> str:
+    """Markdown tables (for a PR description or a wiki page)."""
+    out = [f"## GPU capacity: {md_text(report.cluster)}", "", f"Cluster GPUs ({_basis_title(report)}):", ""]
+    out += _md_table(
+        ["Resource", "GPUs", "Pools"],
+        [[r, total_text(report, r), pool_text(report, r)] for r in report.resources],
+    )
+    out += ["", "### Queues", ""]
+    out += _md_table(QUEUE_HEADER, [_queue_cells(r, "\u00a0\u00a0") for r in report.queues])
+    if report.without_gpu_limits:
+        names = ", ".join(report.without_gpu_limits)
+        out += ["", f"Without GPU capability/deserved/guarantee: {md_text(names)}"]
+    out += ["", "### Flink clusters", ""]
+    out += _md_table(FLINK_HEADER, [_flink_cells(r) for r in report.flink])
+    return "\n".join(out) + "\n"
+
+
+def _dec(value: Decimal | None) -> int | float | None:
+    if value is None:
+        return None
+    return int(value) if value == value.to_integral_value() else float(value)
+
+
+def to_json(report: Report) -> dict[str, Any]:
+    """Plain data."""
+    return {
+        "cluster": report.cluster,
+        "basis": report.basis,
+        "cluster_gpus": {r: report.cluster_total(r) for r in report.resources},
+        "cluster_gpu_slices": {r: report.slice_total(r) for r in report.resources if report.slice_total(r)},
+        "pools": [
+            {
+                "pool": p.pool,
+                "platform": p.platform,
+                "nodes": p.nodes,
+                "per_node": dict(p.per_node),
+                "slices_per_node": dict(p.slices_per_node),
+            }
+            for p in report.pools
+        ],
+        "queues": [
+            {
+                "queue": r.queue,
+                "depth": r.depth,
+                "resource": r.resource,
+                "capability": _dec(r.capability),
+                "deserved": _dec(r.deserved),
+                "guarantee": _dec(r.guarantee),
+                "cluster": r.cluster,
+                "deserved_pct": _dec(r.share("deserved")),
+                "capability_pct": _dec(r.share("capability")),
+                "flink_gpus": r.flink,
+                "flink_clusters": list(r.flink_clusters),
+            }
+            for r in report.queues
+        ],
+        "queues_without_gpu_limits": list(report.without_gpu_limits),
+        "flink_clusters": [
+            {
+                "cluster": r.cluster,
+                "target": r.target,
+                "queue": r.queue,
+                "pools": list(r.pools),
+                "replicas": r.replicas,
+                "gpus_per_taskmanager": r.gpus_per_tm,
+                "total_gpus": r.total,
+                "resource": r.resource,
+                "queue_resource": r.queue_resource,
+                "queue_deserved": _dec(r.queue_deserved),
+                "queue_capability": _dec(r.queue_capability),
+            }
+            for r in report.flink
+        ],
+    }
+
+
+def format_json(report: Report) -> str:
+    """Stable JSON."""
+    return escape_controls_json(json.dumps(to_json(report), indent=2, ensure_ascii=False)) + "\n"
+
+
+def render_report(report: Report, fmt: str) -> str:
+    """``text``, ``markdown`` or ``json``; control characters escaped (`accelplane.display`)."""
+    if fmt == "json":
+        return format_json(report)
+    return escape_controls({"text": format_text, "markdown": format_markdown}[fmt](report))
