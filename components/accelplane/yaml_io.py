@@ -159,6 +159,10 @@ if getattr(yaml, "__with_libyaml__", False):
     _FastLoader = _CStrictLoader
 
 
+_FAST_LOADER_ENABLED = False
+"""libyaml's loader lacks `_StrictLoader`'s bounds (nesting, alias expansion, integer length)."""
+
+
 def load_yaml_text(text: str, display_name: str) -> Any:
     """Parse YAML text strictly; raise `SpecError`-carrying ValueError on syntax problems.
 
@@ -166,7 +170,10 @@ def load_yaml_text(text: str, display_name: str) -> Any:
     when PyYAML has it; any problem is reported by the pure-Python parser, so the messages, lines
     and columns are the same with and without libyaml.
     """
-    if _FastLoader is not None:
+    # libyaml's loader lacks the bounds of `_StrictLoader` (nesting, alias expansion, integer
+    # length), so it may only read text that cannot hold an alias bomb: no anchors or aliases.
+    # Disabled until it has the same bounds: hostile input must get the strict loader's errors.
+    if _FAST_LOADER_ENABLED and _FastLoader is not None:
         try:
             return yaml.load(text, Loader=_FastLoader)
         except yaml.YAMLError:
