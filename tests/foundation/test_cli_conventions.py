@@ -152,16 +152,18 @@ def test_merged_shows_the_path_inside_the_base_when_it_differs(
 
 def _inject(monkeypatch: pytest.MonkeyPatch, error: int, after: int) -> None:
     """Make the ``after``-th file write fail with ``error``, as a full or read-only disk does."""
-    real = pathlib.Path.write_text
+    from accelplane import render
+
+    real = render._write_file
     count = {"n": 0}
 
-    def failing(self: pathlib.Path, *args: object, **kwargs: object) -> int:
+    def failing(path: pathlib.Path, text: str, mode: int) -> None:
         count["n"] += 1
         if count["n"] > after:
-            raise OSError(error, os.strerror(error), str(self))
-        return real(self, *args, **kwargs)  # type: ignore[arg-type]
+            raise OSError(error, os.strerror(error), str(path))
+        real(path, text, mode)
 
-    monkeypatch.setattr(pathlib.Path, "write_text", failing)
+    monkeypatch.setattr(render, "_write_file", failing)
 
 
 @pytest.mark.parametrize(("error", "after"), [(errno.ENOSPC, 5), (errno.EROFS, 0), (errno.EDQUOT, 1)])
