@@ -79,8 +79,9 @@ class Env:
         script = install / "accelplane-gpu-discovery"
         shutil.copyfile(DISCOVERY_SOURCE, script)
         script.chmod(0o755)
-        coordination = root / "coordination" / "gpu-coordination"
-        coordination.parent.mkdir()
+        # a directory accelplane owns (the coordination-path rule), unique per test run
+        coordination = Path(f"/run/accelplane-t{os.getpid()}{abs(hash(str(root))) % 10**8}") / "gpu-coordination"
+        coordination.parent.mkdir(parents=True, exist_ok=True)
         self.spec = multimodel_spec(root, install_dir=install, coordination_file=coordination, memory="1280Mi")
         self.files = write_rendered(self.spec, root / "out")
         self.model = load_validated(self.spec).model

@@ -186,7 +186,7 @@ def test_bad_slot_groups(
 
 
 def _multimodel(tmp_path: Path, **group_changes: Any) -> dict[str, Any]:
-    spec = multimodel_spec(tmp_path, install_dir=Path("/opt/d"), coordination_file=Path("/var/lib/x/c"))
+    spec = multimodel_spec(tmp_path, install_dir=Path("/opt/d"), coordination_file=Path("/var/lib/accelplane/c"))
     data: dict[str, Any] = yaml.safe_load(spec.read_text())
     for i, change in group_changes.items():
         data["flink"]["clusters"][0]["slotGroups"][int(i[1:])].update(change)
@@ -256,7 +256,7 @@ def test_rendered_kubernetes_cluster_carries_groups_and_scheduler_keys(tmp_path:
 
 
 def test_rendered_multimodel_standalone_cluster(tmp_path: Path) -> None:
-    spec = multimodel_spec(tmp_path, install_dir=Path("/opt/d"), coordination_file=Path("/var/lib/x/c"))
+    spec = multimodel_spec(tmp_path, install_dir=Path("/opt/d"), coordination_file=Path("/var/lib/accelplane/c"))
     files = files_for(spec)
     config = yaml.safe_load(files["flink/vision/config.yaml"][0])
     assert "external-resources" not in config  # named per host on the command line
@@ -274,7 +274,7 @@ def test_rendered_multimodel_standalone_cluster(tmp_path: Path) -> None:
 
 
 def test_start_scripts_are_shellcheck_clean(tmp_path: Path) -> None:
-    spec = multimodel_spec(tmp_path, install_dir=Path("/opt/d"), coordination_file=Path("/var/lib/x/c"))
+    spec = multimodel_spec(tmp_path, install_dir=Path("/opt/d"), coordination_file=Path("/var/lib/accelplane/c"))
     written = write_rendered(spec, tmp_path / "out")
     scripts = [p for rel, p in written.items() if "/taskmanagers/" in rel]
     proc = subprocess.run([tool("shellcheck"), "-S", "style", *map(str, scripts)], capture_output=True, text=True)
@@ -289,7 +289,7 @@ def start_host(tmp_path: Path) -> Any:
     script = install / "accelplane-gpu-discovery"
     script.write_text(DISCOVERY.read_text())
     script.chmod(0o755)
-    spec = multimodel_spec(tmp_path, install_dir=install, coordination_file=tmp_path / "c" / "coord")
+    spec = multimodel_spec(tmp_path, install_dir=install, coordination_file=Path(f"/run/accelplane-t{os.getpid()}{abs(hash(str(tmp_path))) % 10**8}") / "coord")
     written = write_rendered(spec, tmp_path / "out")
     home = tmp_path / "flink"
     (home / "bin").mkdir(parents=True)
@@ -347,7 +347,7 @@ def test_start_script_refuses_when_discovery_fails_or_finds_too_few(start_host: 
 
 
 def test_pyflink_helper_parses_the_rendered_file(tmp_path: Path) -> None:
-    spec = multimodel_spec(tmp_path, install_dir=Path("/opt/d"), coordination_file=Path("/var/lib/x/c"))
+    spec = multimodel_spec(tmp_path, install_dir=Path("/opt/d"), coordination_file=Path("/var/lib/accelplane/c"))
     text = files_for(spec)["flink/vision/slot-groups.json"][0]
     sys.path.insert(0, str(PYFLINK_MODULE.parent))
     try:
