@@ -304,7 +304,8 @@ def every_kind_bundle() -> list[K8sObject]:
                     "spec": {
                         "schedulerName": "volcano",
                         "priorityClassName": "flink-batch",
-                        "containers": [{"name": "flink-main-container"}],
+                        "resourceClaims": [{"name": "gpus", "resourceClaimTemplateName": "embeddings-gpus-v1"}],
+                        "containers": [{"name": "flink-main-container", "resources": {"claims": [{"name": "gpus"}]}}],
                         "volumes": [
                             {
                                 "name": "gpu-discovery",
@@ -339,8 +340,56 @@ def every_kind_bundle() -> list[K8sObject]:
     )
     return [
         discovery_cm, plugin_cm, sa, role, binding, daemonset, deployment, namespace,
-        flink_sa, flink_role, flink_binding, pg, deployment_cr, session_job,
+        flink_sa, flink_role, flink_binding, pg, deployment_cr, session_job, *dra_objects(),
     ]  # fmt: skip
+
+
+DRA_VERSIONS = ("resource.k8s.io/v1beta1", "resource.k8s.io/v1beta2", "resource.k8s.io/v1")
+
+
+def dra_objects() -> list[K8sObject]:
+    """A DeviceClass and a ResourceClaimTemplate in every DRA API version accelplane renders (one
+    per Kubernetes release line; a stack uses one), shaped like ``builders/dra.py`` emits them: the
+    request is flat in v1beta1 and under ``exactly`` from v1beta2 on."""
+    out: list[K8sObject] = []
+    for version in DRA_VERSIONS:
+        suffix = version.rsplit("/", 1)[1]
+        cls = f"gpu-a100-{suffix}.accelplane.io"
+        request: dict[str, Any] = {"deviceClassName": cls, "allocationMode": "ExactCount", "count": 2}
+        out.append(
+            k8s_object(
+                version,
+                "DeviceClass",
+                cls,
+                family="dra",
+                labels=LABELS,
+                body={"spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com'"}}]}},
+            )
+        )
+        out.append(
+            k8s_object(
+                version,
+                "ResourceClaimTemplate",
+                f"embeddings-gpus-{suffix}",
+                family="dra",
+                namespace="flink",
+                labels=LABELS,
+                body={
+                    "spec": {
+                        "spec": {
+                            "devices": {
+                                "requests": [
+                                    {"name": "gpus", **request}
+                                    if suffix == "v1beta1"
+                                    else {"name": "gpus", "exactly": request}
+                                ]
+                            }
+                        }
+                    }
+                },
+            )
+        )
+    return out
 
 
 def test_every_supported_kind_round_trips_with_dependencies(prod_eu: Spec, pulumi_run: RunProgram) -> None:
@@ -388,7 +437,13 @@ def test_every_supported_kind_round_trips_with_dependencies(prod_eu: Spec, pulum
         "priorityclass/flink-batch",
         cm,
         "namespace/flink",
+        "resourceclaimtemplate/flink/embeddings-gpus-v1",
     }
+    for suffix in ("v1beta1", "v1beta2", "v1"):
+        assert deps(f"resourceclaimtemplate/flink/embeddings-gpus-{suffix}") == {
+            f"deviceclass/gpu-a100-{suffix}.accelplane.io",
+            "namespace/flink",
+        }
     assert deps("flinksessionjob/flink/adhoc") == {"flinkdeployment/flink/embeddings-amd", "namespace/flink"}
     for r in run.kubernetes():
         for d in r.dependencies:
@@ -413,6 +468,7 @@ def test_family_components_and_parents(prod_eu: Spec, pulumi_run: RunProgram) ->
         "accelplane:device_plugins:DevicePlugins",
         "accelplane:flink:Flink",
         "accelplane:discovery:Discovery",
+        "accelplane:dra:Dra",
         "accelplane:gpu_metrics:GpuMetrics",  # a family nobody wrote a component for
         "accelplane:yarn:Yarn",  # files only
         "accelplane:node:Node",  # family taken from the file's top directory

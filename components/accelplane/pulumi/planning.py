@@ -11,7 +11,8 @@ so objects of families that land later are covered without code changes.
   and ``spec.priorityClassName``, a Queue's ``spec.parent``, pod templates' ``priorityClassName``,
   ``serviceAccountName``, ConfigMap volumes/env sources and the Volcano group-name annotation, RBAC
   bindings' ``roleRef``/``subjects``, a FlinkDeployment's ``serviceAccount``, a FlinkSessionJob's
-  ``deploymentName`` and an object's Namespace. Only references to objects of the same bundle
+  ``deploymentName``, Dynamic Resource Allocation's ``resourceClaimTemplateName`` (pod templates)
+  and ``deviceClassName`` (ResourceClaimTemplates, any API version) and an object's Namespace. Only references to objects of the same bundle
   become dependencies (``system-node-critical`` or the ``default`` queue are not ours to order).
 """
 
@@ -34,6 +35,7 @@ SCHEDULING = "scheduling.k8s.io"
 RBAC = "rbac.authorization.k8s.io"
 FLINK = "flink.apache.org"
 CORE = "v1"
+DRA = "resource.k8s.io"
 FAMILY_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 
 
@@ -87,6 +89,10 @@ def _walk(node: Any, namespace: str | None, out: set[ObjectKey | None]) -> None:
                 out.add(_ref(SCHEDULING, "PriorityClass", None, value))
             elif key == "serviceAccountName":
                 out.add(_ref(CORE, "ServiceAccount", namespace, value))
+            elif key == "resourceClaimTemplateName":
+                out.add(_ref(DRA, "ResourceClaimTemplate", namespace, value))
+            elif key == "deviceClassName":
+                out.add(_ref(DRA, "DeviceClass", None, value))
             elif key in CONFIGMAP_REF_KEYS and isinstance(value, Mapping):
                 out.add(_ref(CORE, "ConfigMap", namespace, value.get("name")))
             elif key == "annotations" and isinstance(value, Mapping):
