@@ -7,6 +7,7 @@ standard-YAML output.
 
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 
@@ -218,7 +219,7 @@ def test_rendered_legacy_config_lines(tmp_path: Path) -> None:
     assert all(": " in line for line in lines)
 
 
-def test_standalone_workers_file(tmp_path: Path) -> None:
+def _standalone_hosts_spec(tmp_path: Path, install_dir: Path | None = None) -> Path:
     data = variant(
         STANDALONE,
         taskManager={
@@ -229,10 +230,74 @@ def test_standalone_workers_file(tmp_path: Path) -> None:
     )
     data["nodePools"][0]["hosts"] = ["b.example.internal", "a.example.internal"]
     data["nodePools"][0]["nodes"] = 2
-    files = bundle_files(build_all(model_of(write_spec(tmp_path, data))))
-    assert (
-        files["flink/edge-gpu/workers"][0] == "a.example.internal\na.example.internal\nb.example.internal\n"
-    )
+    if install_dir is not None:
+        data["discovery"] = {"installDir": str(install_dir)}
+    return write_spec(tmp_path, data)
+
+
+def test_standalone_start_script_per_host_and_no_workers_file(tmp_path: Path) -> None:
+    """TaskManagers spread round-robin over the pool's hosts, one start script per host; no
+    ``workers`` file, since ``bin/start-cluster.sh`` would start them without the GPU preflight."""
+    files = bundle_files(build_all(model_of(_standalone_hosts_spec(tmp_path))))
+    assert "flink/edge-gpu/workers" not in files
+    scripts = sorted(p for p in files if "/taskmanagers/" in p)
+    assert scripts == [
+        "flink/edge-gpu/taskmanagers/a.example.internal.sh",
+        "flink/edge-gpu/taskmanagers/b.example.internal.sh",
+    ]
+    assert "readonly TASKMANAGERS=2" in files[scripts[0]][0]  # hosts in sorted order, round-robin
+    assert "readonly TASKMANAGERS=1" in files[scripts[1]][0]
+    assert all(files[p][1] == 0o755 for p in scripts)
+
+
+def test_standalone_start_script_refuses_hosts_without_the_gpus_and_starts_stock(tmp_path: Path) -> None:
+    """The single-model host script, run against a fake FLINK_HOME and the fake nvidia-smi: it
+    starts its TaskManagers with the stock command line (``external-resources`` is in the config
+    file) when discovery finds the host's GPUs, and refuses otherwise."""
+    import shutil
+    import subprocess
+
+    from tests.support.fake_nvidia_smi import install_fake_nvidia_smi
+    from tests.support.paths import SOURCE_ROOT
+
+    install = tmp_path / "disc"
+    install.mkdir()
+    script = install / "accelplane-gpu-discovery"
+    shutil.copyfile(SOURCE_ROOT / "accelplane" / "discovery" / "gpu_discovery.py", script)
+    script.chmod(0o755)
+    files = bundle_files(build_all(model_of(_standalone_hosts_spec(tmp_path, install))))
+    start = tmp_path / "start.sh"
+    start.write_text(files["flink/edge-gpu/taskmanagers/a.example.internal.sh"][0])
+    start.chmod(0o755)
+    home = tmp_path / "flink"
+    (home / "bin").mkdir(parents=True)
+    plugin = home / "plugins" / "external-resource-gpu"
+    plugin.mkdir(parents=True)
+    (plugin / "flink-external-resource-gpu-1.20.5.jar").write_bytes(b"")
+    record = tmp_path / "started"
+    tm = home / "bin" / "taskmanager.sh"
+    tm.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> {record}\n')
+    tm.chmod(0o755)
+    fake = install_fake_nvidia_smi(tmp_path / "bin", count=4)
+    env = {"PATH": f"{fake.parent}:{os.environ['PATH']}", "FLINK_HOME": str(home), "HOME": str(tmp_path)}
+
+    def run(**extra: str) -> tuple[int, str, list[str]]:
+        record.unlink(missing_ok=True)
+        proc = subprocess.run([str(start), "-D", "x=y"], env={**env, **extra}, capture_output=True, text=True)
+        started = record.read_text().splitlines() if record.exists() else []
+        return proc.returncode, proc.stderr, started
+
+    code, err, started = run()
+    assert (code, started) == (0, ["start -D x=y", "start -D x=y"]), err
+    code, err, started = run(FAKE_GPU_COUNT="1")  # 2 TaskManagers × 1 GPU need 2
+    assert (code, started) == (1, [])
+    assert "GPU discovery did not find 2 GPU(s) for external resource gpu" in err
+    code, err, started = run(FAKE_NVIDIA_SMI_FAIL="9")
+    assert (code, started) == (1, [])
+    (plugin / "flink-external-resource-gpu-1.20.5.jar").unlink()
+    code, err, started = run()
+    assert (code, started) == (1, [])
+    assert "Flink's GPU plugin (flink-external-resource-gpu-*.jar) is not in" in err
 
 
 def test_output_independent_of_list_order(tmp_path: Path) -> None:

@@ -302,8 +302,24 @@ def test_volcano_binding_survives(cluster: RenderedCluster, flink_pods_by_cluste
         if "accelplane-gpu-coordination" in volumes:
             assert volumes["accelplane-gpu-coordination"]["hostPath"]["type"] == "DirectoryOrCreate"
             assert "accelplane-gpu-coordination" in mounts
-            assert [c["name"] for c in tm_spec["initContainers"]] == ["accelplane-coordination-dir"]
+            assert [c["name"] for c in tm_spec["initContainers"]] == [
+                "accelplane-coordination-dir",
+                "accelplane-gpu-preflight",
+            ]
+        else:
+            assert [c["name"] for c in tm_spec["initContainers"]] == ["accelplane-gpu-preflight"]
+        # Fail loudly (tests/flink/test_taskmanager_preflight.py): the preflight init container, kept
+        # by Flink, asks for the main container's GPUs; kubelet hands an init container's devices on
+        # to the app containers, and the pod's effective request (the larger of any init
+        # container's and the app containers' sum) is still what the main container asks for.
+        (pre,) = [c for c in tm_spec["initContainers"] if c["name"] == "accelplane-gpu-preflight"]
+        assert pre["image"] == main["image"], "the preflight checks the image Flink runs"
+        for init in tm_spec["initContainers"]:
+            for name, value in init["resources"].get("limits", {}).items():
+                main_value = main["resources"]["limits"].get(name)
+                assert main_value is not None and parse_quantity(str(value)) <= parse_quantity(str(main_value))
         if cluster.gpu_resource is None:  # DRA: the claim carries the GPUs, Flink keeps it
+            assert pre["resources"]["claims"] == main["resources"]["claims"]
             assert tm_spec["resourceClaims"] == cluster.taskmanager_template["spec"]["resourceClaims"]
             assert main["resources"]["claims"] == [{"name": "gpu"}]
             assert not any(k.endswith(("/gpu", ".shared")) for k in main["resources"]["limits"])
@@ -312,6 +328,7 @@ def test_volcano_binding_survives(cluster: RenderedCluster, flink_pods_by_cluste
             return
         limits = main["resources"]["limits"]
         assert limits[cluster.gpu_resource] == str(cluster.gpu_amount)
+        assert pre["resources"]["limits"][cluster.gpu_resource] == str(cluster.gpu_amount)
         assert main["resources"]["requests"][cluster.gpu_resource] == str(cluster.gpu_amount)
 
 

@@ -66,8 +66,8 @@ def test_examples_cover_every_target_and_format() -> None:
         seen_files |= {Path(p).name for p in files if p.startswith("flink/")}
         seen_targets |= {o["kind"] for o in objects if o["kind"] in ("FlinkDeployment", "PodGroup")}
         seen_targets |= {"yarn" for p, (t, _) in files.items() if "yarn.application.name" in t}
-        seen_targets |= {"standalone" for p in files if p.endswith("/workers")}
-    assert {"config.yaml", "flink-conf.yaml", "workers"} <= seen_files
+        seen_targets |= {"standalone" for p in files if "/taskmanagers/" in p}
+    assert {"config.yaml", "flink-conf.yaml"} <= seen_files
     assert {"FlinkDeployment", "PodGroup", "yarn", "standalone"} <= seen_targets
 
 
@@ -225,7 +225,8 @@ def test_taskmanager_template_gpu_wiring(tmp_path: Path) -> None:
         "path": "/var/lib/accelplane",
         "type": "DirectoryOrCreate",
     }
-    (init,) = tm["spec"]["initContainers"]
+    init, preflight = tm["spec"]["initContainers"]
+    assert preflight["name"] == "accelplane-gpu-preflight"  # tests/flink/test_taskmanager_preflight.py
     assert init["command"][:2] == ["sh", "-c"]
     assert init["command"][3:] == ["accelplane-coordination-dir", "/var/lib/accelplane"]  # path is $1
     assert init["securityContext"]["capabilities"] == {"drop": ["ALL"], "add": ["CHOWN"]}
@@ -242,6 +243,7 @@ def test_taskmanager_template_gpu_wiring(tmp_path: Path) -> None:
 def test_no_coordination_no_hostpath(tmp_path: Path) -> None:
     tm = _taskmanager_template(tmp_path, variant(KUBERNETES, discovery={"coordination": False}))
     assert [v["name"] for v in tm["spec"]["volumes"]] == ["accelplane-gpu-discovery"]
+    assert [c["name"] for c in tm["spec"]["initContainers"]] == ["accelplane-gpu-preflight"]
     validate_core_object(tm)
 
 
@@ -370,7 +372,7 @@ def test_operator_deployment(tmp_path: Path) -> None:
 
 def _init_argv(tmp_path: Path) -> list[str]:
     tm = _taskmanager_template(tmp_path, variant(KUBERNETES))
-    (init,) = tm["spec"]["initContainers"]
+    (init,) = [c for c in tm["spec"]["initContainers"] if c["name"] == "accelplane-coordination-dir"]
     return list(init["command"])
 
 

@@ -11,8 +11,9 @@ Per cluster, by target:
 * (family ``flink`` too, built by `accelplane.builders.flink_rbac`) per ``(namespace,
   serviceAccount)`` of the native clusters: the ServiceAccount, Role and RoleBinding Flink's pods need.
 * ``yarn`` and ``standalone``: the config file; for standalone GPU clusters whose pools list
-  their hosts also a ``workers`` file (TaskManagers spread round-robin over the hosts), or, where
-  the hosts have several GPU models, a start script per host (``taskmanagers/<host>.sh``).
+  their hosts also a start script per host (``taskmanagers/<host>.sh``; TaskManagers spread
+  round-robin over the hosts) that refuses to start TaskManagers whose GPU discovery cannot work.
+  No ``workers`` file: ``bin/start-cluster.sh`` would start them without that check.
 * with ``slotGroups``: ``slot-groups.json`` (also in the native-Kubernetes ConfigMap).
 """
 
@@ -28,9 +29,8 @@ from accelplane.derive.flink_keys import (
     JOBMANAGER_POD_TEMPLATE,
     TASKMANAGER_POD_TEMPLATE,
     effective_config,
-    standalone_workers,
 )
-from accelplane.derive.slot_groups import GROUP_FILE, spans_models
+from accelplane.derive.slot_groups import GROUP_FILE
 from accelplane.model import FlinkCluster, Spec
 from accelplane.yaml_io import dump_yaml
 
@@ -66,12 +66,6 @@ def build_cluster(spec: Spec, cluster: FlinkCluster) -> Bundle:
         bundle.files.append(FileArtifact(f"{base}/{config_file_name(cluster)}", config_text, family=FAMILY))
     bundle.files += group_file(spec, cluster, base, FAMILY)
     bundle.files += host_scripts(spec, cluster, base, FAMILY)
-    workers = [host for host, count, _ in standalone_workers(spec, cluster) for _ in range(count)]
-    if workers and not spans_models(spec, cluster):
-        # bin/start-cluster.sh starts one TaskManager per line (a host may appear several times).
-        bundle.files.append(
-            FileArtifact(f"{base}/workers", "".join(f"{h}\n" for h in workers), family=FAMILY)
-        )
     if not kubernetes:
         return bundle
     templates = {

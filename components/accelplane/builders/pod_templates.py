@@ -23,9 +23,14 @@ from typing import Any, Literal
 from accelplane import discovery_constants
 from accelplane.builders.hardening import RUNTIME_DEFAULT_SECCOMP, checkov_skips
 from accelplane.derive.dra import CLAIM_NAME, claim_template_name, cluster_device_class, is_dra_pool
-from accelplane.derive.flink_keys import flink_image, gpu_amount
+from accelplane.derive.flink_keys import devices_isolated_per_container, flink_image, gpu_amount
 from accelplane.derive.flink_pods import GROUP_NAME_ANNOTATION, coordination_dir, podgroup_name
-from accelplane.derive.gpu_resources import candidate_pools, cluster_vendor, gfd_product_label_for_pool
+from accelplane.derive.gpu_resources import (
+    candidate_pools,
+    cluster_vendor,
+    gfd_product_label_for_pool,
+    kubernetes_gpu_resource,
+)
 from accelplane.derive.node_selection import merged_tolerations, pool_labels, pool_node_affinity
 from accelplane.model import FlinkCluster, NodePool, Spec
 from accelplane.names import GPU_PRODUCT_LABEL, gfd_product_label
@@ -38,6 +43,7 @@ COMPONENT_LABEL = "accelplane.io/component"
 DISCOVERY_VOLUME = "accelplane-gpu-discovery"
 COORDINATION_VOLUME = "accelplane-gpu-coordination"
 COORDINATION_INIT_CONTAINER = "accelplane-coordination-dir"
+PREFLIGHT_INIT_CONTAINER = "accelplane-gpu-preflight"
 SCRIPT_MODE = 0o555
 
 
@@ -141,6 +147,7 @@ def _gpu_container_and_volumes(
             {"name": COORDINATION_VOLUME, "hostPath": {"path": directory, "type": "DirectoryOrCreate"}}
         )
         init.append(coordination_dir_init_container(cluster, directory))
+    init.append(gpu_preflight_init_container(spec, cluster))
     container: dict[str, Any] = {"volumeMounts": mounts}
     if cluster_vendor(spec, cluster) == "nvidia":
         # nvidia-smi/NVML indexes equal CUDA ordinals only in PCI bus order (CUDA_DEVICE_ORDER defaults to FASTEST_FIRST; docs/discovery.md).
@@ -208,6 +215,87 @@ def coordination_dir_init_container(cluster: FlinkCluster, directory: str) -> di
     }
 
 
+GPU_PREFLIGHT_SCRIPT = """\
+set -eu
+script=$1
+shift
+plugin_dir="${FLINK_PLUGINS_DIR:-${FLINK_HOME:-/opt/flink}/plugins}/external-resource-gpu"
+refuse() {
+  echo "accelplane: refusing to start this GPU TaskManager: $*" >&2
+  exit 1
+}
+found=
+for jar in "$plugin_dir"/flink-external-resource-gpu-*.jar; do
+  if [ -f "$jar" ]; then found=1; fi
+done
+[ -n "$found" ] || refuse "Flink's GPU plugin (flink-external-resource-gpu-*.jar) is not in $plugin_dir of the image"
+[ -x "$script" ] || refuse "the GPU discovery script $script is missing or not executable"
+gpus=$("$script" "$@") || refuse "GPU discovery ($script $*) failed; its messages are above"
+echo "accelplane: GPU preflight passed: discovery found GPU(s) $gpus for this TaskManager"
+"""
+"""Shell program of the GPU preflight init container (discovery script path and arguments arrive as
+``$1…``, never inside the program).
+
+Why: a TaskManager whose GPU plugin jar is missing, whose discovery script is missing, or whose
+script fails still registers its configured GPU amount with Flink (``ExternalResourceUtils`` and
+``GPUDriver`` only log a warning; tests/gpu_slots/test_gpu_slots_flink.py starts each case with real
+Flink), and GPU tasks then run without a device. This container runs the same script in inventory
+mode (no coordination file is touched) on the same devices before Flink starts: the pod fails with
+the reason in its log instead.
+"""
+
+
+def gpu_preflight_init_container(spec: Spec, cluster: FlinkCluster) -> dict[str, Any]:
+    """Init container that refuses to let a GPU TaskManager start when its GPU plugin or discovery
+    cannot work (see `GPU_PREFLIGHT_SCRIPT`).
+
+    It asks for exactly the main container's GPUs: the device plugin's extended resource as a limit
+    (kubelet's device manager hands the devices of an init container on to the pod's app containers,
+    so the pod still needs only ``gpu.amount``; the pod's effective request is the larger of an init
+    container's and the app containers' sum, the same GPUs), or on a DRA pool the same resource
+    claim. It runs as the Flink uid with no capabilities, no privilege escalation, a read-only root
+    filesystem and small CPU/memory limits, with the same image (so the same plugin directory and
+    Python) and the discovery script mounted like the main container's.
+    """
+    args = [str(gpu_amount(cluster))]
+    if devices_isolated_per_container(spec, cluster):
+        args.append("--isolated-devices")
+    resources: dict[str, Any] = {
+        "requests": {"cpu": "100m", "memory": "64Mi"},
+        "limits": {"cpu": "1", "memory": "256Mi"},
+    }
+    if cluster_device_class(spec, cluster) is not None:
+        resources["claims"] = [{"name": CLAIM_NAME}]
+    else:
+        resource = kubernetes_gpu_resource(spec, cluster)
+        assert resource is not None
+        resources["limits"][resource] = str(gpu_amount(cluster))
+    uid = discovery_constants.FLINK_UID
+    return {
+        "name": PREFLIGHT_INIT_CONTAINER,
+        "image": flink_image(cluster),
+        "command": ["sh", "-c", GPU_PREFLIGHT_SCRIPT, PREFLIGHT_INIT_CONTAINER, spec.discovery.script_path, *args],
+        "volumeMounts": [
+            {
+                "name": DISCOVERY_VOLUME,
+                "mountPath": spec.discovery.script_path,
+                "subPath": discovery_constants.CONFIGMAP_KEY,
+                "readOnly": True,
+            }
+        ],
+        "securityContext": {
+            "runAsUser": uid,
+            "runAsGroup": uid,
+            "runAsNonRoot": True,
+            "allowPrivilegeEscalation": False,
+            "readOnlyRootFilesystem": True,
+            "capabilities": {"drop": ["ALL"]},
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+        "resources": resources,
+    }
+
+
 MAIN_CONTAINER_SECURITY: dict[str, Any] = {
     "runAsUser": discovery_constants.FLINK_UID,
     "runAsGroup": discovery_constants.FLINK_UID,
@@ -263,8 +351,8 @@ def pod_template(spec: Spec, cluster: FlinkCluster, role: Role) -> dict[str, Any
             ]
             container["resources"] = {"claims": [{"name": CLAIM_NAME}]}
         pod_spec["volumes"] = volumes
-        if init:
-            pod_spec["initContainers"] = init
+        pod_spec["initContainers"] = init
+        if cluster.coordination:
             skips.update(COORDINATION_INIT_SKIPS)
     pod_spec["containers"] = [container]
     return {

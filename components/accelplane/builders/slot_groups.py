@@ -3,10 +3,10 @@
 * ``flink/<cluster>/slot-groups.json``: the cluster's slot groups (names, resources per slot, the
   external resource and model of GPU groups) for the job helpers (``accelplane.job_helpers``),
   so job code builds its ``SlotSharingGroup``s from what the platform declared.
-* ``flink/<cluster>/taskmanagers/<host>.sh`` for a standalone cluster whose hosts have several GPU
-  models: starts that host's TaskManagers with the host's model resources named on the command
-  line, after refusing hosts where GPU discovery cannot work
-  (`accelplane.derive.slot_groups.standalone_hosts`).
+* ``flink/<cluster>/taskmanagers/<host>.sh`` for a standalone GPU cluster whose pools list their
+  hosts: starts that host's TaskManagers after refusing hosts where GPU discovery cannot work and,
+  where the hosts have several GPU models, with the host's model resources named on the command
+  line (`accelplane.derive.slot_groups.standalone_hosts`).
 """
 
 from __future__ import annotations
@@ -14,8 +14,14 @@ from __future__ import annotations
 import json
 
 from accelplane.artifacts import FileArtifact
-from accelplane.derive.flink_keys import gpu_amount, model_argument
-from accelplane.derive.slot_groups import GROUP_FILE, gpu_resources, slot_groups_document, standalone_hosts
+from accelplane.derive.flink_keys import MODEL_FLAG, gpu_amount, model_argument
+from accelplane.derive.slot_groups import (
+    GROUP_FILE,
+    gpu_resources,
+    slot_groups_document,
+    spans_models,
+    standalone_hosts,
+)
 from accelplane.model import FlinkCluster, Spec
 from accelplane.templating import render_template
 
@@ -26,26 +32,31 @@ def group_file_text(spec: Spec, cluster: FlinkCluster) -> str:
 
 
 def host_scripts(spec: Spec, cluster: FlinkCluster, base: str, family: str) -> list[FileArtifact]:
-    """One start script per host of a standalone cluster spanning GPU models."""
+    """One start script per host of a standalone GPU cluster whose pools list their hosts.
+
+    Each refuses to start TaskManagers where GPU discovery cannot work (the preflight); where the
+    hosts span GPU models, it also names the host's model resources on the command line."""
     models = {r.name: r.model for r in gpu_resources(spec, cluster)}
+    multimodel = spans_models(spec, cluster)
     amount = gpu_amount(cluster)
     out = []
     for h in standalone_hosts(spec, cluster):
         if not h.taskmanagers:
             continue
-        resources = [
-            {
-                "name": name,
-                "model": models[name],
-                "model_arg": model_argument(models[name] or ""),
-                "need": amount * h.taskmanagers,
-                "failure": (
-                    f"GPU discovery did not find {amount * h.taskmanagers} GPU(s) of model {models[name]} "
-                    f"for external resource {name} (its messages are above)"
-                ),
-            }
-            for name, _ in h.resources
-        ]
+        need = amount * h.taskmanagers
+        resources = []
+        for name, _ in h.resources:
+            model = models.get(name) if multimodel else None
+            what = f"{need} GPU(s) of model {model}" if model else f"{need} GPU(s)"
+            resources.append(
+                {
+                    "name": name,
+                    "model": model or models.get(name) or "any",
+                    "need": need,
+                    "args": [MODEL_FLAG, model_argument(model)] if model else [],
+                    "failure": f"GPU discovery did not find {what} for external resource {name} (its messages are above)",
+                }
+            )
         text = render_template(
             "flink/start-taskmanagers.sh.j2",
             spec_name=spec.name,
@@ -54,6 +65,7 @@ def host_scripts(spec: Spec, cluster: FlinkCluster, base: str, family: str) -> l
             taskmanagers=h.taskmanagers,
             amount=amount,
             resources=resources,
+            multimodel=multimodel,
             resource_list=";".join(str(r["name"]) for r in resources),
             script_path=spec.discovery.script_path,
         )

@@ -27,7 +27,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 
-from accelplane.derive.flink_keys import GPU_RESOURCE, cpu_number, gpu_amount
+from accelplane.derive.flink_keys import GPU_RESOURCE, cpu_number, gpu_amount, standalone_workers
 from accelplane.derive.gpu_resources import candidate_pools
 from accelplane.model import FlinkCluster, SlotGroup, Spec
 from accelplane.names import normalize_gpu_model
@@ -124,10 +124,15 @@ class StandaloneHost:
 
 
 def standalone_hosts(spec: Spec, cluster: FlinkCluster) -> list[StandaloneHost]:
-    """Hosts of a standalone cluster spanning GPU models, TaskManagers spread round-robin over them
-    (pool, then host order, each host once); empty otherwise."""
+    """Hosts of a standalone GPU cluster whose pools list them, TaskManagers spread round-robin over
+    them (pool, then host order, each host once); empty otherwise. Where the hosts have one GPU
+    model, each serves the resource ``gpu`` with its GPUs per node (`standalone_workers`); where
+    they span models, each model the host's pools give it."""
     if not spans_models(spec, cluster):
-        return []
+        return [
+            StandaloneHost(host, count, ((GPU_RESOURCE, per_node),))
+            for host, count, per_node in standalone_workers(spec, cluster)
+        ]
     per_host: dict[str, dict[str, int]] = {}
     for pool in candidate_pools(spec, cluster):
         if pool.gpu is None or not pool.gpu.model:
@@ -244,7 +249,7 @@ def taskmanager_shapes(spec: Spec, cluster: FlinkCluster) -> list[TaskManagerSha
     if isinstance(memory, str):
         return memory
     cpu = Decimal(str(cpu_number(cluster.task_manager.cpu)))
-    hosts = standalone_hosts(spec, cluster)
+    hosts = standalone_hosts(spec, cluster) if spans_models(spec, cluster) else []
     amount = gpu_amount(cluster)
     if hosts:
         return [
