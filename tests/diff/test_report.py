@@ -147,8 +147,39 @@ def test_text_json_and_markdown() -> None:
     tokens = md.parse(render_report(report, "markdown"))
     tables = sum(1 for t in tokens if t.type == "table_open")
     rows = sum(1 for t in tokens if t.type == "tr_open")
-    assert tables == 3
-    assert rows == (1 + 2) + (1 + len(report.queues)) + (1 + len(report.flink))
+    assert tables == 4
+    assert rows == (1 + 2) + (1 + len(report.queues)) + (1 + len(report.flink)) + (1 + len(report.groups))
+
+
+def test_slot_groups_per_group_figures() -> None:
+    """Each slot group's slots, what a slot asks for, and the GPUs all its slots take of the
+    TaskManagers' GPUs of its resource: per model where a standalone cluster spans models (only
+    TaskManagers on hosts with the model count), every TaskManager otherwise."""
+    report = prod()
+    rows = {(g.cluster, g.group): g for g in report.groups}
+    scoring = rows[("fraud-scoring", "scoring")]
+    assert (scoring.slots, scoring.gpu_per_slot, scoring.resource, scoring.gpu_total) == (8, 1, "gpu", 8)
+    assert scoring.taskmanager_gpus == 8 and scoring.model == "NVIDIA A100-SXM4-80GB"
+    default = rows[("fraud-scoring", "default")]
+    assert (default.resource, default.gpu_total, default.taskmanager_gpus) == (None, 0, 0)
+    text = render_report(report, "text")
+    assert "  fraud-scoring  scoring     8      cpu 1, heap 4Gi, managed 1Gi, gpu 1  gpu (NVIDIA A100-SXM4-80GB)" in text
+    multi = build_report(model_of(STACKS / "edge-multimodel.yaml"))
+    by_group = {g.group: g for g in multi.groups}
+    # hosts: gpu-a100-01 (A100), gpu-mix-01 (A100 + T4), gpu-t4-01 (T4), one TaskManager × 2 GPUs each
+    assert (by_group["embed"].resource, by_group["embed"].gpu_total, by_group["embed"].taskmanager_gpus) == (
+        "gpu-nvidiaa100sxm480gb", 4, 4
+    )
+    assert (by_group["detect"].resource, by_group["detect"].gpu_total, by_group["detect"].taskmanager_gpus) == (
+        "gpu-teslat4", 2, 4
+    )
+    data = json.loads(render_report(multi, "json"))
+    assert {"group": "detect", "gpus_used": 2, "taskmanager_gpus": 4, "gpu_model": "Tesla T4"}.items() <= next(
+        g for g in data["slot_groups"] if g["group"] == "detect"
+    ).items()
+    assert "| edge-vision | detect | 2 | cpu 1, heap 1Gi, gpu 1 | gpu-teslat4 (Tesla T4) | 2 | 4 (50.0%) |" in (
+        render_report(multi, "markdown")
+    )
 
 
 def _bars(svg: str) -> ET.Element:

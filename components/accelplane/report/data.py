@@ -1,7 +1,8 @@
 """The capacity report as data: cluster GPUs per resource (what the device plugins or DRA pools
 advertise × nodes, over the pools the queue tree schedules onto: Kubernetes pools when the cluster
 runs Kubernetes, else YARN pools), each queue's own ``capability``/``deserved``/``guarantee`` and
-its share of the cluster total, and the GPUs each Flink cluster requests.
+its share of the cluster total, the GPUs each Flink cluster requests, and for clusters with GPU
+slot groups what each group's slots take of its TaskManagers' GPUs.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from accelplane.derive.gpu_resources import (
     yarn_gpu_type,
 )
 from accelplane.derive.queues import queue_parent
+from accelplane.derive.slot_groups import gpu_resources, group_resource, spans_models, standalone_hosts
 from accelplane.model import NodePool, Queue, Spec, is_gpu_resource
 
 REPORT_FORMATS = ("text", "markdown", "json")
@@ -88,6 +90,29 @@ class FlinkRow:
 
 
 @dataclass(frozen=True)
+class GroupRow:
+    """One slot sharing group of a Flink cluster: its slots, what each slot asks for, and the GPUs
+    all its slots take of the cluster's TaskManagers' GPUs of that resource."""
+
+    cluster: str
+    group: str
+    slots: int
+    cpu: Decimal
+    task_heap: Decimal
+    managed_memory: Decimal
+    gpu_per_slot: Decimal
+    resource: str | None
+    model: str | None
+    taskmanager_gpus: int
+    """GPUs of ``resource`` all the cluster's TaskManagers offer (0 without a GPU resource)."""
+
+    @property
+    def gpu_total(self) -> Decimal:
+        """GPUs all the group's slots take together."""
+        return self.slots * self.gpu_per_slot
+
+
+@dataclass(frozen=True)
 class Report:
     """The capacity report of one spec."""
 
@@ -98,6 +123,7 @@ class Report:
     queues: tuple[QueueRow, ...]
     flink: tuple[FlinkRow, ...]
     without_gpu_limits: tuple[str, ...] = ()
+    groups: tuple[GroupRow, ...] = ()
 
     def cluster_total(self, resource: str) -> int:
         """Cluster GPUs of ``resource`` over the basis pools (as the scheduler counts them)."""
@@ -225,7 +251,42 @@ def build_report(spec: Spec) -> Report:
     ]
     limited = {row.queue for row in rows}
     without = tuple(q.name for q, _ in _queue_order(spec) if q.name not in limited)
-    return Report(spec.name, basis, report_pools, ordered_resources, tuple(rows), tuple(flink), without)
+    return Report(
+        spec.name, basis, report_pools, ordered_resources, tuple(rows), tuple(flink), without, group_rows(spec)
+    )
+
+
+def group_rows(spec: Spec) -> tuple[GroupRow, ...]:
+    """Every slot group of every Flink cluster, in spec order. A group's GPUs are counted against
+    the TaskManagers' GPUs of its resource: TaskManagers × the TaskManager's amount, where a
+    standalone cluster spans models only the TaskManagers on hosts with that model."""
+    rows = []
+    for c in spec.flink_clusters:
+        offered = {r.name: r for r in gpu_resources(spec, c)}
+        taskmanagers = dict.fromkeys(offered, c.task_manager.replicas)
+        if spans_models(spec, c):  # only the TaskManagers on hosts with the model offer it
+            taskmanagers = {
+                name: sum(h.taskmanagers for h in standalone_hosts(spec, c) if name in dict(h.resources))
+                for name in offered
+            }
+        for g in c.slot_groups:
+            resource = group_resource(spec, c, g)
+            r = offered.get(resource) if resource else None
+            rows.append(
+                GroupRow(
+                    cluster=c.name,
+                    group=g.name,
+                    slots=g.slots,
+                    cpu=g.cpu.value,
+                    task_heap=g.task_heap.value,
+                    managed_memory=g.managed_memory.value,
+                    gpu_per_slot=g.gpu,
+                    resource=resource,
+                    model=g.gpu_model or (r.model if r else None),
+                    taskmanager_gpus=taskmanagers[r.name] * r.amount if r else 0,
+                )
+            )
+    return tuple(rows)
 
 
 def pools_of(spec: Spec) -> list[NodePool]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from accelplane.display import escape_controls, escape_controls_json, md_text
 from accelplane.quantity import format_quantity
-from accelplane.report.data import FlinkRow, QueueRow, Report
+from accelplane.report.data import FlinkRow, GroupRow, QueueRow, Report
 
 # -- formatting ----------------------------------------------------------------------------------------
 
@@ -66,6 +66,33 @@ FLINK_HEADER = [
 ]
 
 
+GROUP_HEADER = [
+    "Flink cluster",
+    "Slot group",
+    "Slots",
+    "Per slot",
+    "GPU resource",
+    "GPUs used",
+    "Of TaskManager GPUs",
+]
+
+
+def _group_cells(row: GroupRow) -> list[str]:
+    per_slot = f"cpu {show_number(row.cpu)}, heap {format_quantity(row.task_heap, binary=True)}"
+    if row.managed_memory:
+        per_slot += f", managed {format_quantity(row.managed_memory, binary=True)}"
+    if row.gpu_per_slot:
+        per_slot += f", gpu {show_number(row.gpu_per_slot)}"
+    resource = "—"
+    if row.resource:
+        resource = row.resource + (f" ({row.model})" if row.model else "")
+    used = show_number(row.gpu_total) if row.resource else "—"
+    of = "—"
+    if row.resource and row.taskmanager_gpus:
+        of = f"{row.taskmanager_gpus} ({show_percent(row.gpu_total * 100 / row.taskmanager_gpus)})"
+    return [row.cluster, row.group, str(row.slots), per_slot, resource, used, of]
+
+
 def _queue_cells(row: QueueRow, indent: str) -> list[str]:
     return [
         indent * row.depth + row.queue,
@@ -119,6 +146,9 @@ def format_text(report: Report) -> str:
         out += ["  " + line for line in _columns(FLINK_HEADER, [_flink_cells(r) for r in report.flink])]
     else:
         out.append("  none")
+    if report.groups:
+        out += ["", "Slot groups (GPUs all slots of a group take, of its cluster's TaskManagers' GPUs)"]
+        out += ["  " + line for line in _columns(GROUP_HEADER, [_group_cells(r) for r in report.groups])]
     return "\n".join(out) + "\n"
 
 
@@ -141,6 +171,9 @@ def format_markdown(report: Report) -> str:
         out += ["", f"Without GPU capability/deserved/guarantee: {md_text(names)}"]
     out += ["", "### Flink clusters", ""]
     out += _md_table(FLINK_HEADER, [_flink_cells(r) for r in report.flink])
+    if report.groups:
+        out += ["", "### Slot groups", ""]
+        out += _md_table(GROUP_HEADER, [_group_cells(r) for r in report.groups])
     return "\n".join(out) + "\n"
 
 
@@ -199,6 +232,22 @@ def to_json(report: Report) -> dict[str, Any]:
                 "queue_capability": _dec(r.queue_capability),
             }
             for r in report.flink
+        ],
+        "slot_groups": [
+            {
+                "cluster": r.cluster,
+                "group": r.group,
+                "slots": r.slots,
+                "cpu_per_slot": _dec(r.cpu),
+                "task_heap_bytes_per_slot": _dec(r.task_heap),
+                "managed_memory_bytes_per_slot": _dec(r.managed_memory),
+                "gpu_per_slot": _dec(r.gpu_per_slot),
+                "gpu_resource": r.resource,
+                "gpu_model": r.model,
+                "gpus_used": _dec(r.gpu_total),
+                "taskmanager_gpus": r.taskmanager_gpus,
+            }
+            for r in report.groups
         ],
     }
 
