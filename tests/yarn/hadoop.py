@@ -96,7 +96,9 @@ class FlinkProbe:
 
     def requests(self, conf_dir: Path, *flink_conf_dirs: Path) -> dict[str, dict[str, str]]:
         """For each Flink configuration directory: the TaskManager container request Flink's
-        YarnResourceManagerDriver would send, ``{"resource:<name>": value, "label": label}``.
+        YarnResourceManagerDriver would send, ``{"resource:<name>": value, "label": label}``, and
+        the shell command Flink gives each container kind (``command:taskmanager``,
+        ``command:jobmanager``).
         ``conf_dir`` (the rendered ``yarn/`` with ``resource-types.xml``) goes first on the classpath."""
         classpath = [str(conf_dir), str(self.classes), *map(str, self.jars)]
         proc = subprocess.run(
@@ -116,6 +118,8 @@ class FlinkProbe:
                 out[rec[1]][f"resource:{rec[3]}"] = rec[4]
             elif rec[0] == "request" and rec[2] == "label":
                 out[rec[1]]["label"] = rec[3]
+            elif rec[0] == "command":
+                out[rec[1]][f"command:{rec[2]}"] = rec[3]
         return out
 
 

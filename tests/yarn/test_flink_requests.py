@@ -92,3 +92,82 @@ def test_the_former_per_model_request_left_yarn_io_gpu_out(
     got = flink_yarn_probe.requests(tree / "yarn", conf.parent)[str(conf.parent)]
     assert got["resource:yarn.io/gpu-teslav100sxm232gb"] == "2"
     assert got["resource:yarn.io/gpu"] == "0"
+
+
+def _nodemanager_launch(command: str, log_dir: Path, work: Path) -> Path:
+    """The launch script a NodeManager writes for a container with this one command: ``<LOG_DIR>``
+    expanded to the container's log directory (``ContainerLaunch.expandEnvironment``) and the
+    command run as ``exec /bin/bash -c "<command>"`` (``UnixShellScriptBuilder.command``), so
+    Flink's ``$JAVA_HOME/bin/java`` is expanded by the script, as on a real NodeManager."""
+    script = work / "launch_container.sh"
+    script.write_text(
+        "#!/bin/bash\nset -o pipefail -e\n"
+        f'exec /bin/bash -c "{command.replace("<LOG_DIR>", str(log_dir))}"\n'
+    )
+    script.chmod(0o755)
+    return script
+
+
+def test_yarn_taskmanagers_refuse_to_start_without_their_gpus(
+    flink_yarn_probe: FlinkProbe, tmp_path: Path
+) -> None:
+    """Fail loudly on YARN: the container command Flink builds from the rendered
+    ``yarn.container-start-command-template`` (its own ``Utils.getTaskManagerShellCommand`` and
+    ``YarnClusterDescriptor.setupApplicationMasterContainer``) runs the discovery script before a
+    TaskManager's JVM and ends the container with exit 1 and the reason in ``taskmanager.err`` when
+    it cannot find the TaskManager's GPUs; the JobManager's container starts without the check."""
+    import os
+    import shutil
+    import subprocess
+
+    from tests.support.fake_nvidia_smi import install_fake_nvidia_smi
+    from tests.support.paths import SOURCE_ROOT
+
+    (path,) = [p for p in YARN_STACKS if p.stem == "yarn-analytics"]
+    spec = model_of(path)
+    tree = write_tree(files_for(path), tmp_path / "out")
+    cluster = yarn_gpu_clusters(spec)[0]
+    amount = cluster.task_manager.gpu.amount  # type: ignore[union-attr]
+    got = flink_yarn_probe.requests(tree / "yarn", tree / "flink" / cluster.name)[str(tree / "flink" / cluster.name)]
+    assert "error" not in got, got
+    script_path = spec.discovery.script_path
+    tm_command, jm_command = got["command:taskmanager"], got["command:jobmanager"]
+    assert f"{script_path} {amount} " in tm_command and "YarnTaskExecutorRunner" in tm_command
+    assert "YarnSessionClusterEntrypoint" in jm_command
+
+    script = tmp_path / "accelplane-gpu-discovery"
+    shutil.copyfile(SOURCE_ROOT / "accelplane" / "discovery" / "gpu_discovery.py", script)
+    script.chmod(0o755)
+    java_home = tmp_path / "jdk"
+    (java_home / "bin").mkdir(parents=True)
+    record = tmp_path / "java-started"
+    (java_home / "bin" / "java").write_text(f'#!/bin/sh\necho "$@" >> {record}\n')
+    (java_home / "bin" / "java").chmod(0o755)
+    fake = install_fake_nvidia_smi(tmp_path / "bin", count=4)
+
+    def run(command: str, name: str, **env: str) -> tuple[int, str, str]:
+        work = tmp_path / name
+        logs = work / "logs"
+        logs.mkdir(parents=True)
+        record.unlink(missing_ok=True)
+        launch = _nodemanager_launch(command.replace(script_path, str(script)), logs, work)
+        base = {"PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}", "JAVA_HOME": str(java_home)}
+        proc = subprocess.run([str(launch)], cwd=work, env={**base, **env}, capture_output=True, text=True)
+        err = (logs / "taskmanager.err").read_text() if (logs / "taskmanager.err").exists() else ""
+        return proc.returncode, record.read_text() if record.exists() else "", err
+
+    code, started, err = run(tm_command, "tm-ok")
+    assert code == 0, err
+    assert "org.apache.flink.yarn.YarnTaskExecutorRunner" in started
+    code, started, err = run(tm_command, "tm-too-few", FAKE_GPU_COUNT=str(amount - 1))
+    assert (code, started) == (1, "")
+    assert "accelplane: refusing to start this GPU TaskManager: GPU discovery" in err
+    code, started, err = run(tm_command, "tm-no-driver", FAKE_NVIDIA_SMI_FAIL="9")
+    assert (code, started) == (1, "")
+    assert "accelplane: refusing to start this GPU TaskManager" in err
+    script.unlink()
+    code, started, err = run(tm_command, "tm-no-script")
+    assert (code, started) == (1, "")
+    assert "accelplane: refusing to start this GPU TaskManager" in err
+    code, started, _ = run(jm_command, "jm", FAKE_NVIDIA_SMI_FAIL="9")
+    assert code == 0 and "YarnSessionClusterEntrypoint" in started

@@ -10,6 +10,7 @@ user may not set again in ``config``. The file itself is written by
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -293,7 +294,46 @@ def _gpu_keys(spec: Spec, cluster: FlinkCluster) -> list[GeneratedKey]:
         yarn_type = yarn_gpu_type(spec, cluster)
         assert yarn_type is not None
         keys.append(GeneratedKey(f"{GPU_PREFIX}yarn.config-key", yarn_type, "taskManager.gpu"))
+        keys.append(
+            GeneratedKey(YARN_START_COMMAND_TEMPLATE, yarn_start_command_template(spec, cluster), "taskManager.gpu")
+        )
     return keys
+
+
+YARN_START_COMMAND_TEMPLATE = "yarn.container-start-command-template"
+YARN_TASKMANAGER_CLASS = "org.apache.flink.yarn.YarnTaskExecutorRunner"
+FLINK_YARN_START_COMMAND = "%java% %jvmmem% %jvmopts% %logging% %class% %args% %redirects%"
+"""Flink's default of ``yarn.container-start-command-template`` (``YarnConfigOptions``)."""
+_SAFE_WORD = re.compile(r"^[A-Za-z0-9_./-]+$")
+
+
+def yarn_start_command_template(spec: Spec, cluster: FlinkCluster) -> str:
+    """``yarn.container-start-command-template`` of a GPU cluster on YARN: Flink's default command,
+    preceded by a GPU preflight that only TaskManager containers run.
+
+    Why: a TaskManager whose discovery script is missing or fails still registers its configured
+    GPU amount (Flink's ``GPUDriver`` only logs a warning). Flink builds every YARN container's
+    command from this template (``Utils.getTaskManagerShellCommand`` for TaskManagers,
+    ``YarnClusterDescriptor.setupApplicationMasterContainer`` for the JobManager), replacing
+    ``%class%`` with the entry class; the NodeManager runs it with ``bash -c "…"`` and replaces
+    ``<LOG_DIR>`` with the container's log directory. So for the TaskManager class only, the
+    discovery script runs first in inventory mode (the cluster's amount, ``--isolated-devices``
+    where the config passes it, no coordination file) and a failure ends the container with exit 1
+    and the reason in ``taskmanager.err``; Flink's resource manager then sees the container fail.
+    The template contains no ``"``, ``$``, backquote, backslash or ``#`` (it sits inside the
+    NodeManager's double quotes and in a legacy ``flink-conf.yaml``), and the script path is
+    restricted to ``[A-Za-z0-9_./-]`` by the schema (asserted here).
+    """
+    words = [spec.discovery.script_path, str(gpu_amount(cluster))]
+    if devices_isolated_per_container(spec, cluster):
+        words.append(ISOLATED_DEVICES_FLAG)
+    assert all(_SAFE_WORD.match(w) for w in words), words
+    discovery = " ".join(words)
+    return (
+        f"if [ %class% = {YARN_TASKMANAGER_CLASS} ] && ! {discovery} > /dev/null 2>> <LOG_DIR>/taskmanager.err; "
+        f"then echo 'accelplane: refusing to start this GPU TaskManager: GPU discovery ({discovery}) failed; "
+        f"its messages are above' >> <LOG_DIR>/taskmanager.err; exit 1; fi; {FLINK_YARN_START_COMMAND}"
+    )
 
 
 def _process_keys(cluster: FlinkCluster) -> list[GeneratedKey]:

@@ -15,15 +15,28 @@
 // maxResource is what the ResourceManager reports as the maximum container: every declared type at
 // its maximum-allocation (ResourceUtils.getResourceTypesMaximumAllocation), memory and vcores unbounded.
 //
+// It also prints the shell command of each container kind as Flink builds it from
+// yarn.container-start-command-template: the TaskManager's with the driver's own call
+//   Utils.getTaskManagerShellCommand(config, ContaineredTaskManagerParameters.create(config, process),
+//       ".", "<LOG_DIR>", false, true, false, YarnTaskExecutorRunner.class, "")
+// (the arguments Utils.createTaskExecutorContext passes, with log4j and no krb5), and the
+// JobManager's (application master's) with YarnClusterDescriptor.setupApplicationMasterContainer
+// on a descriptor whose YarnClient is never started.
+//
 // Usage: FlinkYarnRequestProbe FLINK_CONF_DIR...   Records (tab-separated), per directory:
-//   request DIR resource NAME VALUE | request DIR label LABEL-or-"" | ok DIR | error DIR MESSAGE
+//   request DIR resource NAME VALUE | request DIR label LABEL-or-"" | command DIR taskmanager CMD |
+//   command DIR jobmanager CMD | ok DIR | error DIR MESSAGE
 package org.apache.flink.yarn;
 
 import java.util.Map;
 import java.util.Optional;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.GlobalConfiguration;
+import org.apache.flink.configuration.JobManagerOptions;
+import org.apache.flink.runtime.clusterframework.ContaineredTaskManagerParameters;
 import org.apache.flink.runtime.clusterframework.TaskExecutorProcessSpec;
+import org.apache.flink.runtime.jobmanager.JobManagerProcessSpec;
+import org.apache.flink.runtime.jobmanager.JobManagerProcessUtils;
 import org.apache.flink.runtime.clusterframework.TaskExecutorProcessUtils;
 import org.apache.flink.runtime.externalresource.ExternalResourceUtils;
 import org.apache.flink.runtime.resourcemanager.WorkerResourceSpec;
@@ -32,6 +45,7 @@ import org.apache.flink.yarn.entrypoint.YarnWorkerResourceSpecFactory;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceInformation;
 import org.apache.hadoop.yarn.client.api.AMRMClient;
+import org.apache.hadoop.yarn.client.api.YarnClient;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.util.resource.ResourceUtils;
 
@@ -81,6 +95,36 @@ public final class FlinkYarnRequestProbe {
         }
         String label = request.getNodeLabelExpression();
         out("request", dir, "label", label == null ? "" : label);
+        String tm =
+            Utils.getTaskManagerShellCommand(
+                config,
+                ContaineredTaskManagerParameters.create(config, process),
+                ".",
+                "<LOG_DIR>",
+                false,
+                true,
+                false,
+                YarnTaskExecutorRunner.class,
+                "");
+        out("command", dir, "taskmanager", tm);
+        YarnClient client = YarnClient.createYarnClient();
+        YarnClusterDescriptor descriptor =
+            new YarnClusterDescriptor(
+                config,
+                new YarnConfiguration(),
+                client,
+                YarnClientYarnClusterInformationRetriever.create(client),
+                true);
+        JobManagerProcessSpec jm =
+            JobManagerProcessUtils.processSpecFromConfigWithNewOptionToInterpretLegacyHeap(
+                config, JobManagerOptions.TOTAL_PROCESS_MEMORY);
+        String am =
+            descriptor
+                .setupApplicationMasterContainer(
+                    "org.apache.flink.yarn.entrypoint.YarnSessionClusterEntrypoint", false, jm)
+                .getCommands()
+                .get(0);
+        out("command", dir, "jobmanager", am);
         out("ok", dir);
       } catch (RuntimeException e) {
         out("error", dir, e.getClass().getSimpleName() + ": " + e.getMessage());
