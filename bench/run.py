@@ -15,7 +15,8 @@ on a busy machine). Wall clock, never timed tests.
 4. Validation scaling: `load_validated` on queue trees of 2,000-16,000 queues and on 50-400 units,
    with the growth exponent per doubling (bench/bench_scaling.py).
 5. The GPU discovery script (bench/bench_discovery.py): ours vs Flink's, and ours per call vs the
-   bare interpreter start plus the inventory query.
+   bare interpreter start plus the inventory query, both as nodes install it (entry stub +
+   precompiled module) and run directly (the Kubernetes ConfigMap's copy).
 
 ``--quick`` (well under a minute on an idle 2-core machine) runs smaller sizes and fewer samples:
 enough to see a regression in any ratio.

@@ -23,7 +23,7 @@ AMOUNT_KEY = re.compile(r"external-resource\.([A-Za-z0-9_-]+)\.amount:\s*[\"']?(
 ARGS_KEY = r"external-resource\.{}\.param\.discovery-script\.args:\s*[\"']?([^\"'\n]+?)[\"']?\s*$"
 K8S_RESOURCE_KEY = r"external-resource\.{}\.kubernetes\.config-key:\s*[\"']?([^\"'\s]+)"
 MIXED_HOST = ("NVIDIA A100-SXM4-80GB", "Tesla T4")  # a standalone host with both models, alternating
-EMBEDS_SCRIPT = ("accelplane-gpu-discovery", "provision.sh", "cloud-init.yaml")
+EMBEDS_SCRIPT = ("accelplane_gpu_discovery.py", "accelplane-gpu-discovery", "provision.sh", "cloud-init.yaml")
 
 
 @cache
@@ -73,7 +73,7 @@ def test_help_lists_every_flag_the_script_accepts() -> None:
 @pytest.mark.parametrize("stack", STACKS, ids=[s.name for s in STACKS])
 def test_help_of_the_shipped_script_lists_every_flag_the_rendered_configs_pass(stack: Path) -> None:
     files = rendered(stack)
-    shipped = "node-image/accelplane-gpu-discovery"
+    shipped = "node-image/accelplane_gpu_discovery.py"  # the module its entry stub runs
     script = Path(SCRIPT)
     if shipped in files:
         assert files[shipped] == SCRIPT.read_text()  # the image ships exactly this script

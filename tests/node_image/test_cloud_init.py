@@ -4,17 +4,19 @@ and cloud-init's own write_files code applied to a fake root, compared with prov
 from __future__ import annotations
 
 import grp
+import importlib.util
 import json
 import os
 import pwd
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
 from accelplane.builders import node_image
-from accelplane.discovery_constants import script_text
+from accelplane.discovery_constants import COMPILE_PROGRAM, MODULE_PATH, entry_stub, script_text
 from accelplane.render import bundle_files
 
 from tests.conftest import STACKS_DIR
@@ -101,12 +103,19 @@ def test_validators_are_not_blind(tmp_path):
 def test_content_and_commands(write_spec):
     text = files_for(write_spec(FULL_SPEC))["node/cloud-init.yaml"][0]
     doc = yaml.safe_load(text)
-    script, conf = doc["write_files"]
-    assert script == {
+    module, stub, conf = doc["write_files"]
+    # The script as a module, byte-compiled by runcmd; the stub at script_path runs it (-I -S).
+    assert module == {
+        "path": MODULE_PATH,
+        "owner": "root:root",
+        "permissions": "0644",
+        "content": script_text(),
+    }
+    assert stub == {
         "path": "/usr/local/libexec/accelplane/accelplane-gpu-discovery",
         "owner": "root:root",
         "permissions": "0755",
-        "content": script_text(),
+        "content": entry_stub("/usr/bin/python3"),
     }
     assert conf["path"] == "/etc/tmpfiles.d/accelplane-gpu.conf"
     assert conf["permissions"] == "0644"
@@ -121,6 +130,7 @@ def test_content_and_commands(write_spec):
         "getent group gpu-users >/dev/null || groupadd --system gpu-users",
         "getent passwd flinkgpu >/dev/null || useradd --system --gid gpu-users --no-create-home"
         " --home-dir /nonexistent --shell /usr/sbin/nologin flinkgpu",
+        ["/usr/bin/python3", "-I", "-S", "-c", COMPILE_PROGRAM, MODULE_PATH],
         ["systemd-tmpfiles", "--create", "/etc/tmpfiles.d/accelplane-gpu.conf"],
     ]
 
@@ -168,7 +178,10 @@ print(json.dumps(cfg["runcmd"]))
 """
     out = subprocess.run([cloud_init_python(), "-c", code], capture_output=True, text=True, check=True)
     runcmd = json.loads(out.stdout)
-    tmpfiles_cmd = runcmd[-1]
+    compile_cmd, tmpfiles_cmd = runcmd[-2:]
+    assert compile_cmd[:5] == ["/usr/bin/python3", "-I", "-S", "-c", COMPILE_PROGRAM]
+    # the node's python3 byte-compiles the module it wrote (here: ours, on the copy below root)
+    subprocess.run([sys.executable, *compile_cmd[1:-1], str(root) + compile_cmd[-1]], check=True, capture_output=True)
     assert tmpfiles_cmd[:2] == ["systemd-tmpfiles", "--create"]
     subprocess.run(
         [tool("systemd-tmpfiles"), "--create", f"--root={root}", str(root) + tmpfiles_cmd[2]],
@@ -197,6 +210,7 @@ def test_cloud_init_and_provisioner_have_the_same_effect(write_spec, tmp_path):
     result = run_provisioner(out / "node/provision.sh", "--root", str(by_script))
     assert result.returncode == 0, result.stderr
     paths = [
+        MODULE_PATH.lstrip("/"),
         "usr/local/libexec/accelplane/accelplane-gpu-discovery",
         "etc/tmpfiles.d/accelplane-gpu.conf",
         "var/lib/accelplane",
@@ -204,6 +218,11 @@ def test_cloud_init_and_provisioner_have_the_same_effect(write_spec, tmp_path):
     ]
     assert _state(by_cloud_init, paths) == _state(by_script, paths)
     assert (by_script / paths[0]).read_text() == script_text()
+    assert (by_script / paths[1]).read_text() == entry_stub("/usr/bin/python3")
+    # provision.sh compiles only on a real host (never below --root); cloud-init's runcmd compiled
+    pyc = importlib.util.cache_from_source(str(by_cloud_init / paths[0]))
+    assert Path(pyc).is_file()
+    assert not (by_script / MODULE_PATH.lstrip("/")).parent.joinpath("__pycache__").exists()
 
 
 def test_base64_when_the_script_cannot_be_a_literal_block(write_spec, tmp_path, monkeypatch):
@@ -211,8 +230,9 @@ def test_base64_when_the_script_cannot_be_a_literal_block(write_spec, tmp_path, 
     monkeypatch.setattr(node_image, "script_text", lambda: text)
     files = bundle_files(node_image.build(model_of(write_spec(FULL_SPEC))))
     user_data = files["node/cloud-init.yaml"][0]
-    entry = yaml.safe_load(user_data)["write_files"][0]
-    assert entry["encoding"] == "b64"
+    module, stub = yaml.safe_load(user_data)["write_files"][:2]
+    assert module["encoding"] == "b64"
+    assert "encoding" not in stub
     path = tmp_path / "user-data"
     path.write_text(user_data)
     assert cloud_init_schema(path).returncode == 0
@@ -220,7 +240,7 @@ def test_base64_when_the_script_cannot_be_a_literal_block(write_spec, tmp_path, 
     root.mkdir()
     make_fake_root(root, "flinkgpu", "gpu-users")
     _apply_cloud_init(path, root)
-    assert (root / "usr/local/libexec/accelplane/accelplane-gpu-discovery").read_bytes() == text.encode()
+    assert (root / MODULE_PATH.lstrip("/")).read_bytes() == text.encode()
 
 
 def test_literal_block_rules():

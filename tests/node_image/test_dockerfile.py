@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from accelplane.discovery_constants import script_text
+from accelplane.discovery_constants import MODULE_PATH, entry_stub, script_text
 
 from tests.conftest import STACKS_DIR
 from tests.node_image.support import FULL_SPEC, SPEC_CASES, artifact, tool
@@ -64,10 +64,19 @@ def test_hadolint_would_catch_unpinned_apt_without_the_documented_ignore(tmp_pat
 def test_build_context_contents(write_spec):
     files = files_for(write_spec(FULL_SPEC))
     context = {k: v for k, v in files.items() if k.startswith("node-image/")}
-    assert sorted(context) == ["node-image/Dockerfile", "node-image/accelplane-gpu-discovery"]
-    script, mode = context["node-image/accelplane-gpu-discovery"]
+    assert sorted(context) == [
+        "node-image/Dockerfile",
+        "node-image/accelplane-gpu-discovery",
+        "node-image/accelplane_gpu_discovery.py",
+    ]
+    script, mode = context["node-image/accelplane_gpu_discovery.py"]
     assert script == script_text()
     assert script.startswith("#!/usr/bin/env python3\n")
+    assert mode == 0o644
+    # the entry stub runs the module with the venv's python3 (pynvml), isolated and without site
+    stub, mode = context["node-image/accelplane-gpu-discovery"]
+    assert stub == entry_stub("/opt/accelplane/venv/bin/python3")
+    assert stub.startswith("#!/opt/accelplane/venv/bin/python3 -IS\n")
     assert mode == 0o755
 
     dockerfile = context["node-image/Dockerfile"][0]
@@ -78,11 +87,14 @@ def test_build_context_contents(write_spec):
     users = [args for kw, args in ins if kw == "USER"]
     assert users == ["0", "${ACCELPLANE_FLINK_UID}"]
     assert ("ARG", "ACCELPLANE_FLINK_UID=9999") in ins
-    # The script comes from the build context, root-owned, executable, at exactly script_path.
+    # The script comes from the build context, root-owned: the module read-only, its entry stub
+    # executable at exactly script_path; then the image's python3 byte-compiles the module.
     copies = [args for kw, args in ins if kw == "COPY"]
     assert copies == [
-        "--chown=0:0 --chmod=0755 accelplane-gpu-discovery /usr/local/libexec/accelplane/accelplane-gpu-discovery"
+        f"--chown=0:0 --chmod=0644 accelplane_gpu_discovery.py {MODULE_PATH}",
+        "--chown=0:0 --chmod=0755 accelplane-gpu-discovery /usr/local/libexec/accelplane/accelplane-gpu-discovery",
     ]
+    assert [kw for kw, _ in ins][-4:] == ["COPY", "COPY", "RUN", "USER"]  # compiled as root, before USER
     assert not [kw for kw, _ in ins if kw == "ADD"]
     labels = dict(re.findall(r'(\S+)="([^"]*)"', next(args for kw, args in ins if kw == "LABEL")))
     assert labels == {
@@ -91,7 +103,11 @@ def test_build_context_contents(write_spec):
         "io.accelplane.discovery-script.sha256": hashlib.sha256(script.encode()).hexdigest(),
         "org.opencontainers.image.base.name": "flink:1.19.2-scala_2.12-java17",
     }
-    (run,) = [args for kw, args in ins if kw == "RUN"]
+    run, compile_run = [args for kw, args in ins if kw == "RUN"]
+    assert compile_run == (
+        '["/opt/accelplane/venv/bin/python3", "-I", "-S", "-m", "compileall", "-q", "--invalidation-mode", '
+        f'"checked-hash", "{MODULE_PATH}"]'
+    )
     assert "nvidia-ml-py==12.570.86" in run
     assert "--no-cache-dir" in run
     assert "python3 -m venv /opt/accelplane/venv" in run
@@ -113,7 +129,7 @@ def test_build_context_contents(write_spec):
 
 def test_nested_coordination_directory_gets_root_owned_parents(write_spec):
     spec = FULL_SPEC.replace("/run/accelplane-k8s/coordination", "/run/accelplane/k8s/b/coordination")
-    (run,) = [a for kw, a in instructions(files_for(write_spec(spec))["node-image/Dockerfile"][0]) if kw == "RUN"]
+    run = next(a for kw, a in instructions(files_for(write_spec(spec))["node-image/Dockerfile"][0]) if kw == "RUN")
     assert run.endswith(
         "&& mkdir -m 0755 /run/accelplane /run/accelplane/k8s "
         "&& mkdir -m 2770 /run/accelplane/k8s/b /var/lib/accelplane "
@@ -134,10 +150,11 @@ def test_defaults_from_example_stack():
     text = files_for(STACKS_DIR / "prod-eu.yaml")["node-image/Dockerfile"][0]
     ins = instructions(text)
     assert ins[:2] == [("ARG", "BASE_IMAGE=flink:1.20.1-java17"), ("FROM", "${BASE_IMAGE}")]
-    (run,) = [a for kw, a in ins if kw == "RUN"]
+    run = next(a for kw, a in ins if kw == "RUN")
     assert "nvidia-ml-py==12.575.51" in run
     assert run.endswith("&& mkdir -m 2770 /var/lib/accelplane && chown flink:flink /var/lib/accelplane")
     assert [a for kw, a in ins if kw == "COPY"] == [
+        f"--chown=0:0 --chmod=0644 accelplane_gpu_discovery.py {MODULE_PATH}",
         "--chown=0:0 --chmod=0755 accelplane-gpu-discovery "
-        "/opt/flink/plugins/external-resource-gpu/accelplane-gpu-discovery"
+        "/opt/flink/plugins/external-resource-gpu/accelplane-gpu-discovery",
     ]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from accelplane.builders import node_image
-from accelplane.discovery_constants import script_text
+from accelplane.discovery_constants import COMPILE_PROGRAM, MODULE_DIR, MODULE_PATH, entry_stub, script_text
 from accelplane.render import bundle_files
 
 from tests.node_image.support import (
@@ -32,7 +32,9 @@ from tests.node_image.support import (
 from tests.support.render import files_for
 from tests.support.specs import model_of
 
-SCRIPT = "usr/local/libexec/accelplane/accelplane-gpu-discovery"
+SCRIPT = "usr/local/libexec/accelplane/accelplane-gpu-discovery"  # the entry stub (discovery.script_path)
+MODULE = MODULE_PATH.lstrip("/")  # the script itself, as a module
+HOST_STUB = entry_stub("/usr/bin/python3")
 TMPFILES = "etc/tmpfiles.d/accelplane-gpu.conf"
 NODE_DIRS = ["var/lib/accelplane", "var/lib/accelplane/yarn"]
 
@@ -88,6 +90,8 @@ def test_provision_twice_second_run_changes_nothing(rendered, fake_root):
     first = run_provisioner(rendered / "node/provision.sh", "--root", str(fake_root))
     assert first.returncode == 0, first.stderr
     assert changes(first.stderr) == [
+        f"created directory {MODULE_DIR}",
+        f"installed /{MODULE}",
         "created directory /usr/local/libexec/accelplane",
         f"installed /{SCRIPT}",
         "created directory /etc/tmpfiles.d",
@@ -99,13 +103,18 @@ def test_provision_twice_second_run_changes_nothing(rendered, fake_root):
         *([f"owner of /var/lib/accelplane/yarn set to {uid}:{gid}"] if os.geteuid() == 0 else []),
     ]
 
-    script = fake_root / SCRIPT
-    assert script.read_text() == script_text()
+    assert "not byte-compiled below --root" in first.stderr  # the image's python3 may differ
+    assert not (fake_root / MODULE).parent.joinpath("__pycache__").exists()
+    script, module = fake_root / SCRIPT, fake_root / MODULE
+    assert script.read_text() == HOST_STUB
     assert stat.S_IMODE(script.stat().st_mode) == 0o755
+    assert module.read_text() == script_text()
+    assert stat.S_IMODE(module.stat().st_mode) == 0o644
+    assert stat.S_IMODE(module.parent.stat().st_mode) == 0o755
     tmpfiles = fake_root / TMPFILES
     assert tmpfiles.read_text() == (rendered / "node/tmpfiles.d/accelplane-gpu.conf").read_text()
     assert stat.S_IMODE(tmpfiles.stat().st_mode) == 0o644
-    for f in (script, tmpfiles):  # root-owned on a real host; never the Flink user's
+    for f in (script, module, tmpfiles):  # root-owned on a real host; never the Flink user's
         assert (f.stat().st_uid, f.stat().st_gid) == (os.geteuid(), os.getegid())
     for d in NODE_DIRS:
         st = (fake_root / d).lstat()
@@ -130,23 +139,26 @@ def test_root_from_environment(rendered, fake_root):
     make_fake_root(fake_root, "flinkgpu", "gpu-users")
     result = run_provisioner(rendered / "node/provision.sh", env={"ACCELPLANE_ROOT": str(fake_root)})
     assert result.returncode == 0, result.stderr
-    assert (fake_root / SCRIPT).read_text() == script_text()
+    assert (fake_root / MODULE).read_text() == script_text()
+    assert (fake_root / SCRIPT).read_text() == HOST_STUB
 
 
 def test_repairs_drift(rendered, fake_root):
     make_fake_root(fake_root, "flinkgpu", "gpu-users")
     assert run_provisioner(rendered / "node/provision.sh", "--root", str(fake_root)).returncode == 0
-    (fake_root / SCRIPT).write_text("#!/bin/sh\necho 0,1\n")
+    (fake_root / MODULE).write_text("#!/bin/sh\necho 0,1\n")
+    (fake_root / SCRIPT).chmod(0o777)
     (fake_root / TMPFILES).chmod(0o666)
     (fake_root / NODE_DIRS[0]).chmod(0o777)
     result = run_provisioner(rendered / "node/provision.sh", "--root", str(fake_root))
     assert result.returncode == 0, result.stderr
     assert changes(result.stderr) == [
-        f"installed /{SCRIPT}",
+        f"installed /{MODULE}",
+        f"mode of /{SCRIPT} set to 755",
         f"mode of /{TMPFILES} set to 644",
         "mode of /var/lib/accelplane set to 2770",
     ]
-    assert (fake_root / SCRIPT).read_text() == script_text()
+    assert (fake_root / MODULE).read_text() == script_text()
     assert stat.S_IMODE((fake_root / NODE_DIRS[0]).stat().st_mode) == 0o2770
     again = run_provisioner(rendered / "node/provision.sh", "--root", str(fake_root))
     assert changes(again.stderr) == []
@@ -313,6 +325,19 @@ def test_installed_script_creates_its_own_file_as_the_taskmanager_user(rendered,
     assert run_provisioner(rendered / "node/provision.sh", "--root", str(fake_root)).returncode == 0
     bin_dir = fake_root / "fakebin"
     bin_dir.mkdir(mode=0o755)
+    # The installed stub names the module's directory on the host (/opt/accelplane/discovery):
+    # run the same stub pointed at the module below the fake root, compiled as a host's
+    # provisioning compiles it, with the python3 a TaskManager would find.
+    python = shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin")
+    assert python is not None
+    module_dir = (fake_root / MODULE).parent
+    stub = bin_dir / "accelplane-gpu-discovery"
+    stub.write_text(entry_stub(python, str(module_dir)))
+    stub.chmod(0o755)
+    assert (fake_root / SCRIPT).read_text() == entry_stub("/usr/bin/python3")
+    compiled = subprocess.run([python, "-I", "-S", "-c", COMPILE_PROGRAM, str(fake_root / MODULE)],
+                              capture_output=True, text=True, check=True)
+    assert compiled.stdout.strip().startswith(str(module_dir / "__pycache__"))
     shutil.copy(FAKES_DIR / "nvidia-smi", bin_dir / "nvidia-smi")
     (bin_dir / "nvidia-smi").chmod(0o755)
     coordination = fake_root / "var/lib/accelplane/gpu-coordination"
@@ -328,7 +353,7 @@ def test_installed_script_creates_its_own_file_as_the_taskmanager_user(rendered,
         def discover(owner: int, as_user: bool = True) -> subprocess.CompletedProcess[str]:
             return subprocess.run(
                 [
-                    str(fake_root / SCRIPT),
+                    str(stub),
                     "2",
                     "--enable-coordination-mode",
                     "--coordination-file",
@@ -392,8 +417,8 @@ def test_heredoc_delimiter_never_collides(write_spec, tmp_path, fake_root, monke
     make_fake_root(fake_root, "flinkgpu", "gpu-users")
     result = run_provisioner(out / "node/provision.sh", "--root", str(fake_root))
     assert result.returncode == 0, result.stderr
-    assert (fake_root / SCRIPT).read_text() == text
-    assert sha256_file(fake_root / SCRIPT) == node_image.sha256(text)
+    assert (fake_root / MODULE).read_text() == text
+    assert sha256_file(fake_root / MODULE) == node_image.sha256(text)
 
 
 def test_script_must_have_python3_shebang(write_spec, monkeypatch):
@@ -440,7 +465,7 @@ def test_unprivileged_run_into_own_tree(rendered, fake_root):
     first = provision()
     assert first.returncode == 0, first.stderr
     assert not [c for c in changes(first.stderr) if c.startswith("owner")]
-    assert (fake_root / SCRIPT).read_text() == script_text()
+    assert (fake_root / MODULE).read_text() == script_text()
     assert (fake_root / SCRIPT).stat().st_uid == uid
     for d in NODE_DIRS:
         st = (fake_root / d).stat()

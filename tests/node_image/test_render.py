@@ -25,6 +25,7 @@ def test_yarn_stack_renders_node_artifacts_executable(tmp_path, capsys):
     assert modes == {
         "node-image/Dockerfile": 0o644,
         "node-image/accelplane-gpu-discovery": 0o755,
+        "node-image/accelplane_gpu_discovery.py": 0o644,
         "node/cloud-init.yaml": 0o644,
         "node/provision.sh": 0o755,
         "node/tmpfiles.d/accelplane-gpu.conf": 0o644,

@@ -1,13 +1,22 @@
 """Ship the GPU discovery script into node images and onto GPU hosts.
 
-* ``node-image/`` (when the spec has ``nodeImage``): a Docker build context, ``Dockerfile`` +
-  ``accelplane-gpu-discovery``, that adds python3, nvidia-ml-py and the script (at exactly
-  ``discovery.script_path``) to the pinned Flink base image and prepares the coordination
-  directories of the Kubernetes clusters.
+* ``node-image/`` (when the spec has ``nodeImage``): a Docker build context, ``Dockerfile``,
+  ``accelplane_gpu_discovery.py`` (the script) and ``accelplane-gpu-discovery`` (its entry stub),
+  that adds python3, nvidia-ml-py and the script to the pinned Flink base image and prepares the
+  coordination directories of the Kubernetes clusters.
 * ``node/`` (when YARN or standalone GPU pools exist): ``cloud-init.yaml`` (user data),
   ``provision.sh`` (idempotent shell provisioner with the same effect, e.g. for Packer) and
   ``tmpfiles.d/accelplane-gpu.conf`` (the rule both install: coordination directory owned by the
   Flink user, stale coordination file removed at boot).
+
+How the script is installed everywhere on nodes (speed: Python compiles a script run as
+``__main__`` on every call, which would double each call's cost): as the module
+``MODULE_PATH`` (root-owned, 0644, in a root-owned 0755 directory), byte-compiled at build or
+provision time by the node's own python3 into a checked-hash ``.pyc`` beside it, plus the entry
+stub ``discovery.entry_stub`` at exactly ``discovery.script_path`` (what Flink's configuration
+points at), which runs the module with ``python3 -I -S`` and never writes bytecode. Nothing
+writes bytecode at run time. On Kubernetes the discovery ConfigMap mounts the full script over the
+stub (`accelplane.builders.discovery_configmap`), which then runs directly.
 
 Ownership rule (the discovery script refuses a coordination file that is a symlink or owned by
 another uid): nothing here ever creates the coordination FILE. Its directory belongs to
@@ -35,7 +44,17 @@ from accelplane.derive.discovery_paths import (
     node_gpu_pools,
     node_platforms,
 )
-from accelplane.discovery_constants import COORDINATION_DIR_MODE, FLINK_UID, SCRIPT_NAME, script_text
+from accelplane.discovery_constants import (
+    COMPILE_PROGRAM,
+    COORDINATION_DIR_MODE,
+    FLINK_UID,
+    HOST_PYTHON,
+    MODULE_NAME,
+    MODULE_PATH,
+    SCRIPT_NAME,
+    entry_stub,
+    script_text,
+)
 from accelplane.model import Spec
 from accelplane.templating import render_template
 
@@ -45,6 +64,8 @@ NODE_DIR = "node"
 TMPFILES_PATH = "/etc/tmpfiles.d/accelplane-gpu.conf"
 DIR_MODE = COORDINATION_DIR_MODE
 VENV = "/opt/accelplane/venv"
+IMAGE_PYTHON = f"{VENV}/bin/python3"
+MODULE_FILE = f"{MODULE_NAME}.py"
 NOLOGIN_SHELL = "/usr/sbin/nologin"
 OFFICIAL_FLINK_UID = FLINK_UID
 
@@ -116,6 +137,11 @@ def _checked_script() -> str:
     return text
 
 
+def compile_argv(python: str) -> list[str]:
+    """Command that byte-compiles the installed module with ``python`` (``COMPILE_PROGRAM``)."""
+    return [python, "-I", "-S", "-c", COMPILE_PROGRAM, MODULE_PATH]
+
+
 def _pools_summary(spec: Spec) -> str:
     parts = [f"{p.name} ({p.platform}, {p.nodes} nodes)" for p in node_gpu_pools(spec)]
     return _one_line(", ".join(parts))
@@ -153,6 +179,10 @@ def dockerfile(spec: Spec) -> str:
             " (discovery.user, discovery.group; --build-arg ACCELPLANE_FLINK_UID=<uid>)"
         ),
         venv=VENV,
+        module_file=MODULE_FILE,
+        module_path=MODULE_PATH,
+        compile_argv=[IMAGE_PYTHON, "-I", "-S", "-m", "compileall", "-q", "--invalidation-mode", "checked-hash",
+                      MODULE_PATH],
         dir_mode=DIR_MODE,
         parent_dirs=parent_dirs([c.path for c in dirs]),
         coordination_dirs=[c.path for c in dirs],
@@ -215,10 +245,12 @@ def cloud_init(spec: Spec, tmpfiles_text: str) -> str:
     """``#cloud-config`` user data equivalent to ``provision.sh``."""
     d = spec.discovery
     entries = []
-    for path, mode, text in (
-        (d.script_path, "0755", _checked_script()),
+    files = (
+        (MODULE_PATH, "0644", _checked_script()),
+        (d.script_path, "0755", entry_stub(HOST_PYTHON)),
         (TMPFILES_PATH, "0644", tmpfiles_text),
-    ):
+    )
+    for path, mode, text in files:
         block = literal_block(text, 6)
         if block is None:
             entries.append(WriteFile(path, mode, base64.b64encode(text.encode()).decode(), "b64"))
@@ -234,10 +266,16 @@ def cloud_init(spec: Spec, tmpfiles_text: str) -> str:
         group=_safe(d.group),
         dir_mode=DIR_MODE,
         write_files=entries,
-        runcmd=[*account_commands(spec), ["systemd-tmpfiles", "--create", TMPFILES_PATH]],
+        module_path=MODULE_PATH,
+        python=HOST_PYTHON,
+        runcmd=[
+            *account_commands(spec),
+            compile_argv(HOST_PYTHON),
+            ["systemd-tmpfiles", "--create", TMPFILES_PATH],
+        ],
     )
     parsed = yaml.safe_load(out)
-    for entry, text in zip(parsed["write_files"], (_checked_script(), tmpfiles_text), strict=True):
+    for entry, (_, _, text) in zip(parsed["write_files"], files, strict=True):
         got = entry["content"] if "encoding" not in entry else base64.b64decode(entry["content"]).decode()
         if got != text:
             raise RuntimeError(f"cloud-init write_files content for {entry['path']} does not round-trip")
@@ -248,6 +286,7 @@ def provision_script(spec: Spec, dirs: list[CoordinationDir], tmpfiles_text: str
     """``provision.sh``: the same changes as the cloud-init user data, idempotent."""
     d = spec.discovery
     script = _checked_script()
+    stub = entry_stub(HOST_PYTHON)
     if not tmpfiles_text.endswith("\n"):
         raise RuntimeError("tmpfiles rule must end with a newline")
     return render_template(
@@ -265,6 +304,12 @@ def provision_script(spec: Spec, dirs: list[CoordinationDir], tmpfiles_text: str
         coordination_files=[f for c in dirs for f in c.files],
         script_text=script,
         script_delimiter=heredoc_delimiter("ACCELPLANE_SCRIPT_EOF", script),
+        module_path=MODULE_PATH,
+        python=HOST_PYTHON,
+        stub_sha256=sha256(stub),
+        stub_text=stub,
+        stub_delimiter=heredoc_delimiter("ACCELPLANE_STUB_EOF", stub),
+        compile_program=COMPILE_PROGRAM,
         tmpfiles_text=tmpfiles_text,
         tmpfiles_delimiter=heredoc_delimiter("ACCELPLANE_TMPFILES_EOF", tmpfiles_text),
     )
@@ -276,7 +321,8 @@ def build(spec: Spec) -> Bundle:
     if spec.node_image is not None:
         bundle.files += [
             FileArtifact(f"{IMAGE_DIR}/Dockerfile", dockerfile(spec), 0o644, FAMILY),
-            FileArtifact(f"{IMAGE_DIR}/{SCRIPT_NAME}", _checked_script(), 0o755, FAMILY),
+            FileArtifact(f"{IMAGE_DIR}/{MODULE_FILE}", _checked_script(), 0o644, FAMILY),
+            FileArtifact(f"{IMAGE_DIR}/{SCRIPT_NAME}", entry_stub(IMAGE_PYTHON), 0o755, FAMILY),
         ]
     platforms = node_platforms(spec)
     if platforms:

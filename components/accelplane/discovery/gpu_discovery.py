@@ -716,6 +716,58 @@ def _text(value: object) -> str:
 
 _ABANDONED_THREADS: list[object] = []
 
+RUN_BY_ENTRY_STUB = False
+"""Set to True by the entry stub that node installs run (``python3 -I -S`` on the module
+byte-compiled at install time, see docs/discovery.md). Without ``site`` the packages of the
+library backends (pynvml, amdsmi) are not on ``sys.path``: when one of them lies in this
+interpreter's venv or system site directories, ``site`` is loaded then, and only then
+(`_importable`). The process also ends with ``os._exit`` once its output is flushed (`_exit`):
+tearing down the interpreter's modules would add a millisecond or two to every call."""
+
+
+def _spec_found(name: str) -> bool:
+    """Whether an import system finder locates top-level module ``name``; nothing is imported."""
+    for finder in sys.meta_path:
+        find = getattr(finder, "find_spec", None)
+        if find is None:
+            return True  # a finder of the old protocol: cannot ask it, let the import decide
+        try:
+            if find(name, None) is not None:
+                return True
+        except Exception:  # a broken finder: let the real import report it
+            return True
+    return False
+
+
+def _site_dirs() -> list[str]:
+    """Directories ``site`` would put on ``sys.path`` for this interpreter: its venv's and the
+    system's site-/dist-packages (upstream, Debian and Red Hat layouts)."""
+    ver = "python{}.{}".format(*sys.version_info[:2])
+    prefixes = [sys.base_prefix, os.path.join(sys.base_prefix, "local")]
+    if sys.executable:  # a venv: <venv>/bin/python3; abspath keeps the venv's symlink unresolved
+        prefixes.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(sys.executable))))
+    subdirs = ("lib/" + ver + "/site-packages", "lib64/" + ver + "/site-packages",
+               "lib/" + ver + "/dist-packages", "lib/python3/dist-packages")
+    return [os.path.join(p, d) for p in prefixes for d in subdirs]
+
+
+def _importable(name: str) -> bool:
+    """Whether ``import name`` can succeed, decided without importing it: a node without the
+    library skips its backend before the thread and the stdout muffling a real import needs
+    (about 2 ms per call). Under the entry stub (`RUN_BY_ENTRY_STUB`) a library in a site directory
+    loads ``site`` first, as a plain ``python3`` would have."""
+    if name in sys.modules or _spec_found(name):
+        return True
+    if not (RUN_BY_ENTRY_STUB and sys.flags.no_site):
+        return False
+    if not any(os.path.exists(os.path.join(d, name + ".py")) or os.path.isdir(os.path.join(d, name))
+               for d in _site_dirs()):
+        return False
+    import site
+
+    site.main()
+    return _spec_found(name)
+
 
 def _bounded_call(what: str, func: Callable[[], T], timeout: float) -> T:
     """Run ``func`` in a daemon thread and give up after ``timeout`` seconds.
@@ -751,6 +803,8 @@ def _library_timeout(deadline: Deadline | None) -> float:
 
 def inventory_nvml(log: Log, deadline: Deadline | None = None) -> list[Gpu]:
     """Whole GPUs and the MIG devices of MIG-enabled ones, from NVML, within the time budget."""
+    if not _importable("pynvml"):
+        raise BackendUnavailable("pynvml not importable (No module named 'pynvml')")
     with _Muffled(log.verbose):
         return _bounded_call("NVML", lambda: _nvml_query(log), _library_timeout(deadline))
 
@@ -1016,6 +1070,8 @@ def inventory_rocm_smi(log: Log, deadline: Deadline) -> list[Gpu]:
 def inventory_amdsmi(log: Log, deadline: Deadline | None = None) -> list[Gpu]:
     """AMD GPUs through the ``amdsmi`` Python package (ROCm's AMD SMI library, used only when
     importable), the counterpart of pynvml; index = position in amdsmi's processor list."""
+    if not _importable("amdsmi"):
+        raise BackendUnavailable("amdsmi not importable (No module named 'amdsmi')")
     with _Muffled(log.verbose):
         return _bounded_call("amdsmi", lambda: _amdsmi_query(log), _library_timeout(deadline))
 
@@ -1987,8 +2043,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _exit(code: int) -> None:
     """Exit; when a library call hung in an abandoned thread (see _bounded_call), exit at once
-    instead of letting interpreter shutdown wait on it."""
-    if _ABANDONED_THREADS:
+    instead of letting interpreter shutdown wait on it, and so does the entry stub's process
+    (`RUN_BY_ENTRY_STUB`): its work is done and flushed (files were fsync-ed, locks go with the
+    process), so the interpreter's teardown would only cost time."""
+    if _ABANDONED_THREADS or RUN_BY_ENTRY_STUB:
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
