@@ -94,7 +94,9 @@ def test_build_context_contents(write_spec):
         f"--chown=0:0 --chmod=0644 accelplane_gpu_discovery.py {MODULE_PATH}",
         "--chown=0:0 --chmod=0755 accelplane-gpu-discovery /usr/local/libexec/accelplane/accelplane-gpu-discovery",
     ]
-    assert [kw for kw, _ in ins][-4:] == ["COPY", "COPY", "RUN", "USER"]  # compiled as root, before USER
+    # compiled as root, before USER; then the installed entry runs once as the Flink user
+    assert [kw for kw, _ in ins][-5:] == ["COPY", "COPY", "RUN", "USER", "RUN"]
+    assert ins[-1] == ("RUN", '["/usr/local/libexec/accelplane/accelplane-gpu-discovery", "--help"]')
     assert not [kw for kw, _ in ins if kw == "ADD"]
     labels = dict(re.findall(r'(\S+)="([^"]*)"', next(args for kw, args in ins if kw == "LABEL")))
     assert labels == {
@@ -103,7 +105,9 @@ def test_build_context_contents(write_spec):
         "io.accelplane.discovery-script.sha256": hashlib.sha256(script.encode()).hexdigest(),
         "org.opencontainers.image.base.name": "flink:1.19.2-scala_2.12-java17",
     }
-    run, compile_run = [args for kw, args in ins if kw == "RUN"]
+    plugin_check, run, compile_run, _ = [args for kw, args in ins if kw == "RUN"]
+    assert "flink-external-resource-gpu-*.jar" in plugin_check
+    assert [kw for kw, _ in ins].index("USER") > [a for _, a in ins].index(plugin_check) - 1
     assert compile_run == (
         '["/opt/accelplane/venv/bin/python3", "-I", "-S", "-m", "compileall", "-q", "--invalidation-mode", '
         f'"checked-hash", "{MODULE_PATH}"]'
@@ -123,13 +127,15 @@ def test_build_context_contents(write_spec):
     envs = [args for kw, args in ins if kw == "ENV"]
     assert envs == ['PATH="/opt/accelplane/venv/bin:${PATH}" CUDA_DEVICE_ORDER=PCI_BUS_ID']
     # The Flink configuration is rendered per cluster, never baked into the image.
-    assert "external-resource" not in "".join(a for _, a in ins)
+    assert "external-resource." not in "".join(a for _, a in ins)  # no external-resource.* key
     assert not [a for _, a in ins if "/conf" in a or "FLINK_PROPERTIES" in a]
 
 
 def test_nested_coordination_directory_gets_root_owned_parents(write_spec):
     spec = FULL_SPEC.replace("/run/accelplane-k8s/coordination", "/run/accelplane/k8s/b/coordination")
-    run = next(a for kw, a in instructions(files_for(write_spec(spec))["node-image/Dockerfile"][0]) if kw == "RUN")
+    run = next(
+        a for kw, a in instructions(files_for(write_spec(spec))["node-image/Dockerfile"][0]) if kw == "RUN" and "apt-get" in a
+    )
     assert run.endswith(
         "&& mkdir -m 0755 /run/accelplane /run/accelplane/k8s "
         "&& mkdir -m 2770 /run/accelplane/k8s/b /var/lib/accelplane "
@@ -150,7 +156,7 @@ def test_defaults_from_example_stack():
     text = files_for(STACKS_DIR / "prod-eu.yaml")["node-image/Dockerfile"][0]
     ins = instructions(text)
     assert ins[:2] == [("ARG", "BASE_IMAGE=flink:1.20.1-java17"), ("FROM", "${BASE_IMAGE}")]
-    run = next(a for kw, a in ins if kw == "RUN")
+    run = next(a for kw, a in ins if kw == "RUN" and "apt-get" in a)
     assert "nvidia-ml-py==12.575.51" in run
     assert run.endswith("&& mkdir -m 2770 /var/lib/accelplane && chown flink:flink /var/lib/accelplane")
     assert [a for kw, a in ins if kw == "COPY"] == [
@@ -158,3 +164,28 @@ def test_defaults_from_example_stack():
         "--chown=0:0 --chmod=0755 accelplane-gpu-discovery "
         "/opt/flink/plugins/external-resource-gpu/accelplane-gpu-discovery",
     ]
+
+
+@pytest.mark.parametrize("jar", [True, False], ids=["plugin", "no-plugin"])
+def test_build_refuses_a_base_image_without_flinks_gpu_plugin(jar: bool, tmp_path: Path) -> None:
+    """Fail loudly at build time: the Dockerfile's first RUN, run with ``/bin/sh -c`` as Docker runs a
+    shell-form RUN, against a base image's ``$FLINK_HOME``: it passes with
+    ``plugins/external-resource-gpu/flink-external-resource-gpu-*.jar`` and stops the build without."""
+    ins = instructions(files_for(STACKS_DIR / "prod-eu.yaml")["node-image/Dockerfile"][0])
+    runs = [a for kw, a in ins if kw == "RUN"]
+    assert "flink-external-resource-gpu-*.jar" in runs[0] and "apt-get" not in runs[0]
+    home = tmp_path / "flink"
+    plugin = home / "plugins" / "external-resource-gpu"
+    plugin.mkdir(parents=True)
+    if jar:
+        (plugin / "flink-external-resource-gpu-1.20.1.jar").write_bytes(b"")
+    (plugin / "gpu-discovery-common.sh").write_text("")  # what the plugin directory also holds
+    proc = subprocess.run(
+        ["/bin/sh", "-c", runs[0]], env={"FLINK_HOME": str(home), "PATH": "/usr/bin:/bin"},
+        capture_output=True, text=True, check=False,
+    )
+    if jar:
+        assert proc.returncode == 0, proc.stderr
+    else:
+        assert proc.returncode == 1
+        assert "the base image has no Flink GPU plugin" in proc.stderr
