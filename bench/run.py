@@ -11,7 +11,11 @@ on a busy machine). Wall clock, never timed tests.
    file. Linearity: time per unit at each size relative to the smallest. Peak RSS of a render of the
    largest size in its own process (VmHWM).
 2. `accelplane validate` cold start (a new process, bytecode cached) next to `python -c pass`.
-3. The Pulumi program under mocks next to registering the same number of bare ConfigMaps.
+3. The Pulumi program under mocks next to registering the same number of bare ConfigMaps (the goal),
+   at 1 and 10 units (1 with ``--quick``); two more rows split the difference: the program's
+   registration alone (`render_spec` excluded) next to the same manifests as bare typed resources,
+   and those typed resources next to the bare ConfigMaps (what Pulumi itself charges for the
+   manifests). ``--only pulumi`` runs just this part; ``--runs N`` sets its samples.
 4. Validation scaling: `load_validated` on queue trees of 2,000-16,000 queues and on 50-400 units,
    with the growth exponent per doubling (bench/bench_scaling.py).
 5. The GPU discovery script (bench/bench_discovery.py): ours vs Flink's, and ours per call vs the
@@ -151,15 +155,46 @@ def bench_cold_start(runs: int) -> list[Row]:
     return [ratio_row("`accelplane validate` cold start (prod-eu)", ours, floor, "`python -c pass`", "≤ 10×")]
 
 
+def interleaved_many(fns: dict[str, Callable[[], Any]], runs: int) -> dict[str, list[float]]:
+    """Wall times of ``runs`` calls of each function after one warm-up each; the order rotates
+    from run to run, so load that comes and goes hits every function alike."""
+    names = list(fns)
+    for fn in fns.values():
+        fn()
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for i in range(runs):
+        shift = i % len(names)
+        for name in names[shift:] + names[:shift]:
+            start = time.perf_counter()
+            fns[name]()
+            samples[name].append(time.perf_counter() - start)
+    return samples
+
+
 def bench_pulumi(units: int, runs: int, work: Path) -> list[Row]:
+    """The program under mocks and three floors, interleaved (see the README's "Reading the numbers").
+
+    * ``program``: `accelplane.program.main` on a generated spec (load, validate, build, register);
+    * ``registration``: the same program with the spec already rendered (`render_spec` excluded:
+      `accelplane.program.load` returns the rendered spec), i.e. components, parents, dependencies,
+      options and outputs;
+    * ``typed``: the same manifests as bare typed resources (the classes and arguments the program
+      passes, in the same order), without components, parents, dependencies, options or outputs;
+    * ``bare``: as many bare ConfigMaps with one data key (the goal's floor).
+    """
     import pulumi
     import pulumi.runtime
     from accelplane import program as accelplane_program
+    from accelplane.pulumi import kube
+    from accelplane.pulumi.planning import creation_order
     from pulumi.runtime import settings as pulumi_settings
+    from pulumi_kubernetes.apiextensions import CustomResource
     from pulumi_kubernetes.core.v1 import ConfigMap
 
     spec = write_spec(units, work)
-    objects = len(render_spec(spec).bundle.objects)
+    rendered = render_spec(spec)
+    objects = len(rendered.bundle.objects)
+    prepared = [(p.resource_class, p.name, p.kwargs) for p in kube.prepare_all(creation_order(rendered.bundle.objects))]
 
     class Mocks(pulumi.runtime.Mocks):
         def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
@@ -179,8 +214,28 @@ def bench_pulumi(units: int, runs: int, work: Path) -> list[Row]:
 
         _()
 
+    config = {"accelplane:spec": str(spec)}
+
     def ours() -> None:
-        run(lambda: accelplane_program.main(REPO), {"accelplane:spec": str(spec)})
+        run(lambda: accelplane_program.main(REPO), config)
+
+    def registration() -> None:
+        load = accelplane_program.load
+        accelplane_program.load = lambda settings: rendered  # type: ignore[assignment]
+        try:
+            run(lambda: accelplane_program.main(REPO), config)
+        finally:
+            accelplane_program.load = load  # type: ignore[assignment]
+
+    def typed() -> None:
+        def program() -> None:
+            for cls, name, kwargs in prepared:
+                if cls is None:
+                    CustomResource(name, **kwargs)
+                else:
+                    cls(name, **kwargs)
+
+        run(program, {})
 
     def bare() -> None:
         def program() -> None:
@@ -189,9 +244,15 @@ def bench_pulumi(units: int, runs: int, work: Path) -> list[Row]:
 
         run(program, {})
 
-    a, b = interleaved(ours, bare, runs)
-    return [ratio_row(f"Pulumi program under mocks, {units} units ({objects} objects)", a, b,
-                      "bare ConfigMaps", "≤ 1.5×")]
+    t = interleaved_many({"program": ours, "registration": registration, "typed": typed, "bare": bare}, runs)
+    size = f"{units} unit{'s' if units > 1 else ''} ({objects} objects)"
+    return [
+        ratio_row(f"Pulumi program under mocks, {size}", t["program"], t["bare"], "bare ConfigMaps", "≤ 1.5×"),
+        ratio_row(f"… its registration alone (`render_spec` excluded), {size}", t["registration"], t["typed"],
+                  "same manifests as bare typed resources", ""),
+        ratio_row(f"… same manifests as bare typed resources (Pulumi's own cost), {size}", t["typed"], t["bare"],
+                  "bare ConfigMaps", ""),
+    ]
 
 
 def bench_discovery(quick: bool) -> str:
@@ -205,17 +266,24 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer samples (regression check)")
     parser.add_argument("--no-discovery", action="store_true", help="skip the discovery benchmark")
+    parser.add_argument("--only", choices=["pulumi"], help="run only this part (its table rows and the load average)")
+    parser.add_argument("--runs", type=int, help="samples per Pulumi size (default: 3 with --quick, else 5)")
     args = parser.parse_args(argv)
     quick = args.quick
     runs = 5 if quick else 15
     units = [1, 10, 20] if quick else [1, 10, 100]
+    pulumi_runs = args.runs or max(3, runs // 3)
     load_before = os.getloadavg()
+    rows: list[Row] = []
+    per_unit: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        rows, per_unit = bench_render(units, runs, work)
-        rss, rss_bare = peak_rss_mib(units[-1], work)
-        rows += bench_cold_start(runs * 2)
-        rows += bench_pulumi(1 if quick else 10, max(3, runs // 3), work)
+        if args.only is None:
+            rows, per_unit = bench_render(units, runs, work)
+            rss, rss_bare = peak_rss_mib(units[-1], work)
+            rows += bench_cold_start(runs * 2)
+        for n in [1] if quick else [1, 10]:
+            rows += bench_pulumi(n, pulumi_runs, work)
     load_after = os.getloadavg()
     print(f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; load average "
           f"{load_before[0]:.1f} → {load_after[0]:.1f}; {'--quick, ' if quick else ''}each sample of ours interleaved "
@@ -224,6 +292,8 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|---|---|")
     for row in rows:
         print("| " + " | ".join(row) + " |")
+    if args.only is not None:
+        return 0
     lin = " · ".join(f"{n}: {t / per_unit[0]:.2f}×" for n, t in zip(units, per_unit, strict=True))
     print(f"\nRender time per unit relative to 1 unit (minimums; linear = flat): {lin}. "
           f"Peak RSS of a {units[-1]}-unit render: {rss:.1f} MiB (a process that only imports: {rss_bare:.1f} MiB).\n")

@@ -27,7 +27,7 @@ from accelplane.errors import SpecErrors
 from accelplane.pipeline import RenderedSpec, render_spec
 from accelplane.pulumi.planning import PlanError, sha256
 from accelplane.pulumi.platform import GpuPlatform, GpuPlatformArgs
-from accelplane.render import bundle_files, write_tree
+from accelplane.render import write_tree
 
 PROJECT = "accelplane"
 PROVIDER_NAME = "kubernetes"
@@ -122,10 +122,11 @@ def main(project_dir: str | os.PathLike[str] | None = None) -> GpuPlatform:
 def export_render_dir(platform: GpuPlatform, render_dir: Path) -> None:
     """On an update, write the render tree once every Kubernetes resource is applied; export its path.
 
-    A preview never writes (the output stays the configured path)."""
+    The tree is the platform's `GpuPlatform.rendered_files` (serialised once, for the ``files``
+    output). A preview never writes (the output stays the configured path)."""
     if pulumi.runtime.is_dry_run():
         pulumi.export("renderDir", str(render_dir))
         return
-    files = bundle_files(platform.bundle)
+    files = platform.rendered_files
     applied = pulumi.Output.all(*(r.id for r in platform.resources.values()))
     pulumi.export("renderDir", applied.apply(lambda _: str(write_tree(files, render_dir))))

@@ -7,6 +7,10 @@ or the stack: nesting deeper than `MAX_NESTING`, alias/merge expansion beyond `M
 (the "billion laughs" bomb), integers longer than `MAX_INT_DIGITS` and mapping keys that are not
 plain strings are rejected. Syntax errors carry line and column. Writing sorts keys and never emits
 anchors, so the same data always gives the same bytes.
+
+With libyaml, its scanner and parser read the text (about 5× faster than PyYAML's pure-Python ones)
+and PyYAML's Python composer and constructor, with the same bounds, build the document; anything
+refused is read again by the pure-Python loader, so messages and positions do not depend on libyaml.
 """
 
 from __future__ import annotations
@@ -28,40 +32,48 @@ MAX_EXPANSION_RATIO = 10
 MAX_INT_DIGITS = 100
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that refuses duplicate keys, deep nesting, alias bombs, huge integers and non-string keys."""
+class _Bounds:
+    """The bounds every spec loader applies, on top of PyYAML's Python composer and constructor
+    (whichever parser produces the events): nesting, alias expansion and integer length."""
 
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self._nesting = 0
+    _nesting: int
 
     def compose_node(self, parent: Node | None, index: Any) -> Node | None:
         if self._nesting >= MAX_NESTING:
-            event = self.peek_event()  # type: ignore[no-untyped-call]
+            event = self.peek_event()  # type: ignore[attr-defined]
             raise yaml.composer.ComposerError(
                 None, None, f"nesting deeper than {MAX_NESTING} levels", event.start_mark
             )
         self._nesting += 1
         try:
-            node: Node | None = super().compose_node(parent, index)
+            node: Node | None = super().compose_node(parent, index)  # type: ignore[misc]
             return node
         finally:
             self._nesting -= 1
 
     def get_single_node(self) -> Node | None:
-        node: Node | None = super().get_single_node()
+        node: Node | None = super().get_single_node()  # type: ignore[misc]
         if node is not None:
             _check_expansion(node)
         return node
 
-    def construct_yaml_int(self, node: ScalarNode) -> int:
-        digits = sum(c.isdigit() for c in str(node.value))
-        if digits > MAX_INT_DIGITS:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"integer with {digits} digits (at most {MAX_INT_DIGITS})", node.start_mark
-            )
-        value: int = super().construct_yaml_int(node)
-        return value
+
+def _construct_int(loader: _StrictLoader, node: ScalarNode) -> int:
+    """An integer, refused with a located error when it has more than `MAX_INT_DIGITS` digits."""
+    digits = sum(c.isdigit() for c in str(node.value))
+    if digits > MAX_INT_DIGITS:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"integer with {digits} digits (at most {MAX_INT_DIGITS})", node.start_mark
+        )
+    return loader.construct_yaml_int(node)
+
+
+class _StrictLoader(_Bounds, yaml.SafeLoader):
+    """SafeLoader that refuses duplicate keys, deep nesting, alias bombs, huge integers and non-string keys."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._nesting = 0
 
 
 def _check_expansion(root: Node) -> None:
@@ -147,20 +159,31 @@ def _construct_mapping(loader: _StrictLoader, node: MappingNode, deep: bool = Fa
 
 
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-_StrictLoader.add_constructor("tag:yaml.org,2002:int", _StrictLoader.construct_yaml_int)
+_StrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 _FastLoader: type[Any] | None = None
 if getattr(yaml, "__with_libyaml__", False):
+    from yaml._yaml import CParser
 
-    class _CStrictLoader(yaml.CSafeLoader):  # libyaml's parser, PyYAML's (strict) constructor
-        """CSafeLoader that refuses duplicate mapping keys."""
+    class _CStrictLoader(
+        _Bounds, yaml.composer.Composer, CParser, yaml.constructor.SafeConstructor, yaml.resolver.Resolver
+    ):
+        """libyaml's scanner and parser (events), PyYAML's Python composer and strict constructor.
+
+        The composer comes before `yaml.cyaml.CParser` in the method order, so `_Bounds` sees every node
+        being composed (nesting) and the composed graph (alias expansion) exactly as in
+        `_StrictLoader`; libyaml's own composer, which has no such bounds, is never called."""
+
+        def __init__(self, stream: str) -> None:
+            CParser.__init__(self, stream)
+            yaml.composer.Composer.__init__(self)
+            yaml.constructor.SafeConstructor.__init__(self)
+            yaml.resolver.Resolver.__init__(self)
+            self._nesting = 0
 
     _CStrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+    _CStrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
     _FastLoader = _CStrictLoader
-
-
-_FAST_LOADER_ENABLED = False
-"""libyaml's loader lacks `_StrictLoader`'s bounds (nesting, alias expansion, integer length)."""
 
 
 def load_yaml_text(text: str, display_name: str) -> Any:
@@ -170,10 +193,9 @@ def load_yaml_text(text: str, display_name: str) -> Any:
     when PyYAML has it; any problem is reported by the pure-Python parser, so the messages, lines
     and columns are the same with and without libyaml.
     """
-    # libyaml's loader lacks the bounds of `_StrictLoader` (nesting, alias expansion, integer
-    # length), so it may only read text that cannot hold an alias bomb: no anchors or aliases.
-    # Disabled until it has the same bounds: hostile input must get the strict loader's errors.
-    if _FAST_LOADER_ENABLED and _FastLoader is not None:
+    # the fast loader has `_StrictLoader`'s bounds (`_Bounds`); whatever it refuses, the strict
+    # loader reads again to report the problem
+    if _FastLoader is not None:
         try:
             return yaml.load(text, Loader=_FastLoader)
         except yaml.YAMLError:

@@ -4,6 +4,7 @@ huge integers)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -146,3 +147,35 @@ def test_hostile_yaml_in_a_base_names_the_base(write_spec: Callable[..., Path]) 
     with pytest.raises(SpecErrors) as exc:
         load_spec(spec)
     assert "base.yaml: line" in str(exc.value) and "alias bomb" in str(exc.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("x: " + "[" * 600 + "]" * 600, "nesting deeper than 50 levels"),
+        ("x:\n" + "".join("  " * i + f"k{i}:\n" for i in range(1, 700)), "nesting deeper than 50 levels"),
+        ("a: &a [*a]\n", "once aliases are expanded"),
+        (_bomb(9), "refusing an alias bomb"),
+        ("? [a, b]\n: 1\n", "a mapping key must be a plain string, not a list"),
+        ("a: " + "9" * 5000 + "\n", "integer with 5000 digits (at most 100)"),
+        ("a: 1\na: 2\n", "duplicate key 'a'"),
+    ],
+    ids=["nesting", "block-nesting", "self-alias", "bomb", "complex-key", "huge-int", "duplicate"],
+)
+def test_the_libyaml_loader_has_the_same_bounds_itself(
+    text: str, message: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """libyaml reads every spec first; it must refuse hostile input on its own, before building any
+    Python object from it (the strict loader then only words the error)."""
+    import yaml
+
+    loader = yaml_io._FastLoader
+    assert loader is not None, "PyYAML without libyaml: the fast loader is never used"
+    if "bomb" in message:
+
+        def never(*_: object) -> None:
+            raise AssertionError("constructed Python objects from an alias bomb")
+
+        monkeypatch.setattr(loader, "construct_document", never)
+    with pytest.raises(yaml.YAMLError, match=re.escape(message)):
+        yaml.load(text, Loader=loader)

@@ -37,31 +37,45 @@ PSA_MODES = ("enforce", "audit", "warn")
 REASON_ANNOTATION = "accelplane.io/pod-security-reason"
 
 
-def _pods(spec: Spec, namespace: str) -> Iterator[tuple[str, dict[str, Any], dict[str, str]]]:
-    """``(who, pod spec, pod annotations)`` of every pod accelplane causes in ``namespace``."""
+Pod = tuple[str, dict[str, Any], dict[str, str]]
+"""``(who, pod spec, pod annotations)`` of one pod accelplane causes."""
+
+
+def _pods_by_namespace(spec: Spec) -> dict[str, list[Pod]]:
+    """Every pod accelplane causes, by namespace (Flink pods in cluster order, then DaemonSets):
+    built once for all namespaces, so the work grows with the spec, not with namespaces × spec."""
+    out: dict[str, list[Pod]] = {}
     for cluster in spec.flink_clusters:
-        if cluster.target not in KUBERNETES_TARGETS or cluster.namespace != namespace:
+        if cluster.target not in KUBERNETES_TARGETS:
             continue
         for role in ("jobmanager", "taskmanager"):
             template = pod_template(spec, cluster, role)
             pod = dict(template["spec"])
             if uses_host_network(cluster):
                 pod["hostNetwork"] = True  # Flink's decorators add it (kubernetes.hostnetwork.enabled)
-            yield (
-                f"Flink cluster {cluster.name} {role}",
-                pod,
-                dict(template["metadata"].get("annotations", {})),
+            out.setdefault(cluster.namespace, []).append(
+                (f"Flink cluster {cluster.name} {role}", pod, dict(template["metadata"].get("annotations", {})))
             )
     for obj in device_plugins.build(spec).objects:
-        if obj.kind == "DaemonSet" and obj.namespace == namespace:
+        if obj.kind == "DaemonSet" and obj.namespace is not None:
             template = obj.manifest["spec"]["template"]
-            yield f"DaemonSet {obj.name}", template["spec"], dict(template["metadata"].get("annotations", {}))
+            out.setdefault(obj.namespace, []).append(
+                (f"DaemonSet {obj.name}", template["spec"], dict(template["metadata"].get("annotations", {})))
+            )
+    return out
 
 
-def namespace_level(spec: Spec, namespace: str) -> tuple[Level, list[str]]:
+def _pods(spec: Spec, namespace: str) -> Iterator[Pod]:
+    """``(who, pod spec, pod annotations)`` of every pod accelplane causes in ``namespace``."""
+    yield from _pods_by_namespace(spec).get(namespace, [])
+
+
+def namespace_level(spec: Spec, namespace: str, pods: list[Pod] | None = None) -> tuple[Level, list[str]]:
     """The Pod Security level of ``namespace`` and, unless it is ``restricted``, why: each pod at that
-    level with what keeps it from the next stricter level."""
-    pods = list(_pods(spec, namespace))
+    level with what keeps it from the next stricter level. ``pods`` are the namespace's pods when the
+    caller has them (`_pods_by_namespace`), else they are built here."""
+    if pods is None:
+        pods = list(_pods(spec, namespace))
     levels = [pod_level(pod, ann) for _, pod, ann in pods]
     level = weakest(levels)
     reasons: list[str] = []
@@ -77,10 +91,13 @@ def namespace_level(spec: Spec, namespace: str) -> tuple[Level, list[str]]:
 def build(spec: Spec) -> Bundle:
     """One Namespace per namespace accelplane creates (none without the Kubernetes platform)."""
     bundle = Bundle()
+    pods: dict[str, list[Pod]] | None = None
     for use in namespace_uses(spec):
         if not use.created:
             continue
-        level, reasons = namespace_level(spec, use.name)
+        if pods is None:
+            pods = _pods_by_namespace(spec)
+        level, reasons = namespace_level(spec, use.name, pods.get(use.name, []))
         labels = spec.common_labels()
         for mode in PSA_MODES:
             labels[f"{PSA_PREFIX}{mode}"] = level

@@ -50,16 +50,28 @@ class FamilyComponent(pulumi.ComponentResource):
         self.objects = args.objects
         self.file_artifacts = args.files
         self.resources = {}
-        self.object_names = pulumi.Output.from_input(sorted(logical_name(o) for o in args.objects))
-        self.file_digests = pulumi.Output.from_input({f.path: sha256(f.text) for f in args.files})
+        self._members = {o.key: o for o in args.objects}
+        # plain values: Pulumi serialises them exactly like Outputs of the same values, without an
+        # Output per list item and dict entry
+        self.object_names: list[str] = sorted(logical_name(o) for o in args.objects)
+        self.file_digests: dict[str, str] = {f.path: sha256(f.text) for f in args.files}
 
-    def add(self, obj: K8sObject, depends_on: Sequence[pulumi.Resource] = ()) -> pulumi.CustomResource:
-        """Register one of this family's objects as a child resource that depends on ``depends_on``."""
-        if obj not in self.objects:
+    def add(
+        self, obj: K8sObject, depends_on: Sequence[pulumi.Resource] = (), prepared: kube.Prepared | None = None
+    ) -> pulumi.CustomResource:
+        """Register one of this family's objects as a child resource that depends on ``depends_on``
+        and return it. ``prepared`` is `kube.prepare(obj)` when the caller has it already."""
+        member = self._members.get(obj.key)
+        if member is not obj and member != obj:
             raise PlanError(
                 f"{logical_name(obj)} (family {obj.family!r}) is not an object of family {self.family!r}"
             )
-        resource = kube.register(obj, pulumi.ResourceOptions(parent=self, depends_on=list(depends_on)))
+        if prepared is None or prepared.obj is not obj:
+            prepared = kube.prepare(obj)
+        opts = pulumi.ResourceOptions(
+            parent=self, depends_on=list(depends_on), retain_on_delete=prepared.retain_on_delete
+        )
+        resource = prepared.create(opts)
         self.resources[obj.key] = resource
         return resource
 

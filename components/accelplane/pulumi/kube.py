@@ -22,7 +22,6 @@ Resource options derived from the object itself:
 
 from __future__ import annotations
 
-import copy
 import inspect
 import re
 from collections.abc import Iterable
@@ -79,25 +78,31 @@ KINDS: dict[tuple[str, str], KindMapping] = {
 """Every (apiVersion, kind) the Pulumi program can apply. Add a line here when a builder emits a new kind."""
 
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_SNAKE: dict[str, str] = {}
 
 
 def snake_case(name: str) -> str:
-    """``globalDefault`` → ``global_default`` (the Python argument of a typed resource)."""
-    return _CAMEL_BOUNDARY.sub("_", name).lower()
+    """``globalDefault`` → ``global_default`` (the Python argument of a typed resource); memoised,
+    as the same few top-level field names recur on every object."""
+    snake = _SNAKE.get(name)
+    if snake is None:
+        snake = _SNAKE[name] = _CAMEL_BOUNDARY.sub("_", name).lower()
+    return snake
 
 
-_ACCEPTED: dict[str, frozenset[str]] = {}
+_ACCEPTED: dict[type[pulumi.CustomResource], frozenset[str]] = {}
 _NOT_FIELDS = frozenset({"__self__", "resource_name", "opts", "__props__", "api_version", "kind", "metadata"})
 
 
 def _accepted_arguments(cls: type[pulumi.CustomResource]) -> frozenset[str]:
     """Top-level fields a typed resource class accepts (the keyword parameters of its generated
-    ``_internal_init``, the one signature every pulumi_kubernetes resource class has)."""
-    key = f"{cls.__module__}.{cls.__qualname__}"
-    if key not in _ACCEPTED:
+    ``_internal_init``, the one signature every pulumi_kubernetes resource class has); introspected
+    once per class."""
+    accepted = _ACCEPTED.get(cls)
+    if accepted is None:
         init = cls._internal_init  # type: ignore[attr-defined]
-        _ACCEPTED[key] = frozenset(inspect.signature(init).parameters) - _NOT_FIELDS
-    return _ACCEPTED[key]
+        accepted = _ACCEPTED[cls] = frozenset(inspect.signature(init).parameters) - _NOT_FIELDS
+    return accepted
 
 
 def _describe(obj: K8sObject) -> str:
@@ -121,31 +126,72 @@ def mapping_for(obj: K8sObject) -> KindMapping:
     return mapping
 
 
-def check_supported(objects: Iterable[K8sObject]) -> None:
-    """Raise one `UnsupportedObjectError` listing every object that cannot be applied (before any
-    resource is registered, so an unsupported kind never leaves a half-built program)."""
+@dataclass(frozen=True)
+class Prepared:
+    """Everything registering one object needs, derived from the object once (`prepare`)."""
+
+    obj: K8sObject
+    resource_class: type[pulumi.CustomResource] | None
+    """The typed class, or None for ``apiextensions.CustomResource``."""
+    name: str
+    """The logical name (`logical_name`)."""
+    kwargs: dict[str, Any]
+    """Constructor keyword arguments besides name and opts: the manifest's fields (see `_resource_arguments`)."""
+    retain_on_delete: bool | None
+    """`object_options`' ``retain_on_delete``."""
+
+    def create(self, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
+        """Register the resource with exactly ``opts`` (which must already carry ``retain_on_delete``)."""
+        if self.resource_class is None:
+            return k8s.apiextensions.CustomResource(self.name, opts=opts, **self.kwargs)
+        resource: pulumi.CustomResource = self.resource_class(self.name, opts=opts, **self.kwargs)
+        return resource
+
+
+def prepare(obj: K8sObject) -> Prepared:
+    """Map one object to what registering it needs; `UnsupportedObjectError` as `mapping_for` and
+    `_resource_arguments` raise it."""
+    mapping = mapping_for(obj)
+    return Prepared(obj, mapping.resource_class, logical_name(obj), _resource_arguments(obj, mapping),
+                    _retain_on_delete(obj))
+
+
+def prepare_all(objects: Iterable[K8sObject]) -> list[Prepared]:
+    """`prepare` for every object, in order; raise one `UnsupportedObjectError` listing every object
+    that cannot be applied (before any resource is registered, so an unsupported kind never leaves a
+    half-built program)."""
+    prepared: list[Prepared] = []
     problems: list[str] = []
     for obj in objects:
         try:
-            mapping = mapping_for(obj)
-            _resource_arguments(obj, mapping)
+            prepared.append(prepare(obj))
         except UnsupportedObjectError as exc:
             problems.append(str(exc))
     if problems:
         raise UnsupportedObjectError("; ".join(problems))
+    return prepared
+
+
+def check_supported(objects: Iterable[K8sObject]) -> None:
+    """Raise one `UnsupportedObjectError` listing every object that cannot be applied (`prepare_all`)."""
+    prepare_all(objects)
 
 
 def _resource_arguments(obj: K8sObject, mapping: KindMapping) -> dict[str, Any]:
-    """Constructor keyword arguments (besides name and opts) carrying the manifest verbatim."""
-    body = {k: copy.deepcopy(v) for k, v in obj.manifest.items() if k not in ("apiVersion", "kind")}
+    """Constructor keyword arguments (besides name and opts) carrying the manifest verbatim.
+
+    The top-level dict is new; nested values are the manifest's own (not deep-copied): Pulumi only
+    reads inputs to serialise them, and the parity test compares what was applied with the render
+    tree written after every resource was applied."""
     if mapping.resource_class is None:
+        body = {k: v for k, v in obj.manifest.items() if k not in ("apiVersion", "kind")}
         extra = sorted(set(body) - {"metadata", "spec"})
         if extra:
             raise UnsupportedObjectError(
                 f"{_describe(obj)} has top-level fields {extra}; a CustomResource carries only metadata and spec"
             )
         return {"api_version": obj.api_version, "kind": obj.kind, **body}
-    kwargs = {snake_case(k): v for k, v in body.items()}
+    kwargs = {snake_case(k): v for k, v in obj.manifest.items() if k not in ("apiVersion", "kind")}
     unknown = sorted(set(kwargs) - _accepted_arguments(mapping.resource_class) - {"metadata"})
     if unknown:
         raise UnsupportedObjectError(
@@ -155,20 +201,19 @@ def _resource_arguments(obj: K8sObject, mapping: KindMapping) -> dict[str, Any]:
     return kwargs
 
 
-def object_options(obj: K8sObject) -> pulumi.ResourceOptions:
-    """Resource options that follow from the object itself (see the module docstring)."""
+def _retain_on_delete(obj: K8sObject) -> bool | None:
+    """True for immutable ConfigMaps and Namespaces (see the module docstring), else None (Pulumi's default)."""
     immutable_configmap = obj.kind == "ConfigMap" and obj.manifest.get("immutable") is True
     namespace = obj.api_version == "v1" and obj.kind == "Namespace"
-    return pulumi.ResourceOptions(retain_on_delete=True if immutable_configmap or namespace else None)
+    return True if immutable_configmap or namespace else None
+
+
+def object_options(obj: K8sObject) -> pulumi.ResourceOptions:
+    """Resource options that follow from the object itself (see the module docstring)."""
+    return pulumi.ResourceOptions(retain_on_delete=_retain_on_delete(obj))
 
 
 def register(obj: K8sObject, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
-    """Register one object as its typed resource, named `logical_name(obj)`."""
-    mapping = mapping_for(obj)
-    kwargs = _resource_arguments(obj, mapping)
-    merged = pulumi.ResourceOptions.merge(opts, object_options(obj))
-    name = logical_name(obj)
-    if mapping.resource_class is None:
-        return k8s.apiextensions.CustomResource(name, opts=merged, **kwargs)
-    resource: pulumi.CustomResource = mapping.resource_class(name, opts=merged, **kwargs)
-    return resource
+    """Register one object as its typed resource, named `logical_name(obj)`, with ``opts`` merged
+    with `object_options`."""
+    return prepare(obj).create(pulumi.ResourceOptions.merge(opts, object_options(obj)))

@@ -157,10 +157,13 @@ def _topological(nodes: Iterable[Any], edges: Mapping[Any, Iterable[Any]]) -> tu
     return order, sorted(pending)
 
 
-def creation_order(objects: Sequence[K8sObject]) -> list[K8sObject]:
-    """Objects ordered so every dependency comes first; raise `PlanError` on a cycle."""
+def creation_order(
+    objects: Sequence[K8sObject], deps: Mapping[ObjectKey, Iterable[ObjectKey]] | None = None
+) -> list[K8sObject]:
+    """Objects ordered so every dependency comes first; raise `PlanError` on a cycle. ``deps`` is
+    `dependencies(objects)` when the caller has computed it already."""
     by_key = {o.key: o for o in objects}
-    order, stuck = _topological(by_key, dependencies(objects))
+    order, stuck = _topological(by_key, dependencies(objects) if deps is None else deps)
     if stuck:
         raise PlanError(
             f"Kubernetes objects reference each other in a cycle: {[logical_name(by_key[k]) for k in stuck]}"

@@ -9,12 +9,13 @@ Queue and PriorityClass), whichever family built them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import pulumi
 
-from accelplane.artifacts import Bundle
+from accelplane.artifacts import Bundle, FileArtifact, K8sObject
 from accelplane.model import Spec
 from accelplane.pulumi import kube
 from accelplane.pulumi.device_plugins import DevicePlugins
@@ -27,7 +28,6 @@ from accelplane.pulumi.planning import (
     dependencies,
     families,
     file_family,
-    logical_name,
     sha256,
 )
 from accelplane.pulumi.scheduling import Scheduling
@@ -53,13 +53,18 @@ class GpuPlatformArgs:
     bundle: Bundle
 
 
-def file_entries(bundle: Bundle) -> dict[str, dict[str, str]]:
-    """Every file `accelplane render` writes for ``bundle`` → ``{"sha256", "mode", "family"}``."""
+def file_entries(
+    bundle: Bundle, files: Mapping[str, tuple[str, int]] | None = None
+) -> dict[str, dict[str, str]]:
+    """Every file `accelplane render` writes for ``bundle`` → ``{"sha256", "mode", "family"}``.
+
+    ``files`` is `bundle_files(bundle)` if the caller has it (serialising the bundle is the costly
+    part), else it is computed here."""
     family = {f"kubernetes/{o.filename}": o.family for o in bundle.objects}
     family.update({f.path: file_family(f) for f in bundle.files})
     return {
         path: {"sha256": sha256(text), "mode": f"{mode:04o}", "family": family[path]}
-        for path, (text, mode) in bundle_files(bundle).items()
+        for path, (text, mode) in (bundle_files(bundle) if files is None else files).items()
     }
 
 
@@ -75,46 +80,60 @@ class GpuPlatform(pulumi.ComponentResource):
     bundle: Bundle
     families: dict[str, FamilyComponent]
     resources: dict[ObjectKey, pulumi.CustomResource]
+    rendered_files: dict[str, tuple[str, int]]
+    """`bundle_files(bundle)`: every file `accelplane render` writes, serialised once for ``files``
+    (and for the program's render tree)."""
 
     def __init__(self, name: str, args: GpuPlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("accelplane:index:GpuPlatform", name, None, opts)
         bundle = args.bundle
-        kube.check_supported(bundle.objects)
-        order = creation_order(bundle.objects)
+        prepared_list = kube.prepare_all(bundle.objects)
+        prepared = {p.obj.key: p for p in prepared_list}
         deps = dependencies(bundle.objects)
+        order = creation_order(bundle.objects, deps)
         self.bundle = bundle
         self.families = {}
         self.resources = {}
+        members: dict[str, list[K8sObject]] = {}
+        for obj in bundle.objects:
+            members.setdefault(obj.family, []).append(obj)
+        files: dict[str, list[FileArtifact]] = {}
+        for f in bundle.files:
+            files.setdefault(file_family(f), []).append(f)
         for family in families(bundle):
             component_class = FAMILY_COMPONENTS.get(family, FamilyComponent)
             family_args = FamilyArgs(
-                family=family,
-                objects=tuple(o for o in bundle.objects if o.family == family),
-                files=tuple(f for f in bundle.files if file_family(f) == family),
+                family=family, objects=tuple(members.get(family, ())), files=tuple(files.get(family, ()))
             )
             self.families[family] = component_class(
                 f"{name}-{family}", family_args, pulumi.ResourceOptions(parent=self)
             )
+        resources = self.resources
         for obj in order:
-            depends_on = [self.resources[k] for k in deps[obj.key]]
-            self.resources[obj.key] = self.families[obj.family].add(obj, depends_on)
+            key = obj.key
+            depends_on = [resources[k] for k in deps[key]]
+            resources[key] = self.families[obj.family].add(obj, depends_on, prepared[key])
         for component in self.families.values():
             component.complete()
 
-        def names(kind: str) -> list[str]:
-            return sorted(
-                f"{o.namespace}/{o.name}" if o.namespace else o.name for o in bundle.objects if o.kind == kind
-            )
+        names: dict[str, list[str]] = {}
+        for o in bundle.objects:
+            names.setdefault(o.kind, []).append(f"{o.namespace}/{o.name}" if o.namespace else o.name)
+        for found in names.values():
+            found.sort()
 
-        self.cluster = pulumi.Output.from_input(args.spec.name)
-        self.files = pulumi.Output.from_input(file_entries(bundle))
-        self.file_contents = pulumi.Output.from_input({f.path: f.text for f in bundle.files})
+        # plain values: Pulumi serialises them exactly like Outputs of the same values, without an
+        # Output per list item and dict entry
+        self.cluster: str = args.spec.name
+        self.rendered_files = bundle_files(bundle)
+        self.files: dict[str, dict[str, str]] = file_entries(bundle, self.rendered_files)
+        self.file_contents: dict[str, str] = {f.path: f.text for f in bundle.files}
         outputs: dict[str, Any] = {
             "cluster": self.cluster,
-            "queueNames": names("Queue"),
-            "priorityClassNames": names("PriorityClass"),
-            "podGroupNames": names("PodGroup"),
-            "objects": sorted(logical_name(o) for o in bundle.objects),
+            "queueNames": names.get("Queue", []),
+            "priorityClassNames": names.get("PriorityClass", []),
+            "podGroupNames": names.get("PodGroup", []),
+            "objects": sorted(p.name for p in prepared_list),
             "files": self.files,
             "fileContents": self.file_contents,
         }
