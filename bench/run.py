@@ -8,8 +8,10 @@ on a busy machine). Wall clock, never timed tests.
 1. Render = load + validate + build + serialise + write (`render_spec` + `write_tree`) of generated
    specs (bench/generate.py; a unit is a pool, 5 queues and 10 Flink clusters), next to the floor:
    libyaml's C emitter (`yaml.CSafeDumper`) dumping the same objects plus raw writes of every output
-   file. Linearity: time per unit at each size relative to the smallest. Peak RSS of a render of the
-   largest size in its own process (VmHWM).
+   file, on tmpfs (``/dev/shm``: no disk in either); at the largest size also on the real disk,
+   where our crash-safe writer fsyncs every file and directory, next to raw writes and to raw writes
+   fsynced the same way. Linearity: time per unit at each size relative to the smallest (tmpfs).
+   Peak RSS of a render of the largest size in its own process (VmHWM).
 2. `accelplane validate` cold start (a new process, bytecode cached) next to `python -c pass`.
 3. The Pulumi program under mocks next to registering the same number of bare ConfigMaps (the goal),
    at 1 and 10 units (1 with ``--quick``); two more rows split the difference: the program's
@@ -79,10 +81,13 @@ def ratio_row(name: str, ours: list[float], floor: list[float], floor_name: str,
             f"{omin / fmin:.1f}×", goal]
 
 
-def _libyaml_floor(objects: list[tuple[str, Any]], files: list[tuple[str, str]], out: Path) -> None:
-    """What a render cannot avoid: libyaml dumping the objects and writing every file raw."""
+def _libyaml_floor(objects: list[tuple[str, Any]], files: list[tuple[str, str]], out: Path,
+                   durable: bool = False) -> None:
+    """What a render cannot avoid: libyaml dumping the objects and writing every file raw; with
+    ``durable``, also what a crash-safe writer cannot avoid: each file and directory fsynced (as
+    `accelplane.render.write_tree` does, so a kill or power loss never leaves a half-written tree)."""
     shutil.rmtree(out, ignore_errors=True)
-    made: set[Path] = set()
+    made: list[Path] = []
     for rel, manifest in objects:
         text = yaml.dump(manifest, Dumper=yaml.CSafeDumper, sort_keys=True, default_flow_style=False,
                          allow_unicode=True, width=4096)
@@ -91,33 +96,75 @@ def _libyaml_floor(objects: list[tuple[str, Any]], files: list[tuple[str, str]],
         target = out / rel
         if target.parent not in made:
             target.parent.mkdir(parents=True, exist_ok=True)
-            made.add(target.parent)
-        target.write_bytes(text.encode())
+            made.append(target.parent)
+        with open(target, "wb") as fh:
+            fh.write(text.encode())
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
+    if durable:
+        for d in made:
+            fd = os.open(d, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
     del files[len(files) - len(objects):]
 
 
+def tmpfs_dir() -> Path | None:
+    """A writable tmpfs directory (``/dev/shm``) for the disk-independent render rows, or None."""
+    shm = Path("/dev/shm")
+    return shm if shm.is_dir() and os.access(shm, os.W_OK) else None
+
+
 def bench_render(units: list[int], runs: int, work: Path) -> tuple[list[Row], list[float]]:
+    """Render rows: on tmpfs (the goal row: our CPU work against libyaml + raw writes, no disk in
+    either) and on the real disk, where our writer's fsyncs meet two floors: raw writes, and raw
+    writes fsynced like ours (the durable floor)."""
     rows: list[Row] = []
     per_unit: list[float] = []
-    for n in units:
-        spec = write_spec(n, work)
-        bundle = render_spec(spec).bundle
-        objects = [(f"kubernetes/{o.filename}", o.manifest) for o in bundle.objects]
-        files = [(f.path, f.text) for f in bundle.files]
-        out, floor_out = work / f"out-{n}", work / f"floor-{n}"
+    shm = tmpfs_dir()
+    with tempfile.TemporaryDirectory(dir=shm) as shm_tmp:
+        for n in units:
+            spec = write_spec(n, work)
+            bundle = render_spec(spec).bundle
+            objects = [(f"kubernetes/{o.filename}", o.manifest) for o in bundle.objects]
+            files = [(f.path, f.text) for f in bundle.files]
+            count = len(objects) + len(files)
+            fast = Path(shm_tmp)
+            samples = max(3, runs // (1 + n // 20))
+            label = f"render, {n} unit{'s' if n > 1 else ''} ({count} files)"
 
-        def ours_fn(spec: Path = spec, out: Path = out) -> None:
-            write_tree(render_spec(spec).files, out)
+            def ours_fn(spec: Path = spec, out: Path = fast / f"out-{n}") -> None:
+                write_tree(render_spec(spec).files, out)
 
-        def floor_fn(objects: list[tuple[str, Any]] = objects, files: list[tuple[str, str]] = files,
-                     out: Path = floor_out) -> None:
-            _libyaml_floor(objects, files, out)
+            def floor_fn(objects: list[tuple[str, Any]] = objects, files: list[tuple[str, str]] = files,
+                         out: Path = fast / f"floor-{n}") -> None:
+                _libyaml_floor(objects, files, out)
 
-        ours, floor = interleaved(ours_fn, floor_fn, max(3, runs // (1 + n // 20)))
-        count = len(objects) + len(files)
-        rows.append(ratio_row(f"render, {n} unit{'s' if n > 1 else ''} ({count} files)", ours, floor,
-                              "libyaml + raw writes", "≤ 4×" if n == units[-1] else ""))
-        per_unit.append(min(ours) / n)
+            ours, floor = interleaved(ours_fn, floor_fn, samples)
+            where = "tmpfs" if shm is not None else "disk (no tmpfs)"
+            rows.append(ratio_row(f"{label}, {where}", ours, floor, "libyaml + raw writes",
+                                  "≤ 4×" if n == units[-1] else ""))
+            per_unit.append(min(ours) / n)
+            shutil.rmtree(fast / f"out-{n}", ignore_errors=True)
+            shutil.rmtree(fast / f"floor-{n}", ignore_errors=True)
+            if shm is None or n != units[-1]:
+                continue
+            taken = interleaved_many(
+                {
+                    "ours": lambda spec=spec, out=work / f"out-{n}": write_tree(render_spec(spec).files, out),
+                    "raw": lambda o=objects, f=files, out=work / f"floor-{n}": _libyaml_floor(o, f, out),
+                    "durable": lambda o=objects, f=files, out=work / f"durable-{n}": _libyaml_floor(
+                        o, f, out, durable=True
+                    ),
+                },
+                samples,
+            )
+            rows.append(ratio_row(f"{label}, disk", taken["ours"], taken["raw"], "libyaml + raw writes", ""))
+            rows.append(ratio_row(f"{label}, disk", taken["ours"], taken["durable"],
+                                  "libyaml + raw writes, each file and directory fsynced", ""))
     return rows, per_unit
 
 
@@ -266,7 +313,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer samples (regression check)")
     parser.add_argument("--no-discovery", action="store_true", help="skip the discovery benchmark")
-    parser.add_argument("--only", choices=["pulumi"], help="run only this part (its table rows and the load average)")
+    parser.add_argument("--only", choices=["pulumi", "render"],
+                        help="run only this part (its table rows and the load average)")
     parser.add_argument("--runs", type=int, help="samples per Pulumi size (default: 3 with --quick, else 5)")
     args = parser.parse_args(argv)
     quick = args.quick
@@ -278,12 +326,14 @@ def main(argv: list[str] | None = None) -> int:
     per_unit: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        if args.only is None:
+        if args.only in (None, "render"):
             rows, per_unit = bench_render(units, runs, work)
             rss, rss_bare = peak_rss_mib(units[-1], work)
+        if args.only is None:
             rows += bench_cold_start(runs * 2)
-        for n in [1] if quick else [1, 10]:
-            rows += bench_pulumi(n, pulumi_runs, work)
+        if args.only in (None, "pulumi"):
+            for n in [1] if quick else [1, 10]:
+                rows += bench_pulumi(n, pulumi_runs, work)
     load_after = os.getloadavg()
     print(f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; load average "
           f"{load_before[0]:.1f} → {load_after[0]:.1f}; {'--quick, ' if quick else ''}each sample of ours interleaved "
@@ -292,11 +342,13 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|---|---|")
     for row in rows:
         print("| " + " | ".join(row) + " |")
-    if args.only is not None:
+    if args.only == "pulumi":
         return 0
     lin = " · ".join(f"{n}: {t / per_unit[0]:.2f}×" for n, t in zip(units, per_unit, strict=True))
-    print(f"\nRender time per unit relative to 1 unit (minimums; linear = flat): {lin}. "
+    print(f"\nRender time per unit relative to 1 unit (minimums, tmpfs; linear = flat): {lin}. "
           f"Peak RSS of a {units[-1]}-unit render: {rss:.1f} MiB (a process that only imports: {rss_bare:.1f} MiB).\n")
+    if args.only == "render":
+        return 0
     from bench import bench_scaling
 
     print("Validation scaling (bench/bench_scaling.py; growth exponent 1 = linear, 2 = quadratic):\n")

@@ -15,11 +15,11 @@ produce a traceback; nothing is printed or half-written before the command knows
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from accelplane import __version__
 from accelplane.display import escape_controls
@@ -178,6 +178,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
         print(markdown_reference(), end="")
         return EXIT_OK
+    import json
+
     from accelplane.schema_document import load_schema
 
     print(json.dumps(load_schema(), indent=2, ensure_ascii=False))
@@ -235,15 +237,48 @@ def cmd_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _terminal_columns() -> int:
+    """Columns of the terminal as `shutil.get_terminal_size` finds them (``$COLUMNS``, else the
+    terminal of ``sys.__stdout__``, else 80)."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ else 0
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help formatter, with the width found without importing `shutil`.
+
+    Why: argparse builds a formatter for every ``add_argument`` (not only for ``--help``), and its
+    default one imports `shutil` for the terminal width, which imports bz2, lzma and zlib: a few ms
+    of every command's start (the cold start of ``validate`` is a benchmark goal)."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position,
+                         _terminal_columns() - 2 if width is None else width)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for docs and tests)."""
     parser = argparse.ArgumentParser(
-        prog="accelplane", description="GPU-aware Flink platforms from one spec per cluster."
+        prog="accelplane",
+        description="GPU-aware Flink platforms from one spec per cluster.",
+        formatter_class=_Formatter,
     )
     parser.add_argument("--version", action="version", version=f"accelplane {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = sub.add_parser(
+    def add_parser(name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        return sub.add_parser(name, formatter_class=_Formatter, **kwargs)
+
+    p = add_parser(
         "validate",
         help="validate cluster specs (all errors at once)",
         description="Validate each SPEC with its bases. A Pulumi stack file (Pulumi.<stack>.yaml) "
@@ -253,7 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     p.set_defaults(func=cmd_validate)
 
-    p = sub.add_parser("render", help="render every artifact of a spec into DIR")
+    p = add_parser("render", help="render every artifact of a spec into DIR")
     p.add_argument("spec", metavar="SPEC")
     p.add_argument("--out", "-o", required=True, metavar="DIR")
     p.add_argument(
@@ -264,11 +299,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=cmd_render)
 
-    p = sub.add_parser("schema", help="print the spec JSON Schema")
+    p = add_parser("schema", help="print the spec JSON Schema")
     p.add_argument("--markdown", action="store_true", help="print the spec reference as a Markdown table")
     p.set_defaults(func=cmd_schema)
 
-    p = sub.add_parser(
+    p = add_parser(
         "diff",
         help="compare two specs / rendered directories / REV:path (exit 0 equal, 1 different, 2 error)",
         description="Compare every rendered artifact of OLD and NEW. Each side is a spec file, a "
@@ -287,7 +322,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_diff)
 
-    p = sub.add_parser("report", help="GPU capacity per queue and Flink cluster (tables, optional SVG)")
+    p = add_parser("report", help="GPU capacity per queue and Flink cluster (tables, optional SVG)")
     p.add_argument("spec", metavar="SPEC")
     p.add_argument("--format", "-f", choices=("text", "markdown", "json"), default="text")
     p.add_argument(
@@ -295,7 +330,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_report)
 
-    p = sub.add_parser(
+    p = add_parser(
         "merged",
         help="print the spec after extends, each value annotated with the file it came from",
         description="Print SPEC merged with its bases as YAML; every value ends with a comment naming "

@@ -10,7 +10,6 @@ differently from what it is (`escape_controls`; JSON output uses `escape_control
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -33,6 +32,8 @@ def show_value(value: Any) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, list | dict):
+        import json  # not at import: `validate` of a valid spec never shows a value
+
         return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
     return str(value)
 
