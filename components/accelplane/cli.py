@@ -14,16 +14,19 @@ produce a traceback; nothing is printed or half-written before the command knows
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, cast
 
 from accelplane import __version__
 from accelplane.display import escape_controls
 from accelplane.errors import SpecErrors, UsageError
+
+if TYPE_CHECKING:
+    import argparse
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 EXIT_DIFFERENT = 1
@@ -252,31 +255,38 @@ def _terminal_columns() -> int:
     return columns if columns > 0 else 80
 
 
-class _Formatter(argparse.HelpFormatter):
+def _formatter_class() -> type[argparse.HelpFormatter]:
     """argparse's help formatter, with the width found without importing `shutil`.
 
     Why: argparse builds a formatter for every ``add_argument`` (not only for ``--help``), and its
     default one imports `shutil` for the terminal width, which imports bz2, lzma and zlib: a few ms
     of every command's start (the cold start of ``validate`` is a benchmark goal)."""
+    import argparse
 
-    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
-                 width: int | None = None) -> None:
-        super().__init__(prog, indent_increment, max_help_position,
-                         _terminal_columns() - 2 if width is None else width)
+    class Formatter(argparse.HelpFormatter):
+        def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                     width: int | None = None) -> None:
+            super().__init__(prog, indent_increment, max_help_position,
+                             _terminal_columns() - 2 if width is None else width)
+
+    return Formatter
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for docs and tests)."""
+    import argparse
+
+    formatter = _formatter_class()
     parser = argparse.ArgumentParser(
         prog="accelplane",
         description="GPU-aware Flink platforms from one spec per cluster.",
-        formatter_class=_Formatter,
+        formatter_class=formatter,
     )
     parser.add_argument("--version", action="version", version=f"accelplane {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add_parser(name: str, **kwargs: Any) -> argparse.ArgumentParser:
-        return sub.add_parser(name, formatter_class=_Formatter, **kwargs)
+        return sub.add_parser(name, formatter_class=formatter, **kwargs)
 
     p = add_parser(
         "validate",
@@ -341,10 +351,34 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _plain_validate(argv: list[str]) -> tuple[list[str], bool] | None:
+    """``(specs, quiet)`` for the most common command line, ``validate [-q|--quiet]... SPEC...`` with
+    no SPEC starting with ``-``, else None (argparse then parses it).
+
+    Why: importing argparse (with gettext and locale) is about 5 % of a ``validate`` start, and the
+    cold start is a benchmark goal. The shapes accepted here are exactly those argparse parses to the
+    same ``specs`` and ``quiet`` (tests/foundation/test_cli_conventions.py compares both); anything
+    else, including help, abbreviations and errors, goes through argparse."""
+    if len(argv) < 2 or argv[0] != "validate":
+        return None
+    i = 1
+    while i < len(argv) and argv[i] in ("-q", "--quiet"):
+        i += 1
+    specs = argv[i:]
+    if not specs or any(a.startswith("-") for a in specs):
+        return None
+    return specs, i > 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    fast = _plain_validate(arguments)
+    if fast is not None:
+        args = cast("argparse.Namespace", SimpleNamespace(command="validate", specs=fast[0], quiet=fast[1]))
+        args.func = cmd_validate
+    else:
+        args = build_parser().parse_args(arguments)
     func: Callable[[argparse.Namespace], int] = args.func
     try:
         return func(args)
