@@ -112,18 +112,22 @@ def placement(spec: Spec, cluster: FlinkCluster) -> dict[str, Any]:
     return out
 
 
+def _discovery_mount(spec: Spec) -> dict[str, Any]:
+    """The discovery script's mount (the ConfigMap key as one file at the script path), shared by
+    the main container and the GPU preflight init container."""
+    return {
+        "name": DISCOVERY_VOLUME,
+        "mountPath": spec.discovery.script_path,
+        "subPath": discovery_constants.CONFIGMAP_KEY,
+        "readOnly": True,
+    }
+
+
 def _gpu_container_and_volumes(
     spec: Spec, cluster: FlinkCluster
 ) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
     """Main-container additions, volumes and init containers a GPU TaskManager needs."""
-    mounts: list[dict[str, Any]] = [
-        {
-            "name": DISCOVERY_VOLUME,
-            "mountPath": spec.discovery.script_path,
-            "subPath": discovery_constants.CONFIGMAP_KEY,
-            "readOnly": True,
-        }
-    ]
+    mounts: list[dict[str, Any]] = [_discovery_mount(spec)]
     item = discovery_constants.CONFIGMAP_KEY
     volumes: list[dict[str, Any]] = [
         {
@@ -270,27 +274,16 @@ def gpu_preflight_init_container(spec: Spec, cluster: FlinkCluster) -> dict[str,
         resource = kubernetes_gpu_resource(spec, cluster)
         assert resource is not None
         resources["limits"][resource] = str(gpu_amount(cluster))
-    uid = discovery_constants.FLINK_UID
     return {
         "name": PREFLIGHT_INIT_CONTAINER,
         "image": flink_image(cluster),
         "command": ["sh", "-c", GPU_PREFLIGHT_SCRIPT, PREFLIGHT_INIT_CONTAINER, spec.discovery.script_path, *args],
-        "volumeMounts": [
-            {
-                "name": DISCOVERY_VOLUME,
-                "mountPath": spec.discovery.script_path,
-                "subPath": discovery_constants.CONFIGMAP_KEY,
-                "readOnly": True,
-            }
-        ],
+        "volumeMounts": [_discovery_mount(spec)],
+        # the main container's (Flink uid, no capabilities, no escalation), read-only, RuntimeDefault
         "securityContext": {
-            "runAsUser": uid,
-            "runAsGroup": uid,
-            "runAsNonRoot": True,
-            "allowPrivilegeEscalation": False,
+            **MAIN_CONTAINER_SECURITY,
             "readOnlyRootFilesystem": True,
-            "capabilities": {"drop": ["ALL"]},
-            "seccompProfile": {"type": "RuntimeDefault"},
+            **RUNTIME_DEFAULT_SECCOMP,
         },
         "resources": resources,
     }
