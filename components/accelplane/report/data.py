@@ -265,9 +265,9 @@ def group_rows(spec: Spec) -> tuple[GroupRow, ...]:
         offered = {r.name: r for r in gpu_resources(spec, c)}
         taskmanagers = dict.fromkeys(offered, c.task_manager.replicas)
         if spans_models(spec, c):  # only the TaskManagers on hosts with the model offer it
+            hosts = standalone_hosts(spec, c)
             taskmanagers = {
-                name: sum(h.taskmanagers for h in standalone_hosts(spec, c) if name in dict(h.resources))
-                for name in offered
+                name: sum(h.taskmanagers for h in hosts if name in dict(h.resources)) for name in offered
             }
         for g in c.slot_groups:
             resource = group_resource(spec, c, g)
