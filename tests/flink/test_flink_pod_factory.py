@@ -299,6 +299,10 @@ def test_volcano_binding_survives(cluster: RenderedCluster, flink_pods_by_cluste
         (main,) = [c for c in tm_spec["containers"] if c["name"] == "flink-main-container"]
         mounts = {m["name"]: m for m in main["volumeMounts"]}
         assert mounts["accelplane-gpu-discovery"]["subPath"] == "accelplane-gpu-discovery"
+        assert mounts["accelplane-gpu-discovery-module"]["subPath"] == "accelplane_gpu_discovery.py"
+        # Flink keeps the pod-private bytecode cache, read-only for the TaskManager
+        assert volumes["accelplane-gpu-discovery-bytecode"]["emptyDir"]["medium"] == "Memory"
+        assert mounts["accelplane-gpu-discovery-bytecode"]["readOnly"] is True
         if "accelplane-gpu-coordination" in volumes:
             assert volumes["accelplane-gpu-coordination"]["hostPath"]["type"] == "DirectoryOrCreate"
             assert "accelplane-gpu-coordination" in mounts

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 from accelplane.builders import build_all
-from accelplane.discovery_constants import CONFIGMAP_KEY, configmap_name
+from accelplane.discovery_constants import CONFIGMAP_KEY, MODULE_KEY, configmap_name
 from accelplane.quantity import parse_quantity
 from accelplane.render import bundle_files
 
@@ -215,12 +215,29 @@ def test_taskmanager_template_gpu_wiring(tmp_path: Path) -> None:
             "subPath": CONFIGMAP_KEY,
             "readOnly": True,
         },
+        {
+            "name": "accelplane-gpu-discovery-module",
+            "mountPath": "/opt/accelplane/discovery/accelplane_gpu_discovery.py",
+            "subPath": MODULE_KEY,
+            "readOnly": True,
+        },
+        # the preflight init container fills it; the TaskManager only reads it
+        {"name": "accelplane-gpu-discovery-bytecode", "mountPath": "/opt/accelplane/bytecode", "readOnly": True},
         {"name": "accelplane-gpu-coordination", "mountPath": "/var/lib/accelplane"},
     ]
     assert {"name": "CUDA_DEVICE_ORDER", "value": "PCI_BUS_ID"} in container["env"]
     volumes = {v["name"]: v for v in tm["spec"]["volumes"]}
     assert volumes["accelplane-gpu-discovery"]["configMap"]["name"] == configmap_name()
     assert volumes["accelplane-gpu-discovery"]["configMap"]["defaultMode"] == 0o555
+    assert volumes["accelplane-gpu-discovery-module"]["configMap"] == {
+        "name": configmap_name(),
+        "defaultMode": 0o444,
+        "items": [{"key": MODULE_KEY, "path": MODULE_KEY}],
+    }
+    assert volumes["accelplane-gpu-discovery-bytecode"] == {
+        "name": "accelplane-gpu-discovery-bytecode",
+        "emptyDir": {"medium": "Memory", "sizeLimit": "8Mi"},
+    }
     assert volumes["accelplane-gpu-coordination"]["hostPath"] == {
         "path": "/var/lib/accelplane",
         "type": "DirectoryOrCreate",
@@ -242,7 +259,11 @@ def test_taskmanager_template_gpu_wiring(tmp_path: Path) -> None:
 
 def test_no_coordination_no_hostpath(tmp_path: Path) -> None:
     tm = _taskmanager_template(tmp_path, variant(KUBERNETES, discovery={"coordination": False}))
-    assert [v["name"] for v in tm["spec"]["volumes"]] == ["accelplane-gpu-discovery"]
+    assert [v["name"] for v in tm["spec"]["volumes"]] == [
+        "accelplane-gpu-discovery",
+        "accelplane-gpu-discovery-module",
+        "accelplane-gpu-discovery-bytecode",
+    ]
     assert [c["name"] for c in tm["spec"]["initContainers"]] == ["accelplane-gpu-preflight"]
     validate_core_object(tm)
 

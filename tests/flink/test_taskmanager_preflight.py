@@ -11,12 +11,17 @@ Checked here:
 * shape, for every GPU TaskManager of every example stack (native and operator): the same image,
   the discovery script mounted like the main container's, exactly the GPUs the main container gets
   (Flink's ``kubernetes.config-key`` resource and amount, or the DRA claim), least privilege;
-* behaviour: the container's own ``command`` is run here with ``sh`` against a fake ``FLINK_HOME``
-  and the suite's fake ``nvidia-smi``, for every way the NVIDIA runtime exposes a container's
+* behaviour: the container's own ``command`` is run here with ``sh`` against a fake ``FLINK_HOME``,
+  the rendered ConfigMap's entry stub and module laid out as the pod mounts them (their two
+  directories moved under a temporary directory) and the suite's fake ``nvidia-smi``, for every
+  way the NVIDIA runtime exposes a container's
   devices (``NVIDIA_VISIBLE_DEVICES`` as a UUID list, ``void`` / the volume-mounts directory with
   only the allocated GPUs visible, unset) and for each failure: missing plugin jar, missing script,
-  a script whose interpreter is missing, too few GPUs, a broken driver. It passes exactly when
-  Flink's GPU driver would find the TaskManager's GPUs.
+  an image without ``python3``, too few GPUs, a broken driver. It passes exactly when Flink's GPU
+  driver would find the TaskManager's GPUs;
+* the bytecode cache: the preflight's call writes the module's bytecode into the pod's cache, and
+  the TaskManager's later call (Flink's ``GPUDriver`` running the stub) loads the module from it
+  instead of compiling it; without a usable cache discovery still works (compiled in memory).
 
 That Flink keeps the init container in the pods it creates is checked with Flink's own pod factory
 (tests/flink/test_flink_pod_factory.py, ``test_volcano_binding_survives``).
@@ -26,19 +31,18 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from accelplane.builders.pod_templates import MAIN_CONTAINER, PREFLIGHT_INIT_CONTAINER
+from accelplane import discovery_constants
+from accelplane.builders.pod_templates import BYTECODE_VOLUME, MAIN_CONTAINER, PREFLIGHT_INIT_CONTAINER
 
 from tests.conftest import EXAMPLE_SPECS, STACKS_DIR
 from tests.support.fake_nvidia_smi import fake_gpu_uuid, install_fake_nvidia_smi
-from tests.support.paths import SOURCE_ROOT
 from tests.support.render import files_for
-
-DISCOVERY = SOURCE_ROOT / "accelplane" / "discovery" / "gpu_discovery.py"
 
 
 def _templates() -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
@@ -94,7 +98,17 @@ def test_preflight_asks_for_exactly_the_main_containers_gpus(
     script = config["external-resource.gpu.param.discovery-script.path"]
     assert pre["command"][:5] == ["sh", "-c", pre["command"][2], PREFLIGHT_INIT_CONTAINER, script]
     assert pre["command"][5] == amount
-    assert pre["volumeMounts"] == [m for m in main["volumeMounts"] if m["mountPath"] == script]
+    discovery = [m for m in main["volumeMounts"] if m["name"].startswith("accelplane-gpu-discovery")]
+    assert [m["mountPath"] for m in discovery] == [
+        script,
+        discovery_constants.MODULE_PATH,
+        discovery_constants.POD_BYTECODE_DIR,
+    ]
+    # the same mounts, except that only the preflight (which runs first) may write the bytecode cache
+    assert pre["volumeMounts"] == [
+        {k: v for k, v in m.items() if not (m["name"] == BYTECODE_VOLUME and k == "readOnly")} for m in discovery
+    ]
+    assert discovery[2]["readOnly"] is True
     assert "--enable-coordination-mode" not in pre["command"], "inventory only: no coordination file"
     if "--isolated-devices" in str(config.get("external-resource.gpu.param.discovery-script.args", "")):
         assert "--isolated-devices" in pre["command"]
@@ -107,37 +121,64 @@ def test_preflight_asks_for_exactly_the_main_containers_gpus(
         assert other["image"] == pre["image"]
 
 
+PROD_EU = STACKS_DIR / "prod-eu.yaml"
+
+
+def _configmap_data() -> dict[str, str]:
+    """Data of prod-eu's rendered discovery ConfigMap (namespace ``flink``)."""
+    files = files_for(PROD_EU)
+    text = files[f"kubernetes/configmap_flink_{discovery_constants.configmap_name()}.yaml"][0]
+    data: dict[str, str] = yaml.safe_load(text)["data"]
+    return data
+
+
 @pytest.fixture
 def preflight(tmp_path: Path) -> Any:
-    """Run prod-eu/fraud-scoring's preflight command (2 GPUs, ``--isolated-devices``) with ``sh``,
-    the discovery script and ``FLINK_HOME`` moved under ``tmp_path``, the fake nvidia-smi on PATH."""
-    template = yaml.safe_load(
-        files_for(STACKS_DIR / "prod-eu.yaml")["flink/fraud-scoring/taskmanager-pod-template.yaml"][0]
-    )
+    """Run prod-eu/fraud-scoring's preflight command (2 GPUs, ``--isolated-devices``) with ``sh``:
+    the rendered ConfigMap's stub at the script path and its module in the module directory, both
+    directories (and the pod's bytecode cache) moved under ``tmp_path``, ``FLINK_HOME`` there too,
+    the fake nvidia-smi on PATH. ``run.taskmanager(*args)`` then calls the stub the way Flink's
+    ``GPUDriver`` does in the TaskManager container."""
+    template = yaml.safe_load(files_for(PROD_EU)["flink/fraud-scoring/taskmanager-pod-template.yaml"][0])
     (pre,) = [c for c in template["spec"]["initContainers"] if c["name"] == PREFLIGHT_INIT_CONTAINER]
+    data = _configmap_data()
+    module_dir, cache = tmp_path / "module", tmp_path / "bytecode"
+    module_dir.mkdir()
+    cache.mkdir()
+    # The rendered stub, with its two fixed directories moved (the only change).
+    assert data[discovery_constants.CONFIGMAP_KEY] == discovery_constants.pod_entry_stub()
+    stub_text = discovery_constants.pod_entry_stub(str(module_dir), str(cache))
     script = tmp_path / "accelplane-gpu-discovery"
-    shutil.copyfile(DISCOVERY, script)
-    script.chmod(0o755)
+    script.write_text(stub_text)
+    script.chmod(0o555)
+    module = module_dir / discovery_constants.MODULE_KEY
+    module.write_text(data[discovery_constants.MODULE_KEY])
+    module.chmod(0o444)
     home = tmp_path / "flink"
     plugin = home / "plugins" / "external-resource-gpu"
     plugin.mkdir(parents=True)
     (plugin / "flink-external-resource-gpu-1.20.5.jar").write_bytes(b"")
     fake = install_fake_nvidia_smi(tmp_path / "bin", count=4)
-    command = [*pre["command"][:4], str(script), *pre["command"][5:]]
-    assert shutil.which("sh") is not None
+    sh = shutil.which("sh")
+    assert sh is not None and pre["command"][0] == "sh"
+    command = [sh, *pre["command"][1:4], str(script), *pre["command"][5:]]
+    path = f"{fake.parent}{os.pathsep}{os.environ['PATH']}"
+
+    def env_of(extra: dict[str, str]) -> dict[str, str]:
+        return {"PATH": path, "FLINK_HOME": str(home), "HOME": str(tmp_path), **extra}
 
     def run(**env: str) -> Any:
-        import subprocess
+        return subprocess.run(command, env=env_of(env), capture_output=True, text=True, timeout=60)
 
-        base = {
-            "PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}",
-            "FLINK_HOME": str(home),
-            "HOME": str(tmp_path),
-        }
-        return subprocess.run(command, env={**base, **env}, capture_output=True, text=True, timeout=60)
+    def taskmanager(*args: str, **env: str) -> Any:
+        return subprocess.run([str(script), *args], env=env_of(env), capture_output=True, text=True, timeout=60)
 
     run.script = script  # type: ignore[attr-defined]
     run.plugin = plugin  # type: ignore[attr-defined]
+    run.module = module  # type: ignore[attr-defined]
+    run.cache = cache  # type: ignore[attr-defined]
+    run.taskmanager = taskmanager  # type: ignore[attr-defined]
+    run.fake_bin = fake.parent  # type: ignore[attr-defined]
     return run
 
 
@@ -190,27 +231,73 @@ def test_preflight_refuses_a_missing_script(preflight: Any) -> None:
     assert "missing or not executable" in proc.stderr
 
 
-def test_preflight_refuses_a_script_without_its_interpreter(preflight: Any) -> None:
-    """An image without python3 (the script's interpreter) cannot run discovery: refused too."""
-    text = preflight.script.read_text().split("\n", 1)[1]
-    preflight.script.write_text("#!/nonexistent/python3\n" + text)
-    proc = preflight()
+def test_preflight_refuses_an_image_without_python3(preflight: Any) -> None:
+    """The stub runs the module with ``python3`` from PATH: an image without it cannot run
+    discovery, and the preflight says so."""
+    proc = preflight(PATH=str(preflight.fake_bin))  # sh is run by absolute path; no python3 here
     assert proc.returncode == 1
+    assert "python3" in proc.stderr and "not found" in proc.stderr
     assert "refusing to start this GPU TaskManager: GPU discovery" in proc.stderr
 
 
-def test_preflight_program_and_start_scripts_are_shellcheck_clean(tmp_path: Path) -> None:
-    """The init container's program (POSIX sh) and every example stack's standalone start scripts
-    (single-model ones included) pass shellcheck at style level."""
-    import subprocess
+def _bytecode(cache: Path) -> list[Path]:
+    return sorted(p for p in cache.rglob("*.pyc") if p.name.startswith(discovery_constants.MODULE_NAME + "."))
 
+
+def _verbose_python(directory: Path) -> Path:
+    """A ``python3`` first on PATH that runs the real one with ``-v`` (import tracing on stderr)."""
+    real = shutil.which("python3")
+    assert real is not None
+    directory.mkdir()
+    wrapper = directory / "python3"
+    wrapper.write_text(f'#!/bin/sh\nexec {real} -v "$@"\n')
+    wrapper.chmod(0o755)
+    return directory
+
+
+def test_preflight_fills_the_bytecode_cache_the_taskmanager_reads(preflight: Any, tmp_path: Path) -> None:
+    """The preflight's call compiles the module once and writes its bytecode into the pod's cache;
+    the TaskManager's call (Flink's GPUDriver running the stub with the configured arguments) then
+    loads the module from that bytecode instead of compiling it, and finds the same GPUs."""
+    env = {"NVIDIA_VISIBLE_DEVICES": "void", "FAKE_HOST_GPUS": "1,3"}
+    assert _bytecode(preflight.cache) == []
+    proc = preflight(**env)
+    assert proc.returncode == 0, proc.stderr
+    (pyc,) = _bytecode(preflight.cache)
+    assert pyc.parent == preflight.cache / preflight.module.parent.relative_to("/")
+    verbose = _verbose_python(tmp_path / "verbose")
+    tm = preflight.taskmanager("2", "--isolated-devices", PATH=f"{verbose}{os.pathsep}{preflight.fake_bin}"
+                               f"{os.pathsep}{os.environ['PATH']}", **env)
+    assert tm.returncode == 0, tm.stderr
+    assert tm.stdout == "0,1\n"
+    assert f"code object from '{pyc}'" in tm.stderr, "the TaskManager's call uses the preflight's bytecode"
+    assert f"code object from {preflight.module}\n" not in tm.stderr, "and does not compile the module"
+    assert _bytecode(preflight.cache) == [pyc]
+
+
+def test_discovery_works_without_a_usable_bytecode_cache(preflight: Any) -> None:
+    """A cache that cannot be written (not there, or the TaskManager's read-only mount before any
+    preflight ran) costs only speed: the module is compiled in memory and discovery answers."""
+    preflight.cache.rmdir()
+    preflight.cache.write_text("not a directory")  # nothing can be created below it
+    proc = preflight(FAKE_HOST_GPUS="2,3")
+    assert proc.returncode == 0, proc.stderr
+    tm = preflight.taskmanager("2", FAKE_HOST_GPUS="2,3")
+    assert (tm.returncode, tm.stdout) == (0, "0,1\n"), tm.stderr
+
+
+def test_preflight_program_and_start_scripts_are_shellcheck_clean(tmp_path: Path) -> None:
+    """The init container's program (POSIX sh), the pods' discovery entry stub and every example
+    stack's standalone start scripts (single-model ones included) pass shellcheck at style level."""
     from tests.node_image.support import tool
 
     (_, template, _) = TEMPLATES[0]
     (pre,) = [c for c in template["spec"]["initContainers"] if c["name"] == PREFLIGHT_INIT_CONTAINER]
     program = tmp_path / "preflight.sh"
     program.write_text("#!/bin/sh\n" + pre["command"][2])  # run by `sh -c`: POSIX sh
-    paths = [program]
+    stub = tmp_path / "accelplane-gpu-discovery"
+    stub.write_text(_configmap_data()[discovery_constants.CONFIGMAP_KEY])  # the pods' entry stub
+    paths = [program, stub]
     for spec in EXAMPLE_SPECS:
         for rel, (text, _) in files_for(spec).items():
             if "/taskmanagers/" in rel:

@@ -1,4 +1,8 @@
-"""Discovery-script ConfigMaps: one per GPU Flink namespace, immutable, content-named, strict-valid."""
+"""Discovery-script ConfigMaps: one per GPU Flink namespace, immutable, content-named, strict-valid.
+
+Each carries the script as a module and the pod entry stub that runs it; what pods do with them
+(the preflight fills the bytecode cache, the TaskManager's calls use it) is run in
+tests/flink/test_taskmanager_preflight.py."""
 
 from __future__ import annotations
 
@@ -8,7 +12,13 @@ from pathlib import Path
 
 import yaml
 from accelplane.builders import discovery_configmap
-from accelplane.discovery_constants import CONFIGMAP_KEY, configmap_name, script_text
+from accelplane.discovery_constants import (
+    CONFIGMAP_KEY,
+    MODULE_KEY,
+    configmap_name,
+    pod_entry_stub,
+    script_text,
+)
 
 from tests.conftest import STACKS_DIR
 from tests.node_image.support import FULL_SPEC
@@ -33,7 +43,7 @@ def test_one_configmap_per_gpu_namespace(write_spec):
     for cm in cms:
         validate_k8s_object(cm)
         assert cm["immutable"] is True
-        assert cm["data"] == {CONFIGMAP_KEY: text}
+        assert cm["data"] == {CONFIGMAP_KEY: pod_entry_stub(), MODULE_KEY: text}
         assert cm["metadata"]["annotations"] == {
             discovery_configmap.SHA256_ANNOTATION: hashlib.sha256(text.encode()).hexdigest()
         }
@@ -43,11 +53,19 @@ def test_one_configmap_per_gpu_namespace(write_spec):
         assert labels["app.kubernetes.io/component"] == "gpu-discovery"
 
 
-def test_configmap_name_carries_script_hash():
-    assert (
-        configmap_name()
-        == f"accelplane-gpu-discovery-{hashlib.sha256(script_text().encode()).hexdigest()[:10]}"
-    )
+def test_configmap_name_carries_a_hash_of_its_data():
+    data = f"{CONFIGMAP_KEY}\0{pod_entry_stub()}\0{MODULE_KEY}\0{script_text()}"
+    assert configmap_name() == f"accelplane-gpu-discovery-{hashlib.sha256(data.encode()).hexdigest()[:10]}"
+
+
+def test_pod_entry_stub_refuses_paths_it_cannot_quote():
+    import pytest
+
+    for bad in ("relative/dir", "/a'b", '/a"b', "/a$b", "/a`b", "/a\\b"):
+        with pytest.raises(ValueError, match="absolute paths without quotes"):
+            pod_entry_stub(module_dir=bad)
+        with pytest.raises(ValueError, match="absolute paths without quotes"):
+            pod_entry_stub(cache_dir=bad)
 
 
 def test_example_stacks():
@@ -64,7 +82,9 @@ def test_rendered_file_name_and_text_round_trip(write_spec):
     rel = f"kubernetes/configmap_team-a_{configmap_name()}.yaml"
     text, mode = files[rel]
     assert mode == 0o644
-    assert yaml.safe_load(text)["data"][CONFIGMAP_KEY] == script_text()
+    data = yaml.safe_load(text)["data"]
+    assert data[MODULE_KEY] == script_text()
+    assert data[CONFIGMAP_KEY] == pod_entry_stub()
 
 
 def test_no_configmaps_without_kubernetes_platform(write_spec):

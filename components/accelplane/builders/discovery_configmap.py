@@ -5,11 +5,14 @@ One ConfigMap per namespace that runs a GPU Flink cluster (target ``kubernetes``
 (`accelplane.discovery_constants.configmap_name`) and the ConfigMap is ``immutable``: a new script
 is a new ConfigMap, and pods roll to it through their pod template.
 
-The Flink pod templates (flink family) mount its one key, by the names in
-`accelplane.discovery_constants`, with ``subPath`` at ``discovery.script_path``: that replaces the
-copy baked into the node image without hiding the rest of the plugin directory (Flink's GPU
-plugin jar lives there). The script needs ``python3`` in the image: use the image built from
-``node-image/``.
+It holds two keys (`accelplane.discovery_constants.configmap_data`): the script as a module and
+the pod entry stub that runs it. The Flink pod templates (flink family) mount each with
+``subPath``, the stub at ``discovery.script_path`` (what Flink's configuration names) and the module
+at `accelplane.discovery_constants.MODULE_PATH`: that replaces the copies baked into the node image
+without hiding the rest of either directory (Flink's GPU plugin jar lives beside the stub). The
+stub runs the module with the image's ``python3`` and a pod-private bytecode cache
+(`accelplane.discovery_constants.pod_entry_stub`): use the image built from ``node-image/``, or any
+image with ``python3`` on ``PATH``.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import hashlib
 
 from accelplane.artifacts import Bundle, k8s_object
 from accelplane.derive.discovery_paths import IMAGE_PLATFORMS, gpu_clusters
-from accelplane.discovery_constants import CONFIGMAP_KEY, configmap_name, script_text
+from accelplane.discovery_constants import configmap_data, configmap_name, script_text
 from accelplane.model import Spec
 
 FAMILY = "discovery"
@@ -48,7 +51,7 @@ def build(spec: Spec) -> Bundle:
                 labels=labels,
                 namespace=namespace,
                 annotations={SHA256_ANNOTATION: hashlib.sha256(text.encode("utf-8")).hexdigest()},
-                body={"immutable": True, "data": {CONFIGMAP_KEY: text}},
+                body={"immutable": True, "data": dict(configmap_data())},
             )
         )
     return bundle

@@ -5,8 +5,9 @@ so Volcano gang scheduling is wired through pod templates: ``schedulerName``, th
 annotation ``scheduling.k8s.io/group-name`` and ``priorityClassName`` on both roles. The
 TaskManager template also places the pod on the GPU pool (node selector or affinity,
 ``nvidia.com/gpu.product`` for an explicit GPU model, the pool's taints tolerated), mounts the
-accelplane discovery script from its ConfigMap with ``subPath`` (a single file, so Flink's
-``plugins/external-resource-gpu`` directory and its GPU plugin jar stay visible) and, in
+accelplane discovery script from its ConfigMap with ``subPath`` (single files: the entry stub at
+the script path, so Flink's ``plugins/external-resource-gpu`` directory and its GPU plugin jar stay
+visible, and the module it runs), a pod-private bytecode cache for it (``emptyDir``) and, in
 coordination mode, the node's coordination directory (hostPath) shared by all TaskManagers on the
 node. Flink merges these templates with what it generates; the main container must be named
 ``flink-main-container``. Resources (including GPUs) are NOT set here: Flink sets them on the main
@@ -41,10 +42,15 @@ MAIN_CONTAINER = "flink-main-container"
 FLINK_CLUSTER_LABEL = "accelplane.io/flink-cluster"
 COMPONENT_LABEL = "accelplane.io/component"
 DISCOVERY_VOLUME = "accelplane-gpu-discovery"
+MODULE_VOLUME = "accelplane-gpu-discovery-module"
+BYTECODE_VOLUME = "accelplane-gpu-discovery-bytecode"
+BYTECODE_SIZE_LIMIT = "8Mi"
+"""The cache holds the module's ``.pyc`` (~100 KiB) and those of the few stdlib modules it imports."""
 COORDINATION_VOLUME = "accelplane-gpu-coordination"
 COORDINATION_INIT_CONTAINER = "accelplane-coordination-dir"
 PREFLIGHT_INIT_CONTAINER = "accelplane-gpu-preflight"
 SCRIPT_MODE = 0o555
+MODULE_MODE = 0o444
 
 
 def flink_cluster_labels(spec: Spec, cluster: FlinkCluster) -> dict[str, str]:
@@ -112,32 +118,48 @@ def placement(spec: Spec, cluster: FlinkCluster) -> dict[str, Any]:
     return out
 
 
-def _discovery_mount(spec: Spec) -> dict[str, Any]:
-    """The discovery script's mount (the ConfigMap key as one file at the script path), shared by
-    the main container and the GPU preflight init container."""
-    return {
-        "name": DISCOVERY_VOLUME,
-        "mountPath": spec.discovery.script_path,
-        "subPath": discovery_constants.CONFIGMAP_KEY,
-        "readOnly": True,
-    }
+def _discovery_mounts(spec: Spec, *, writes_bytecode: bool) -> list[dict[str, Any]]:
+    """The discovery mounts shared by the main container and the GPU preflight init container: the
+    ConfigMap's entry stub at the script path and its module at the module path (single files),
+    and the pod's bytecode cache, writable only where ``writes_bytecode`` (the preflight, which
+    runs first; see `accelplane.discovery_constants.pod_entry_stub`)."""
+    return [
+        {
+            "name": DISCOVERY_VOLUME,
+            "mountPath": spec.discovery.script_path,
+            "subPath": discovery_constants.CONFIGMAP_KEY,
+            "readOnly": True,
+        },
+        {
+            "name": MODULE_VOLUME,
+            "mountPath": discovery_constants.MODULE_PATH,
+            "subPath": discovery_constants.MODULE_KEY,
+            "readOnly": True,
+        },
+        {"name": BYTECODE_VOLUME, "mountPath": discovery_constants.POD_BYTECODE_DIR}
+        | ({} if writes_bytecode else {"readOnly": True}),
+    ]
 
 
 def _gpu_container_and_volumes(
     spec: Spec, cluster: FlinkCluster
 ) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
     """Main-container additions, volumes and init containers a GPU TaskManager needs."""
-    mounts: list[dict[str, Any]] = [_discovery_mount(spec)]
-    item = discovery_constants.CONFIGMAP_KEY
+    mounts = _discovery_mounts(spec, writes_bytecode=False)
+    stub, module = discovery_constants.CONFIGMAP_KEY, discovery_constants.MODULE_KEY
+    configmap = discovery_constants.configmap_name()
     volumes: list[dict[str, Any]] = [
+        # One volume per key of the same ConfigMap: a mount names its volume, one file each.
         {
             "name": DISCOVERY_VOLUME,
-            "configMap": {
-                "name": discovery_constants.configmap_name(),
-                "defaultMode": SCRIPT_MODE,
-                "items": [{"key": item, "path": item, "mode": SCRIPT_MODE}],
-            },
-        }
+            "configMap": {"name": configmap, "defaultMode": SCRIPT_MODE, "items": [{"key": stub, "path": stub}]},
+        },
+        {
+            "name": MODULE_VOLUME,
+            "configMap": {"name": configmap, "defaultMode": MODULE_MODE, "items": [{"key": module, "path": module}]},
+        },
+        # Memory-backed: the first call's bytecode, read by every later call of the pod.
+        {"name": BYTECODE_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": BYTECODE_SIZE_LIMIT}},
     ]
     init: list[dict[str, Any]] = []
     if cluster.coordination:
@@ -278,7 +300,8 @@ def gpu_preflight_init_container(spec: Spec, cluster: FlinkCluster) -> dict[str,
         "name": PREFLIGHT_INIT_CONTAINER,
         "image": flink_image(cluster),
         "command": ["sh", "-c", GPU_PREFLIGHT_SCRIPT, PREFLIGHT_INIT_CONTAINER, spec.discovery.script_path, *args],
-        "volumeMounts": [_discovery_mount(spec)],
+        # the only writer of the bytecode cache: it runs before the TaskManager, which reads it
+        "volumeMounts": _discovery_mounts(spec, writes_bytecode=True),
         # the main container's (Flink uid, no capabilities, no escalation), read-only, RuntimeDefault
         "securityContext": {
             **MAIN_CONTAINER_SECURITY,
