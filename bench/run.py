@@ -32,6 +32,7 @@ enough to see a regression in any ratio.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import platform
 import shutil
@@ -58,7 +59,8 @@ Row = list[str]
 
 
 def interleaved(ours: Callable[[], Any], floor: Callable[[], Any], runs: int) -> tuple[list[float], list[float]]:
-    """Wall times of ``runs`` calls of each, alternating (ours, floor, floor, ours, …) after one warm-up."""
+    """Wall times of ``runs`` calls of each, alternating (ours, floor, floor, ours, …) after one
+    warm-up, each after an untimed full garbage collection."""
     ours()
     floor()
     a: list[float] = []
@@ -66,6 +68,7 @@ def interleaved(ours: Callable[[], Any], floor: Callable[[], Any], runs: int) ->
     for i in range(runs):
         order = ((ours, a), (floor, b)) if i % 2 == 0 else ((floor, b), (ours, a))
         for fn, samples in order:
+            gc.collect()  # untimed, as in `interleaved_many`
             start = time.perf_counter()
             fn()
             samples.append(time.perf_counter() - start)
@@ -208,7 +211,8 @@ def bench_cold_start(runs: int) -> list[Row]:
 
 def interleaved_many(fns: dict[str, Callable[[], Any]], runs: int) -> dict[str, list[float]]:
     """Wall times of ``runs`` calls of each function after one warm-up each; the order rotates
-    from run to run, so load that comes and goes hits every function alike."""
+    from run to run, so load that comes and goes hits every function alike, and a full garbage
+    collection (untimed) precedes every call, so none pays for cyclic garbage another left."""
     names = list(fns)
     for fn in fns.values():
         fn()
@@ -216,6 +220,7 @@ def interleaved_many(fns: dict[str, Callable[[], Any]], runs: int) -> dict[str, 
     for i in range(runs):
         shift = i % len(names)
         for name in names[shift:] + names[:shift]:
+            gc.collect()  # untimed: no sample pays for the garbage another one left
             start = time.perf_counter()
             fns[name]()
             samples[name].append(time.perf_counter() - start)

@@ -49,6 +49,8 @@ class ProgramRun:
 
     registrations: list[Registration]
     outputs: dict[str, Any]
+    requests: list[Any] = field(default_factory=list)
+    """The RegisterResource requests themselves (protobuf), in the order the monitor got them."""
 
     def by_urn(self) -> dict[str, Registration]:
         """Registrations by URN."""
@@ -160,7 +162,7 @@ def pulumi_run(monkeypatch: pytest.MonkeyPatch) -> Iterator[RunProgram]:
                     outputs=monitor.outputs.get(urn),
                 )
             )
-        return ProgramRun(registrations, outputs)
+        return ProgramRun(registrations, outputs, list(monitor.requests))
 
     yield run
     _reset_runtime()

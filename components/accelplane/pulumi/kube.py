@@ -6,6 +6,15 @@ is the camelCase wire format the provider expects); kinds served by a CRD (Volca
 Flink operator FlinkDeployment/FlinkSessionJob) use ``apiextensions.CustomResource``. A kind that is
 not in the table is an error naming the object and the table, never a silent skip.
 
+Registration (`Prepared.create`) sends exactly what the typed class would send, for less: the
+typed class's type token and options (plugin version, download URL, aliases) are learnt once per
+kind by constructing the class over a recorder instead of Pulumi's base class (`class_registration`),
+and the manifest itself (camelCase, the provider's wire format) is registered as a plain
+``pulumi.CustomResource``. Pulumi then serialises plain dicts instead of walking the typed input
+classes' type hints through every nested level (about a quarter of registering these manifests);
+tests/pulumi/test_lean_registration.py checks that every resource of every example stack reaches the
+engine as the same ``RegisterResourceRequest`` both ways.
+
 Resource options derived from the object itself:
 
 * ``metadata.name`` is always explicit (the builders set it), so Pulumi never auto-names;
@@ -126,6 +135,51 @@ def mapping_for(obj: K8sObject) -> KindMapping:
     return mapping
 
 
+class _Recorder(pulumi.CustomResource):
+    """Takes the place of ``pulumi.CustomResource`` under a typed class in a probe (`class_registration`):
+    it keeps the type token and options the class passes to its base and registers nothing."""
+
+    recorded: tuple[str, pulumi.ResourceOptions | None]
+
+    def __init__(
+        self,
+        t: str,
+        name: str,
+        props: Any = None,
+        opts: pulumi.ResourceOptions | None = None,
+        dependency: bool = False,
+    ) -> None:
+        self.recorded = (t, opts)
+
+
+@dataclass(frozen=True)
+class ClassRegistration:
+    """What a typed class adds to a registration: its type token and its options (the provider
+    plugin's version and download URL, aliases of the kind's older API versions)."""
+
+    token: str
+    opts: pulumi.ResourceOptions
+
+
+_CLASS_REGISTRATIONS: dict[tuple[str, str], ClassRegistration] = {}
+
+
+def class_registration(obj: K8sObject, mapping: KindMapping, kwargs: dict[str, Any]) -> ClassRegistration:
+    """The typed class's token and options for ``obj``'s kind, learnt once per (apiVersion, kind) by
+    running the class's own constructor with ``kwargs`` over `_Recorder` (a subclass whose next
+    base after the typed class is the recorder, so the class's ``super().__init__`` call lands there
+    and nothing is registered)."""
+    key = (obj.api_version, obj.kind)
+    found = _CLASS_REGISTRATIONS.get(key)
+    if found is None:
+        cls: type[pulumi.CustomResource] = mapping.resource_class or k8s.apiextensions.CustomResource
+        probe_type = type(f"_Probe{cls.__name__}", (cls, _Recorder), {})
+        probe = probe_type(logical_name(obj), **kwargs)
+        token, opts = probe.recorded
+        found = _CLASS_REGISTRATIONS[key] = ClassRegistration(token, opts or pulumi.ResourceOptions())
+    return found
+
+
 @dataclass(frozen=True)
 class Prepared:
     """Everything registering one object needs, derived from the object once (`prepare`)."""
@@ -139,9 +193,19 @@ class Prepared:
     """Constructor keyword arguments besides name and opts: the manifest's fields (see `_resource_arguments`)."""
     retain_on_delete: bool | None
     """`object_options`' ``retain_on_delete``."""
+    registration: ClassRegistration
+    """The typed class's token and options (`class_registration`)."""
 
     def create(self, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
-        """Register the resource with exactly ``opts`` (which must already carry ``retain_on_delete``)."""
+        """Register the resource with exactly ``opts`` (which must already carry ``retain_on_delete``)
+        merged into the typed class's options, as the typed class would: the manifest as a plain
+        ``pulumi.CustomResource`` of the class's type token (see the module docstring)."""
+        merged = pulumi.ResourceOptions.merge(self.registration.opts, opts)
+        return pulumi.CustomResource(self.registration.token, self.name, dict(self.obj.manifest), merged)
+
+    def create_typed(self, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
+        """Register the resource through its typed class (what `create` reproduces; the tests and
+        the benchmark compare both)."""
         if self.resource_class is None:
             return k8s.apiextensions.CustomResource(self.name, opts=opts, **self.kwargs)
         resource: pulumi.CustomResource = self.resource_class(self.name, opts=opts, **self.kwargs)
@@ -152,8 +216,9 @@ def prepare(obj: K8sObject) -> Prepared:
     """Map one object to what registering it needs; `UnsupportedObjectError` as `mapping_for` and
     `_resource_arguments` raise it."""
     mapping = mapping_for(obj)
-    return Prepared(obj, mapping.resource_class, logical_name(obj), _resource_arguments(obj, mapping),
-                    _retain_on_delete(obj))
+    kwargs = _resource_arguments(obj, mapping)
+    return Prepared(obj, mapping.resource_class, logical_name(obj), kwargs, _retain_on_delete(obj),
+                    class_registration(obj, mapping, kwargs))
 
 
 def prepare_all(objects: Iterable[K8sObject]) -> list[Prepared]:
