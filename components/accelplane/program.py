@@ -101,7 +101,7 @@ def main(project_dir: str | os.PathLike[str] | None = None) -> GpuPlatform:
     if spec.has_platform("kubernetes"):
         opts = pulumi.ResourceOptions(providers=[kubernetes_provider(settings)])
     try:
-        platform = GpuPlatform(spec.name, GpuPlatformArgs(spec=spec, bundle=rendered.bundle), opts)
+        platform = GpuPlatform.create(spec.name, GpuPlatformArgs(spec=spec, bundle=rendered.bundle), opts)
     except PlanError as exc:
         raise pulumi.RunError(f"accelplane: cannot build the Pulumi program for {spec.name}: {exc}") from None
 

@@ -83,7 +83,7 @@ def only(*objects: K8sObject, files: tuple[FileArtifact, ...] = ()) -> Callable[
 
 def run_platform(pulumi_run: RunProgram, spec: Spec, builder: Callable[[Spec], Bundle]) -> ProgramRun:
     return pulumi_run(
-        {}, stack="prod-eu", program=lambda: GpuPlatform(spec.name, GpuPlatformArgs(spec, builder(spec)))
+        {}, stack="prod-eu", program=lambda: GpuPlatform.create(spec.name, GpuPlatformArgs(spec, builder(spec)))
     )
 
 

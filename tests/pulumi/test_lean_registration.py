@@ -72,3 +72,14 @@ def test_class_registration_is_the_typed_class_token_and_options() -> None:
     queue = k8s_object("scheduling.volcano.sh/v1beta1", "Queue", "q", family="f", labels={}, body={"spec": {}})
     assert kube.prepare(queue).registration.token == "kubernetes:scheduling.volcano.sh/v1beta1:Queue"
     assert kube.prepare(queue).registration.opts.version == pulumi_kubernetes._utilities.get_version()
+
+
+def test_objects_are_registered_without_a_captured_stack(pulumi_run: RunProgram) -> None:
+    """`GpuPlatform.create` registers the objects outside any constructor, so Pulumi captures no
+    call stack for them (a file URI per frame, the same accelplane line for every object); the
+    components, registered in their constructors, keep theirs."""
+    requests = pulumi_run(stack_config("prod-eu"), stack="prod-eu").requests
+    objects = [r for r in requests if r.custom and r.type.startswith("kubernetes:") and "providers" not in r.type]
+    assert objects and all(len(r.stackTrace.frames) == 0 for r in objects)
+    components = [r for r in requests if not r.custom and r.type.startswith("accelplane:")]
+    assert components and all(len(r.stackTrace.frames) > 0 for r in components)

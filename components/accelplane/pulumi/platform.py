@@ -1,6 +1,7 @@
 """``accelplane:index:GpuPlatform`` — everything one cluster spec produces, as one component.
 
-It calls the same builders as `accelplane render` (`accelplane.pipeline.render_spec`), then gives each
+`GpuPlatform.create` makes one. It calls the same builders as `accelplane render`
+(`accelplane.pipeline.render_spec`), then gives each
 artifact family a component (a specialised one from `FAMILY_COMPONENTS`, else the generic
 `FamilyComponent`) and registers every object as a child of its family's component, in one global
 dependency order: each object gets ``depends_on`` for the objects it references (a PodGroup for its
@@ -80,42 +81,40 @@ class GpuPlatform(pulumi.ComponentResource):
     bundle: Bundle
     families: dict[str, FamilyComponent]
     resources: dict[ObjectKey, pulumi.CustomResource]
+    _name: str
+    _registered: bool
+    _prepared_list: list[kube.Prepared]
     rendered_files: dict[str, tuple[str, int]]
     """`bundle_files(bundle)`: every file `accelplane render` writes, serialised once for ``files``
     (and for the program's render tree)."""
 
+    @classmethod
+    def create(
+        cls, name: str, args: GpuPlatformArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> GpuPlatform:
+        """The platform with every child registered: how to make one.
+
+        The children are registered here, after the constructor returned, not inside it: Pulumi
+        captures the call stack of every resource registered below a third ``__init__`` frame
+        (``pulumi.runtime.resource._get_stack_trace``: the resource's, ``CustomResource``'s and
+        the caller's), one file URI per frame, about a fifth of registering these manifests with a
+        program's usual depth. Those traces would name this module's line for every object alike;
+        the spec, not the program, says where an object comes from.
+        """
+        platform = cls(name, args, opts)
+        platform.register_children()
+        return platform
+
     def __init__(self, name: str, args: GpuPlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        """Register the component and compute its outputs; `register_children` registers the rest
+        (`create` does both)."""
         super().__init__("accelplane:index:GpuPlatform", name, None, opts)
-        bundle = args.bundle
-        prepared_list = kube.prepare_all(bundle.objects)
-        prepared = {p.obj.key: p for p in prepared_list}
-        deps = dependencies(bundle.objects)
-        order = creation_order(bundle.objects, deps)
-        self.bundle = bundle
+        self._name = name
+        self._registered = False
+        self.bundle = bundle = args.bundle
+        self._prepared_list = prepared_list = kube.prepare_all(bundle.objects)
         self.families = {}
         self.resources = {}
-        members: dict[str, list[K8sObject]] = {}
-        for obj in bundle.objects:
-            members.setdefault(obj.family, []).append(obj)
-        files: dict[str, list[FileArtifact]] = {}
-        for f in bundle.files:
-            files.setdefault(file_family(f), []).append(f)
-        for family in families(bundle):
-            component_class = FAMILY_COMPONENTS.get(family, FamilyComponent)
-            family_args = FamilyArgs(
-                family=family, objects=tuple(members.get(family, ())), files=tuple(files.get(family, ()))
-            )
-            self.families[family] = component_class(
-                f"{name}-{family}", family_args, pulumi.ResourceOptions(parent=self)
-            )
-        resources = self.resources
-        for obj in order:
-            key = obj.key
-            depends_on = [resources[k] for k in deps[key]]
-            resources[key] = self.families[obj.family].add(obj, depends_on, prepared[key])
-        for component in self.families.values():
-            component.complete()
-
         names: dict[str, list[str]] = {}
         for o in bundle.objects:
             names.setdefault(o.kind, []).append(f"{o.namespace}/{o.name}" if o.namespace else o.name)
@@ -138,4 +137,36 @@ class GpuPlatform(pulumi.ComponentResource):
             "fileContents": self.file_contents,
         }
         self.outputs = outputs
-        self.register_outputs(outputs)
+
+    def register_children(self) -> None:
+        """Register a component per family and every object as a child of its family's component,
+        in one global dependency order (see `create`), then the platform's outputs."""
+        if self._registered:
+            raise RuntimeError(f"{self._name}: children already registered")
+        self._registered = True
+        bundle = self.bundle
+        prepared = {p.obj.key: p for p in self._prepared_list}
+        deps = dependencies(bundle.objects)
+        order = creation_order(bundle.objects, deps)
+        members: dict[str, list[K8sObject]] = {}
+        for obj in bundle.objects:
+            members.setdefault(obj.family, []).append(obj)
+        files: dict[str, list[FileArtifact]] = {}
+        for f in bundle.files:
+            files.setdefault(file_family(f), []).append(f)
+        for family in families(bundle):
+            component_class = FAMILY_COMPONENTS.get(family, FamilyComponent)
+            family_args = FamilyArgs(
+                family=family, objects=tuple(members.get(family, ())), files=tuple(files.get(family, ()))
+            )
+            self.families[family] = component_class(
+                f"{self._name}-{family}", family_args, pulumi.ResourceOptions(parent=self)
+            )
+        resources = self.resources
+        for obj in order:
+            key = obj.key
+            depends_on = [resources[k] for k in deps[key]]
+            resources[key] = self.families[obj.family].add(obj, depends_on, prepared[key])
+        for component in self.families.values():
+            component.complete()
+        self.register_outputs(self.outputs)
