@@ -621,3 +621,26 @@ def test_family_names_must_fit_a_type_token(prod_eu: Spec, pulumi_run: RunProgra
         PlanError, match="artifact family 'Device_Plugins' is not a lowercase dash-separated word"
     ):
         run_platform(pulumi_run, prod_eu, only(queue("a", None, "Device_Plugins")))
+
+
+def test_every_supported_kind_reaches_the_engine_as_its_typed_class_sends_it(
+    prod_eu: Spec, pulumi_run: RunProgram, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every kind of `KINDS` (the example stacks do not use them all): the plain registration the
+    program uses sends the same requests as the typed classes (tests/pulumi/test_lean_registration.py)."""
+    from accelplane.pulumi import kube
+
+    from tests.pulumi.test_lean_registration import wire
+
+    objects = every_kind_bundle()
+    lean = wire(run_platform(pulumi_run, prod_eu, with_objects(*objects)).requests)
+    with monkeypatch.context() as patch:
+        patch.setattr(kube.Prepared, "create", kube.Prepared.create_typed)
+        typed = wire(run_platform(pulumi_run, prod_eu, with_objects(*objects)).requests)
+    assert lean.keys() == typed.keys()
+    assert {(o.api_version, o.kind) for o in objects} | {
+        ("scheduling.k8s.io/v1", "PriorityClass"),
+        (VOLCANO, "Queue"),
+    } == set(KINDS)
+    for key in typed:
+        assert lean[key] == typed[key], key

@@ -22,7 +22,7 @@ from tests.pulumi.conftest import RunProgram, stack_config
 from tests.pulumi.support import PULUMI_STACKS
 
 
-def _wire(requests: list[Any]) -> dict[tuple[str, str, str], dict[str, Any]]:
+def wire(requests: list[Any]) -> dict[tuple[str, str, str], dict[str, Any]]:
     """Requests by (parent, type, name), as JSON, without the call site."""
     out = {}
     for request in requests:
@@ -42,10 +42,10 @@ def test_the_engine_receives_what_the_typed_classes_send(
     stack: str, pulumi_run: RunProgram, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     config = stack_config(stack)
-    lean = _wire(pulumi_run(config, stack=stack).requests)
+    lean = wire(pulumi_run(config, stack=stack).requests)
     with monkeypatch.context() as patch:
         patch.setattr(kube.Prepared, "create", kube.Prepared.create_typed)
-        typed = _wire(pulumi_run(config, stack=stack).requests)
+        typed = wire(pulumi_run(config, stack=stack).requests)
     assert lean.keys() == typed.keys()
     for key in typed:
         assert lean[key] == typed[key], key
