@@ -62,19 +62,9 @@ Row = list[str]
 
 def interleaved(ours: Callable[[], Any], floor: Callable[[], Any], runs: int) -> tuple[list[float], list[float]]:
     """Wall times of ``runs`` calls of each, alternating (ours, floor, floor, ours, …) after one
-    warm-up, each after an untimed full garbage collection."""
-    ours()
-    floor()
-    a: list[float] = []
-    b: list[float] = []
-    for i in range(runs):
-        order = ((ours, a), (floor, b)) if i % 2 == 0 else ((floor, b), (ours, a))
-        for fn, samples in order:
-            gc.collect()  # untimed, as in `interleaved_many`
-            start = time.perf_counter()
-            fn()
-            samples.append(time.perf_counter() - start)
-    return a, b
+    warm-up, each after an untimed full garbage collection (`interleaved_many` of the two)."""
+    taken = interleaved_many({"ours": ours, "floor": floor}, runs)
+    return taken["ours"], taken["floor"]
 
 
 def ms(x: float) -> str:
@@ -230,7 +220,7 @@ def interleaved_many(fns: dict[str, Callable[[], Any]], runs: int) -> dict[str, 
 
 
 def bench_pulumi(units: int, runs: int, work: Path) -> list[Row]:
-    """The program under mocks and three floors, interleaved (see the README's "Reading the numbers").
+    """The program under mocks and its floors, interleaved (see the README's "Reading the numbers").
 
     * ``program``: `accelplane.program.main` on a generated spec (load, validate, build, register);
     * ``registration``: the same program with the spec already rendered (`render_spec` excluded:

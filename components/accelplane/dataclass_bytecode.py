@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import marshal
 import os
+import stat
 import sys
 from types import CodeType
 from typing import Any
@@ -57,8 +58,8 @@ def cache_path() -> str:
 def _load(path: str) -> dict[str, CodeType]:
     """The cached entries, or none when the file is missing, unsafe or not ours."""
     try:
-        st = os.lstat(path)
-        if not os.path.isfile(path) or os.path.islink(path) or st.st_mode & 0o022:
+        st = os.lstat(path)  # not followed: a symlink is not a regular file here
+        if not stat.S_ISREG(st.st_mode) or st.st_mode & 0o022:
             return {}
         with open(path, "rb") as f:
             if f.read(len(FORMAT)) != FORMAT:

@@ -12,7 +12,6 @@ device-plugin DaemonSets' pods. The level is written to ``pod-security.kubernete
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from accelplane.artifacts import Bundle, k8s_object
@@ -65,17 +64,10 @@ def _pods_by_namespace(spec: Spec) -> dict[str, list[Pod]]:
     return out
 
 
-def _pods(spec: Spec, namespace: str) -> Iterator[Pod]:
-    """``(who, pod spec, pod annotations)`` of every pod accelplane causes in ``namespace``."""
-    yield from _pods_by_namespace(spec).get(namespace, [])
-
-
-def namespace_level(spec: Spec, namespace: str, pods: list[Pod] | None = None) -> tuple[Level, list[str]]:
-    """The Pod Security level of ``namespace`` and, unless it is ``restricted``, why: each pod at that
-    level with what keeps it from the next stricter level. ``pods`` are the namespace's pods when the
-    caller has them (`_pods_by_namespace`), else they are built here."""
-    if pods is None:
-        pods = list(_pods(spec, namespace))
+def namespace_level(pods: list[Pod]) -> tuple[Level, list[str]]:
+    """The Pod Security level of a namespace whose pods are ``pods`` (`_pods_by_namespace`) and,
+    unless it is ``restricted``, why: each pod at that level with what keeps it from the next
+    stricter level."""
     levels = [pod_level(pod, ann) for _, pod, ann in pods]
     level = weakest(levels)
     reasons: list[str] = []
@@ -97,7 +89,7 @@ def build(spec: Spec) -> Bundle:
             continue
         if pods is None:
             pods = _pods_by_namespace(spec)
-        level, reasons = namespace_level(spec, use.name, pods.get(use.name, []))
+        level, reasons = namespace_level(pods.get(use.name, []))
         labels = spec.common_labels()
         for mode in PSA_MODES:
             labels[f"{PSA_PREFIX}{mode}"] = level
