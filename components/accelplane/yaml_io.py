@@ -8,9 +8,10 @@ or the stack: nesting deeper than `MAX_NESTING`, alias/merge expansion beyond `M
 plain strings are rejected. Syntax errors carry line and column. Writing sorts keys and never emits
 anchors, so the same data always gives the same bytes.
 
-With libyaml, its scanner and parser read the text (about 5× faster than PyYAML's pure-Python ones)
-and PyYAML's Python composer and constructor, with the same bounds, build the document; anything
-refused is read again by the pure-Python loader, so messages and positions do not depend on libyaml.
+With libyaml, it reads the text (scanner, parser and, where libyaml bounds nesting itself, composer:
+several times faster than PyYAML's pure-Python ones), and PyYAML's constructor, with the same bounds,
+builds the document; anything refused is read again by the pure-Python loader, so messages and
+positions do not depend on libyaml.
 """
 
 from __future__ import annotations
@@ -172,7 +173,8 @@ if getattr(yaml, "__with_libyaml__", False):
 
         The composer comes before `yaml.cyaml.CParser` in the method order, so `_Bounds` sees every node
         being composed (nesting) and the composed graph (alias expansion) exactly as in
-        `_StrictLoader`; libyaml's own composer, which has no such bounds, is never called."""
+        `_StrictLoader`; libyaml's own composer, which has no such bounds, is never called. The fast
+        loader where libyaml does not bound nesting itself (`_libyaml_bounds_nesting`)."""
 
         def __init__(self, stream: str) -> None:
             CParser.__init__(self, stream)
@@ -183,7 +185,36 @@ if getattr(yaml, "__with_libyaml__", False):
 
     _CStrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
     _CStrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
-    _FastLoader = _CStrictLoader
+
+    class _CComposedLoader(yaml.CSafeLoader):
+        """libyaml's scanner, parser and composer (PyYAML's C loader), then `_check_expansion` on the
+        composed graph and the strict constructor: the fast loader where libyaml bounds nesting.
+
+        The composed graph holds every node once (an alias is a second reference), so checking it
+        before anything is constructed refuses deep nesting and alias bombs as `_StrictLoader` does;
+        libyaml's composer recurses in C once per level, which its own nesting limit keeps shallow.
+        About a fifth of `_CStrictLoader`'s time, whose Python composer was most of a spec's load."""
+
+        def get_single_node(self) -> Node | None:
+            node: Node | None = super().get_single_node()
+            if node is not None:
+                _check_expansion(node)
+            return node
+
+    _CComposedLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+    _CComposedLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+
+    def _libyaml_bounds_nesting() -> bool:
+        """Whether libyaml refuses deep nesting itself (since 0.2.6: 1,000 levels by default), which
+        keeps its recursive C composer off the C stack's limit; older releases compose any depth."""
+        depth = 1_001
+        try:
+            yaml.compose("[" * depth + "]" * depth, Loader=yaml.CSafeLoader)
+        except yaml.YAMLError:
+            return True
+        return False
+
+    _FastLoader = _CComposedLoader if _libyaml_bounds_nesting() else _CStrictLoader
 
 
 def load_yaml_text(text: str, display_name: str) -> Any:
@@ -193,8 +224,8 @@ def load_yaml_text(text: str, display_name: str) -> Any:
     when PyYAML has it; any problem is reported by the pure-Python parser, so the messages, lines
     and columns are the same with and without libyaml.
     """
-    # the fast loader has `_StrictLoader`'s bounds (`_Bounds`); whatever it refuses, the strict
-    # loader reads again to report the problem
+    # the fast loader has `_StrictLoader`'s bounds; whatever it refuses, the strict loader reads
+    # again to report the problem
     if _FastLoader is not None:
         try:
             return yaml.load(text, Loader=_FastLoader)

@@ -72,6 +72,8 @@ def _fails(text: str, message: str) -> None:
 def test_deep_nesting_is_a_located_error_not_a_recursion_error() -> None:
     _fails("x: " + "[" * 600 + "]" * 600, f"invalid YAML: nesting deeper than {MAX_NESTING} levels")
     _fails("x:\n" + "".join("  " * i + f"k{i}:\n" for i in range(1, 700)), "nesting deeper than")
+    # past libyaml's own limit (1,000 levels), which the fast loader relies on: same located error
+    _fails("x: " + "[" * 20_000 + "]" * 20_000, f"invalid YAML: nesting deeper than {MAX_NESTING} levels")
 
 
 def test_aliases_cannot_nest_deeper_than_the_limit() -> None:
@@ -162,15 +164,17 @@ def test_hostile_yaml_in_a_base_names_the_base(write_spec: Callable[..., Path]) 
     ],
     ids=["nesting", "block-nesting", "self-alias", "bomb", "complex-key", "huge-int", "duplicate"],
 )
-def test_the_libyaml_loader_has_the_same_bounds_itself(
-    text: str, message: str, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("loader_name", ["_CComposedLoader", "_CStrictLoader"])
+def test_the_libyaml_loaders_have_the_same_bounds_themselves(
+    text: str, message: str, loader_name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """libyaml reads every spec first; it must refuse hostile input on its own, before building any
-    Python object from it (the strict loader then only words the error)."""
+    """libyaml reads every spec first (`yaml_io._FastLoader` is one of these); each must refuse
+    hostile input on its own, before building any Python object from it (the strict loader then
+    only words the error)."""
     import yaml
 
-    loader = yaml_io._FastLoader
-    assert loader is not None, "PyYAML without libyaml: the fast loader is never used"
+    assert yaml_io._FastLoader is not None, "PyYAML without libyaml: the fast loader is never used"
+    loader = getattr(yaml_io, loader_name)
     if "bomb" in message:
 
         def never(*_: object) -> None:

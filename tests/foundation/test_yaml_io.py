@@ -45,22 +45,48 @@ def test_unsupported_values_go_through_pyyaml() -> None:
         assert dump_yaml(data) == _pyyaml_dump(data)
 
 
+def _libyaml_loaders() -> list[Any]:
+    """Both libyaml loaders: the one libyaml's own nesting limit allows (`_FastLoader`) and the
+    other, so each is tested whichever libyaml this machine has."""
+    from accelplane import yaml_io
+
+    assert yaml_io._FastLoader is not None, "PyYAML without libyaml: the fast loader is never used"
+    return [yaml_io._CComposedLoader, yaml_io._CStrictLoader]
+
+
+def test_the_fast_loader_composes_in_c_only_where_libyaml_bounds_nesting() -> None:
+    from accelplane import yaml_io
+
+    deep = "[" * 1_001 + "]" * 1_001
+    try:
+        yaml.compose(deep, Loader=yaml.CSafeLoader)
+    except yaml.YAMLError as exc:
+        assert "maximum nesting depth" in str(exc)
+        assert yaml_io._FastLoader is yaml_io._CComposedLoader
+    else:
+        assert yaml_io._FastLoader is yaml_io._CStrictLoader
+    assert yaml_io._libyaml_bounds_nesting() is (yaml_io._FastLoader is yaml_io._CComposedLoader)
+
+
 @pytest.mark.parametrize("spec", STACKS, ids=lambda p: p.name)
 def test_libyaml_and_pure_python_loaders_agree(spec: Path) -> None:
-    from accelplane.yaml_io import _FastLoader, _StrictLoader
+    from accelplane.yaml_io import _StrictLoader
 
-    assert _FastLoader is not None, "PyYAML without libyaml: the fast loader is never used"
     text = spec.read_text(encoding="utf-8")
-    assert yaml.load(text, Loader=_FastLoader) == yaml.load(text, Loader=_StrictLoader)
+    for loader in _libyaml_loaders():
+        assert yaml.load(text, Loader=loader) == yaml.load(text, Loader=_StrictLoader), loader
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.dictionaries(_text, _values, max_size=5))
 def test_loaders_agree_on_what_we_write(data: dict[str, Any]) -> None:
-    from accelplane.yaml_io import _FastLoader, _StrictLoader, load_yaml_text
+    from accelplane.yaml_io import _StrictLoader, load_yaml_text
 
     text = yaml.safe_dump(data, allow_unicode=True)
-    assert yaml.load(text, Loader=_FastLoader) == yaml.load(text, Loader=_StrictLoader) == load_yaml_text(text, "x")
+    expected = yaml.load(text, Loader=_StrictLoader)
+    assert load_yaml_text(text, "x") == expected
+    for loader in _libyaml_loaders():
+        assert yaml.load(text, Loader=loader) == expected, loader
 
 
 def test_duplicate_keys_are_refused_with_the_pure_parsers_position() -> None:

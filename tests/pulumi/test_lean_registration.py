@@ -74,12 +74,37 @@ def test_class_registration_is_the_typed_class_token_and_options() -> None:
     assert kube.prepare(queue).registration.opts.version == pulumi_kubernetes._utilities.get_version()
 
 
-def test_objects_are_registered_without_a_captured_stack(pulumi_run: RunProgram) -> None:
-    """`GpuPlatform.create` registers the objects outside any constructor, so Pulumi captures no
-    call stack for them (a file URI per frame, the same accelplane line for every object); the
-    components, registered in their constructors, keep theirs."""
+def test_nothing_is_registered_with_a_captured_stack(pulumi_run: RunProgram) -> None:
+    """`GpuPlatform.create` registers the platform, its family components (`FamilyComponent.create`)
+    and the objects outside any constructor, so Pulumi captures no call stack for them (a file URI
+    per frame, each frame's source line looked up, the same accelplane lines for every resource)."""
     requests = pulumi_run(stack_config("prod-eu"), stack="prod-eu").requests
     objects = [r for r in requests if r.custom and r.type.startswith("kubernetes:") and "providers" not in r.type]
     assert objects and all(len(r.stackTrace.frames) == 0 for r in objects)
     components = [r for r in requests if not r.custom and r.type.startswith("accelplane:")]
-    assert components and all(len(r.stackTrace.frames) > 0 for r in components)
+    assert len(components) > 1 and all(len(r.stackTrace.frames) == 0 for r in components)
+
+
+def test_constructors_register_the_same_components(pulumi_run: RunProgram) -> None:
+    """``GpuPlatform(...)`` + `register_children` and ``FamilyComponent(...)`` (what a program
+    written against the classes does) register exactly what `GpuPlatform.create` does, only with
+    the call stack Pulumi captures in a constructor."""
+    from accelplane.pulumi.family import FamilyComponent
+    from accelplane.pulumi.platform import GpuPlatform
+
+    config = stack_config("prod-eu")
+    lean = pulumi_run(config, stack="prod-eu").requests
+
+    def constructed(cls: Any, name: str, args: Any, opts: Any = None) -> Any:
+        component = cls(name, args, opts)
+        if cls is GpuPlatform:
+            component.register_children()
+        return component
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(GpuPlatform, "create", classmethod(constructed))
+        patch.setattr(FamilyComponent, "create", classmethod(constructed))
+        classic = pulumi_run(config, stack="prod-eu").requests
+    assert wire(lean) == wire(classic)
+    components = [r for r in classic if not r.custom and r.type.startswith("accelplane:")]
+    assert len(components) > 1 and all(len(r.stackTrace.frames) > 0 for r in components)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 import pulumi
 
@@ -43,9 +43,26 @@ class FamilyComponent(pulumi.ComponentResource):
 
     resources: dict[ObjectKey, pulumi.CustomResource]
 
+    @classmethod
+    def create(cls, name: str, args: FamilyArgs, opts: pulumi.ResourceOptions | None = None) -> Self:
+        """The component, registered outside any constructor: how `GpuPlatform` makes its families.
+
+        Pulumi captures the call stack of a resource registered below a third ``__init__`` frame
+        (`accelplane.pulumi.platform.GpuPlatform.create` says why that is worth avoiding), and a
+        component's own constructor is that frame. The component is the same either way; only the
+        source position the engine records differs (none instead of the platform's line)."""
+        component = cls.__new__(cls)
+        component._register(name, args, opts)
+        return component
+
     def __init__(self, name: str, args: FamilyArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        """Register the component (`create` does the same without a captured call stack)."""
+        self._register(name, args, opts)
+
+    def _register(self, name: str, args: FamilyArgs, opts: pulumi.ResourceOptions | None) -> None:
+        """Register the component and keep what `add` and `complete` need (the constructor's body)."""
         module, type_name = family_token(args.family)
-        super().__init__(f"accelplane:{module}:{type_name}", name, None, opts)
+        pulumi.ComponentResource.__init__(self, f"accelplane:{module}:{type_name}", name, None, opts)
         self.family = args.family
         self.objects = args.objects
         self.file_artifacts = args.files

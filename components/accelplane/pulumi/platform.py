@@ -94,21 +94,28 @@ class GpuPlatform(pulumi.ComponentResource):
     ) -> GpuPlatform:
         """The platform with every child registered: how to make one.
 
-        The children are registered here, after the constructor returned, not inside it: Pulumi
-        captures the call stack of every resource registered below a third ``__init__`` frame
-        (``pulumi.runtime.resource._get_stack_trace``: the resource's, ``CustomResource``'s and
-        the caller's), one file URI per frame, about a fifth of registering these manifests with a
-        program's usual depth. Those traces would name this module's line for every object alike;
-        the spec, not the program, says where an object comes from.
+        Everything is registered outside any constructor: the platform here (`_register`, the
+        constructor's body), its family components through `FamilyComponent.create`, then the
+        objects. Pulumi captures the call stack of every resource registered below a third
+        ``__init__`` frame (``pulumi.runtime.resource._get_stack_trace``: the resource's,
+        ``CustomResource``'s or ``ComponentResource``'s, and the caller's), one file URI per frame
+        (each frame's source line looked up too), about a fifth of registering these manifests with
+        a program's usual depth. Those traces would name this module's lines for every resource
+        alike; the spec, not the program, says where a resource comes from.
         """
-        platform = cls(name, args, opts)
+        platform = cls.__new__(cls)
+        platform._register(name, args, opts)
         platform.register_children()
         return platform
 
     def __init__(self, name: str, args: GpuPlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         """Register the component and compute its outputs; `register_children` registers the rest
-        (`create` does both)."""
-        super().__init__("accelplane:index:GpuPlatform", name, None, opts)
+        (`create` does both, without a captured call stack)."""
+        self._register(name, args, opts)
+
+    def _register(self, name: str, args: GpuPlatformArgs, opts: pulumi.ResourceOptions | None) -> None:
+        """Register the component and compute its outputs (the constructor's body)."""
+        pulumi.ComponentResource.__init__(self, "accelplane:index:GpuPlatform", name, None, opts)
         self._name = name
         self._registered = False
         self.bundle = bundle = args.bundle
@@ -159,7 +166,7 @@ class GpuPlatform(pulumi.ComponentResource):
             family_args = FamilyArgs(
                 family=family, objects=tuple(members.get(family, ())), files=tuple(files.get(family, ()))
             )
-            self.families[family] = component_class(
+            self.families[family] = component_class.create(
                 f"{self._name}-{family}", family_args, pulumi.ResourceOptions(parent=self)
             )
         resources = self.resources
