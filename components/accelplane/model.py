@@ -7,6 +7,7 @@ path in the merged document so checks can report ``file: path: message``.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import cached_property
@@ -391,6 +392,13 @@ class Spec:
 
     # Name indexes, built once per Spec (lookups run once per queue or cluster: a linear scan each
     # made validation quadratic, issue 15 §10). The first entry wins, as a scan would return it.
+    @cached_property
+    def derived(self) -> dict[Hashable, Any]:
+        """Values derived from this spec that several builders need (a Flink pod template: the
+        Flink, operator and Namespaces builders each use it), kept here by the function deriving
+        them so each is computed once per Spec and lives as long as the Spec. Empty at first."""
+        return {}
+
     @cached_property
     def _pools_by_name(self) -> dict[str, NodePool]:
         return _first_by_name(self.node_pools)

@@ -59,6 +59,29 @@ class _Bounds:
         return node
 
 
+_RESOLVED: dict[str, str] = {}
+"""Plain scalar → its implicit tag, shared by the libyaml loaders (`_CachedResolve`)."""
+
+
+class _CachedResolve:
+    """`yaml.resolver.Resolver.resolve` remembering each plain scalar's tag: a spec repeats its
+    values (``nvidia.com/gpu``, pool and queue names, ``true``), and each first-character lookup
+    and regular-expression match was a Python call per scalar. With no path resolvers (none is
+    ever added to these loaders) a plain scalar's tag depends on its text alone."""
+
+    def resolve(self, kind: type[Node], value: Any, implicit: tuple[bool, bool]) -> str:
+        if kind is ScalarNode and implicit[0]:
+            tag = _RESOLVED.get(value)
+            if tag is None:
+                tag = super().resolve(kind, value, implicit)  # type: ignore[misc]
+                if len(_RESOLVED) > 100_000:
+                    _RESOLVED.clear()
+                _RESOLVED[value] = tag
+            return tag
+        resolved: str = super().resolve(kind, value, implicit)  # type: ignore[misc]
+        return resolved
+
+
 def _construct_int(loader: _StrictLoader, node: ScalarNode) -> int:
     """An integer, refused with a located error when it has more than `MAX_INT_DIGITS` digits."""
     digits = sum(c.isdigit() for c in str(node.value))
@@ -77,12 +100,42 @@ class _StrictLoader(_Bounds, yaml.SafeLoader):
         self._nesting = 0
 
 
+def _is_shallow_tree(root: Node) -> bool:
+    """True when no node of the graph is reached twice (the document has no alias, so nothing
+    expands) and it nests at most `MAX_NESTING` levels: what almost every spec is, checked a level
+    at a time with C-speed set and list operations. False means `_check_expansion`'s full walk
+    decides. A level whose nodes are all distinct has at most the written nodes' children, so
+    this never expands a bomb: it stops at the first level holding a node twice."""
+    level: list[Node] = [root]
+    seen: set[int] = set()
+    visits = 0
+    for _ in range(MAX_NESTING):
+        seen.update(map(id, level))
+        visits += len(level)
+        if len(seen) != visits:
+            return False
+        below: list[Node] = []
+        for node in level:
+            if type(node) is MappingNode:
+                for pair in node.value:
+                    below.extend(pair)
+            elif type(node) is SequenceNode:
+                below.extend(node.value)
+        if not below:
+            return True
+        level = below
+    return False
+
+
 def _check_expansion(root: Node) -> None:
     """Raise a located error when expanding aliases would nest too deep or build too many nodes.
 
     Works on the composed node graph, where an alias is a second reference to the anchored node, so
-    a bomb costs only its written size here. Each distinct node is measured once (memoised).
+    a bomb costs only its written size here. Each distinct node is measured once (memoised), unless
+    the graph is a shallow tree (`_is_shallow_tree`), where there is nothing to find.
     """
+    if _is_shallow_tree(root):
+        return
     memo: dict[int, tuple[int, int]] = {}  # id(node) -> (expanded nodes, expanded height)
 
     def measure(node: Node, depth: int) -> tuple[int, int]:
@@ -167,7 +220,12 @@ if getattr(yaml, "__with_libyaml__", False):
     from yaml._yaml import CParser
 
     class _CStrictLoader(
-        _Bounds, yaml.composer.Composer, CParser, yaml.constructor.SafeConstructor, yaml.resolver.Resolver
+        _CachedResolve,
+        _Bounds,
+        yaml.composer.Composer,
+        CParser,
+        yaml.constructor.SafeConstructor,
+        yaml.resolver.Resolver,
     ):
         """libyaml's scanner and parser (events), PyYAML's Python composer and strict constructor.
 
@@ -186,7 +244,7 @@ if getattr(yaml, "__with_libyaml__", False):
     _CStrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
     _CStrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
-    class _CComposedLoader(yaml.CSafeLoader):
+    class _CComposedLoader(_CachedResolve, yaml.CSafeLoader):
         """libyaml's scanner, parser and composer (PyYAML's C loader), then `_check_expansion` on the
         composed graph and the strict constructor: the fast loader where libyaml bounds nesting.
 

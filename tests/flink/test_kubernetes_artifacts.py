@@ -28,6 +28,7 @@ from accelplane.render import bundle_files
 from tests.conftest import EXAMPLE_SPECS
 from tests.flink.operator_schema import validate_flink_deployment
 from tests.flink.specs import KUBERNETES, variant
+from tests.support.paths import REPO_ROOT
 from tests.support.render import files_for
 from tests.support.specs import model_of, write_spec
 from tests.support.validators import validate_core_object, validate_crd_object
@@ -441,3 +442,26 @@ def test_coordination_init_container_command_prepares_the_directory(tmp_path: Pa
         after = victim.lstat()
         assert (after.st_uid, after.st_gid, after.st_mode) == (before.st_uid, before.st_gid, before.st_mode)
     assert used.stat().st_uid == 0 and (used.stat().st_mode & 0o7777) == 0o755
+
+
+def test_a_pod_template_is_built_once_per_spec_cluster_and_role() -> None:
+    """`pod_template` is shared by the Flink, operator and Namespaces builders (`Spec.derived`):
+    the same spec, cluster and role give the same dict; another cluster object (even one with the
+    same name) or another spec gets its own, and building every artifact changes none of them."""
+    import dataclasses
+
+    from accelplane.builders.pod_templates import pod_template
+
+    spec = model_of(REPO_ROOT / "stacks" / "prod-eu.yaml")
+    cluster = next(c for c in spec.flink_clusters if c.target in ("kubernetes", "kubernetes-operator"))
+    tm = pod_template(spec, cluster, "taskmanager")
+    assert pod_template(spec, cluster, "taskmanager") is tm
+    assert pod_template(spec, cluster, "jobmanager") is not tm
+    renamed = dataclasses.replace(cluster, namespace="elsewhere-ns")
+    assert pod_template(spec, renamed, "taskmanager") is not tm
+    fresh = model_of(REPO_ROOT / "stacks" / "prod-eu.yaml")
+    assert pod_template(fresh, cluster, "taskmanager") is not tm
+    snapshot = yaml.safe_dump(tm)
+    build_all(spec)
+    assert pod_template(spec, cluster, "taskmanager") is tm and yaml.safe_dump(tm) == snapshot
+    assert pod_template(fresh, cluster, "taskmanager") == tm

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from accelplane import yaml_io
@@ -183,3 +184,24 @@ def test_the_libyaml_loaders_have_the_same_bounds_themselves(
         monkeypatch.setattr(loader, "construct_document", never)
     with pytest.raises(yaml.YAMLError, match=re.escape(message)):
         yaml.load(text, Loader=loader)
+
+
+def test_the_shallow_tree_shortcut_leaves_aliases_and_depth_to_the_full_walk() -> None:
+    """`_check_expansion` skips its memoised walk only for graphs without a repeated node that nest
+    at most `MAX_NESTING` levels; anything else (an alias, more depth) goes through the walk."""
+    import yaml
+
+    def graph(text: str) -> Any:
+        return yaml.compose(text, Loader=yaml.SafeLoader)
+
+    def nested(levels: int) -> str:  # a document nesting exactly ``levels`` levels
+        return "[" * (levels - 1) + "x" + "]" * (levels - 1)
+
+    assert yaml_io._is_shallow_tree(graph("a: [1, {b: c}]\nd: e\n"))
+    assert yaml_io._is_shallow_tree(graph(nested(MAX_NESTING)))
+    assert not yaml_io._is_shallow_tree(graph(nested(MAX_NESTING + 1)))
+    assert not yaml_io._is_shallow_tree(graph("a: &x [1]\nb: *x\n"))
+    assert not yaml_io._is_shallow_tree(graph("a: &x {k: v}\nb: {<<: *x}\n"))
+    yaml_io._check_expansion(graph(nested(MAX_NESTING)))
+    with pytest.raises(yaml.YAMLError, match="nesting deeper than"):
+        yaml_io._check_expansion(graph(nested(MAX_NESTING + 1)))

@@ -8,6 +8,7 @@ renderer writes and the Pulumi program applies.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from types import ModuleType
 
@@ -69,9 +70,8 @@ def build_all(spec: Spec) -> Bundle:
         if wrong:
             raise FamilyTagError(f"{module.__name__} tagged artifacts {sorted(wrong)}, not {module.FAMILY!r}")
         total.extend(part)
-    keys = [o.key for o in total.objects]
-    paths = [f.path for f in total.files]
-    dupes = {k for k in keys if keys.count(k) > 1} | {p for p in paths if paths.count(p) > 1}
+    dupes = [str(key) for key, n in Counter(o.key for o in total.objects).items() if n > 1]
+    dupes += [path for path, n in Counter(f.path for f in total.files).items() if n > 1]
     if dupes:
-        raise DuplicateArtifactError(f"artifacts produced twice: {sorted(map(str, dupes))}")
+        raise DuplicateArtifactError(f"artifacts produced twice: {sorted(dupes)}")
     return total.sorted()
