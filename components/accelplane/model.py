@@ -7,15 +7,17 @@ path in the merged document so checks can report ``file: path: message``.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from accelplane.errors import PathTuple, Problem
 from accelplane.quantity import Quantity, QuantityError
 from accelplane.schema_document import schema_default
+
+_T = TypeVar("_T")
 
 Vendor = Literal["nvidia", "amd"]
 Allocation = Literal["devicePlugin", "dra"]
@@ -393,11 +395,21 @@ class Spec:
     # Name indexes, built once per Spec (lookups run once per queue or cluster: a linear scan each
     # made validation quadratic, issue 15 §10). The first entry wins, as a scan would return it.
     @cached_property
-    def derived(self) -> dict[Hashable, Any]:
-        """Values derived from this spec that several builders need (a Flink pod template: the
-        Flink, operator and Namespaces builders each use it), kept here by the function deriving
-        them so each is computed once per Spec and lives as long as the Spec. Empty at first."""
+    def derived(self) -> dict[Hashable, tuple[object, Any]]:
+        """What `derive` remembers: ``(name, id(owner)) → (owner, value)``. Empty at first."""
         return {}
+
+    def derive(self, name: Hashable, owner: object, make: Callable[[], _T]) -> _T:
+        """``make()``, computed once per this Spec, ``name`` and ``owner`` (an object of this spec,
+        such as a Flink cluster, kept with the value so its id stays its own) and shared by every
+        caller as long as the Spec lives, so callers must not modify it. For what several builders
+        and checks derive from the same cluster (its pod templates, its generated Flink keys)."""
+        key = (name, id(owner))
+        found = self.derived.get(key)
+        if found is None or found[0] is not owner:
+            found = self.derived[key] = (owner, make())
+        value: _T = found[1]
+        return value
 
     @cached_property
     def _pools_by_name(self) -> dict[str, NodePool]:

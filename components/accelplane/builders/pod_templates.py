@@ -352,15 +352,10 @@ COORDINATION_INIT_SKIPS: dict[str, str] = dict.fromkeys(
 def pod_template(spec: Spec, cluster: FlinkCluster, role: Role) -> dict[str, Any]:
     """The pod template of one role as a plain ``v1/Pod`` manifest.
 
-    Built once per spec, cluster and role (`Spec.derived`): the Flink builder serialises it, the
+    Built once per spec, cluster and role (`Spec.derive`): the Flink builder serialises it, the
     operator's FlinkDeployment embeds it and the Namespaces builder reads its pod security. The
     callers share the dict, so none may modify it."""
-    key = ("pod_template", id(cluster), role)
-    found = spec.derived.get(key)
-    if found is None or found[0] is not cluster:  # the cluster object is kept: its id stays its own
-        found = spec.derived[key] = (cluster, _pod_template(spec, cluster, role))
-    template: dict[str, Any] = found[1]
-    return template
+    return spec.derive(("pod_template", role), cluster, lambda: _pod_template(spec, cluster, role))
 
 
 def _pod_template(spec: Spec, cluster: FlinkCluster, role: Role) -> dict[str, Any]:

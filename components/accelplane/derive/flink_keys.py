@@ -414,8 +414,14 @@ def slot_group_keys(cluster: FlinkCluster) -> list[GeneratedKey]:
     return keys
 
 
-def generated_keys(spec: Spec, cluster: FlinkCluster) -> list[GeneratedKey]:
-    """Every key accelplane writes for the cluster (for the operator: into ``flinkConfiguration``)."""
+def generated_keys(spec: Spec, cluster: FlinkCluster) -> tuple[GeneratedKey, ...]:
+    """Every key accelplane writes for the cluster (for the operator: into ``flinkConfiguration``);
+    derived once per spec and cluster (`Spec.derive`: the checks and the builders both need it)."""
+    return spec.derive("generated_keys", cluster, lambda: tuple(_generated_keys(spec, cluster)))
+
+
+def _generated_keys(spec: Spec, cluster: FlinkCluster) -> list[GeneratedKey]:
+    """`generated_keys`, derived."""
     keys = [GeneratedKey("taskmanager.numberOfTaskSlots", cluster.task_manager.slots, "taskManager.slots")]
     if cluster.target == "kubernetes-operator":
         return keys + slot_group_keys(cluster) + _gpu_keys(spec, cluster)

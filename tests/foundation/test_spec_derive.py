@@ -1,0 +1,44 @@
+"""`Spec.derive`: what several builders and checks derive from the same cluster (its pod templates,
+its generated Flink keys) is computed once per Spec and shared."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from accelplane.builders import build_all
+from accelplane.checks import run_checks
+from accelplane.derive.flink_keys import generated_keys
+
+from tests.support.paths import REPO_ROOT
+from tests.support.specs import model_of
+
+
+def test_a_value_is_made_once_per_spec_name_and_owner() -> None:
+    spec = model_of(REPO_ROOT / "stacks" / "prod-eu.yaml")
+    a, b = spec.flink_clusters[0], dataclasses.replace(spec.flink_clusters[0])
+    calls: list[object] = []
+
+    def make(owner: object) -> list[object]:
+        calls.append(owner)
+        return [owner]
+
+    first = spec.derive("x", a, lambda: make(a))
+    assert spec.derive("x", a, lambda: make(a)) is first and calls == [a]
+    assert spec.derive("y", a, lambda: make(a)) is not first  # another name
+    assert spec.derive("x", b, lambda: make(b)) == [b]  # an equal but other owner object: its own
+    other = model_of(REPO_ROOT / "stacks" / "prod-eu.yaml")
+    assert other.derive("x", a, lambda: make(a)) is not first  # another spec: its own
+    assert calls == [a, a, b, a]
+
+
+def test_checks_and_builders_share_the_generated_keys() -> None:
+    """The checks (managed keys) and the builders (effective configuration) both need a cluster's
+    generated keys: one tuple, derived once, unchanged by either."""
+    spec = model_of(REPO_ROOT / "stacks" / "prod-eu.yaml")
+    cluster = spec.flink_clusters[0]
+    keys = generated_keys(spec, cluster)
+    assert isinstance(keys, tuple) and keys
+    run_checks(spec)
+    build_all(spec)
+    assert generated_keys(spec, cluster) is keys
+    assert generated_keys(model_of(REPO_ROOT / "stacks" / "prod-eu.yaml"), cluster) == keys
