@@ -402,8 +402,9 @@ class Spec:
     def derive(self, name: Hashable, owner: object, make: Callable[[], _T]) -> _T:
         """``make()``, computed once per this Spec, ``name`` and ``owner`` (an object of this spec,
         such as a Flink cluster, kept with the value so its id stays its own) and shared by every
-        caller as long as the Spec lives, so callers must not modify it. For what several builders
-        and checks derive from the same cluster (its pod templates, its generated Flink keys)."""
+        caller until `accelplane.builders.build_all` drops it at the end of a build, so callers
+        must not modify it. For what several builders and checks derive from the same cluster (its
+        pod templates, its generated Flink keys)."""
         key = (name, id(owner))
         found = self.derived.get(key)
         if found is None or found[0] is not owner:

@@ -447,7 +447,8 @@ def test_coordination_init_container_command_prepares_the_directory(tmp_path: Pa
 def test_a_pod_template_is_built_once_per_spec_cluster_and_role() -> None:
     """`pod_template` is shared by the Flink, operator and Namespaces builders (`Spec.derive`):
     the same spec, cluster and role give the same dict; another cluster object (even one with the
-    same name) or another spec gets its own, and building every artifact changes none of them."""
+    same name) or another spec gets its own; building every artifact changes none of them and
+    drops them afterwards (they do not outlive the build)."""
     import dataclasses
 
     from accelplane.builders.pod_templates import pod_template
@@ -462,6 +463,7 @@ def test_a_pod_template_is_built_once_per_spec_cluster_and_role() -> None:
     fresh = model_of(REPO_ROOT / "stacks" / "prod-eu.yaml")
     assert pod_template(fresh, cluster, "taskmanager") is not tm
     snapshot = yaml.safe_dump(tm)
-    build_all(spec)
-    assert pod_template(spec, cluster, "taskmanager") is tm and yaml.safe_dump(tm) == snapshot
-    assert pod_template(fresh, cluster, "taskmanager") == tm
+    build_all(spec)  # uses the shared templates without changing them, then drops them
+    assert yaml.safe_dump(tm) == snapshot
+    again = pod_template(spec, cluster, "taskmanager")
+    assert again is not tm and again == tm == pod_template(fresh, cluster, "taskmanager")
