@@ -16,6 +16,7 @@ positions do not depend on libyaml.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
@@ -360,14 +361,68 @@ _SCALARS: dict[str, tuple[str, tuple[str, ...] | None]] = {}
 _LONG = 2000  # PyYAML folds scalars past width=4096 columns; leave anything near that to it
 
 
+# Multi-line text PyYAML writes as a literal block without indentation indicator (`_literal`):
+# printable ASCII and line breaks only (no tab, no control or Unicode line-break character), not
+# starting with a space or a break; the caller also refuses a space before a break or at the end
+# (PyYAML's ``analyze_scalar`` allows no block then).
+_LITERAL_SAFE = re.compile(r"[\x21-\x7e][\x20-\x7e\n]*")
+
+
+def _literal(text: str) -> tuple[str, tuple[str, ...]] | None:
+    """PyYAML's literal block for multi-line ``text`` (see `_string`) without running PyYAML, for
+    the text whose block PyYAML writes without indentation or keep indicator (`_LITERAL_SAFE`,
+    ending with at most one line break); None for anything else, which PyYAML renders.
+
+    A render's multi-line strings (Flink configuration and pod templates inside ConfigMaps,
+    scripts) are long and nearly all distinct, and PyYAML's pure-Python emitter looks at every
+    character: rendering them through it was most of a cold render (a new process's)."""
+    if " \n" in text or text.endswith((" ", "\n\n")) or not _LITERAL_SAFE.fullmatch(text):
+        return None
+    if text.endswith("\n"):
+        return " |", tuple(text[:-1].split("\n"))
+    return " |-", tuple(text.split("\n"))
+
+
+# Text PyYAML writes plain (unquoted) wherever it stands (`_plain`): names, paths, label keys,
+# quantities. Nothing here is an indicator to PyYAML's ``analyze_scalar`` (no space, no ``:``/``#``,
+# no leading ``-``/``.``); whether it would read back as another type is the resolver's call.
+_PLAIN_SAFE = re.compile(r"[A-Za-z0-9_/][A-Za-z0-9_./-]{0,199}")
+_STR_TAG = "tag:yaml.org,2002:str"
+_RESOLVER = yaml.resolver.Resolver()
+
+
+def _plain(text: str) -> bool:
+    """Whether PyYAML writes ``text`` as it is, as a value or a simple key: it matches
+    `_PLAIN_SAFE` and reads back as a string (PyYAML's own resolver, which decides it for the
+    emitter too: ``yes``, ``null``, ``1e3`` or ``12:30`` are quoted)."""
+    return (
+        _PLAIN_SAFE.fullmatch(text) is not None
+        and _RESOLVER.resolve(ScalarNode, text, (True, False)) == _STR_TAG
+    )
+
+
 def _string(text: str) -> tuple[str, tuple[str, ...] | None]:
     """How PyYAML writes ``text`` as a mapping value: ``(" plain", None)`` for one line, or
-    ``(" |-", lines)`` for a literal block whose lines are relative to the block's indentation."""
+    ``(" |-", lines)`` for a literal block whose lines are relative to the block's indentation.
+
+    Plain names and literal blocks (`_plain`, `_literal`) are written directly; anything else is
+    rendered by PyYAML once and remembered."""
     hit = _SCALARS.get(text)
     if hit is not None:
         return hit
+    if _plain(text):
+        plain = (f" {text}", None)
+        _remember(text, plain)
+        return plain
+    if "\n" in text:
+        literal = _literal(text)
+        if literal is not None:
+            _remember(text, literal)
+            return literal
     if len(text) > _LONG and "\n" not in text:
         raise _Unsupported
+    if any(c in text for c in "\x85\u2028\u2029"):
+        raise _Unsupported  # line breaks PyYAML indents what follows: context-dependent
     rendered = _pyyaml_dump({"k": text})
     head, _, rest = rendered.partition("\n")
     if not head.startswith("k:"):
@@ -386,10 +441,26 @@ def _string(text: str) -> tuple[str, tuple[str, ...] | None]:
     elif len(head) > _LONG:
         raise _Unsupported
     result = (head[2:], block)
+    _remember(text, result)
+    return result
+
+
+def _remember(text: str, rendered: tuple[str, tuple[str, ...] | None]) -> None:
+    """Keep ``text``'s rendering for the next time (bounded)."""
     if len(_SCALARS) > 200_000:
         _SCALARS.clear()
-    _SCALARS[text] = result
-    return result
+    _SCALARS[text] = rendered
+
+
+def clear_caches() -> None:
+    """Forget every rendering and resolution remembered so far: what a new process starts with.
+
+    The caches are keyed by the data (strings, keys, scalars), so rendering the same spec again in
+    one process finds everything in them, which a user's process never does; the benchmarks call
+    this before every sample so that they measure what a user's render costs."""
+    _SCALARS.clear()
+    _KEYS.clear()
+    _RESOLVED.clear()
 
 
 _KEYS: dict[str, str] = {}
@@ -402,6 +473,11 @@ def _key(key: Any) -> str:
     hit = _KEYS.get(key)
     if hit is not None:
         return hit
+    if _plain(key):
+        _KEYS[key] = key
+        return key
+    if any(c in key for c in "\x85\u2028\u2029"):
+        raise _Unsupported  # line breaks PyYAML indents what follows: context-dependent
     rendered = _pyyaml_dump({key: 0})
     if len(key) > 120 or rendered.startswith("?") or not rendered.endswith(": 0\n") or rendered.count("\n") != 1:
         raise _Unsupported  # PyYAML writes long or multi-line keys as complex keys

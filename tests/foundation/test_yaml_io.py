@@ -41,7 +41,9 @@ def test_same_bytes_as_pyyaml_for_every_example_object(spec: Path) -> None:
 
 
 def test_unsupported_values_go_through_pyyaml() -> None:
-    for data in ({"f": 1.5}, {1: "a"}, {"long": "x " * 3000}, "scalar", [], {"k": ("t",)}):
+    # Unicode line breaks (NEL, LS, PS): PyYAML indents what follows them by context
+    breaks = ({"0": ["\x85"]}, {"k": ["\n:\x85:"]}, {"k\u2028": 1}, {"a": {"b": "x\u2029y\n"}})
+    for data in ({"f": 1.5}, {1: "a"}, {"long": "x " * 3000}, "scalar", [], {"k": ("t",)}, *breaks):
         assert dump_yaml(data) == _pyyaml_dump(data)
 
 
@@ -94,3 +96,79 @@ def test_duplicate_keys_are_refused_with_the_pure_parsers_position() -> None:
 
     with pytest.raises(YamlSyntaxError, match=r"line 2, column 1: invalid YAML: duplicate key 'a'"):
         load_yaml_text("a: 1\na: 2\n", "spec.yaml")
+
+
+_lines = st.lists(
+    st.text(st.sampled_from(["a", "b", " ", ":", "#", "-", "'", '"', "|", "\t", "é", "\x85", "\u2028", "\x7f"]),
+            max_size=6),
+    min_size=2, max_size=5,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_lines, st.sampled_from(["", "\n", "\n\n"]))
+def test_literal_blocks_written_directly_are_pyyamls(lines: list[str], end: str) -> None:
+    """Multi-line strings that `_literal` writes without PyYAML come out byte for byte as PyYAML
+    writes them, as a mapping value, a list item and nested deeper; the rest is left to PyYAML."""
+    from accelplane.yaml_io import clear_caches
+
+    text = "\n".join(lines) + end
+    clear_caches()
+    for data in ({"k": text}, {"k": [text, {"n": text}]}, {"a": {"b": text}}):
+        assert dump_yaml(data) == _pyyaml_dump(data), data
+
+
+def test_a_renders_multi_line_strings_skip_pyyaml() -> None:
+    """Not vacuous: nearly every multi-line string of the example renders (configuration files, pod
+    templates, scripts inside ConfigMaps) is written by `_literal`, and exactly as PyYAML would."""
+    from accelplane.yaml_io import _literal, clear_caches
+
+    texts = set()
+    for spec in STACKS:
+        for obj in render_spec(spec).bundle.objects:
+            for value in (obj.manifest.get("data") or {}).values():
+                if isinstance(value, str) and "\n" in value:
+                    texts.add(value)
+    direct = [t for t in texts if _literal(t) is not None]
+    assert len(texts) > 20 and len(direct) >= 0.9 * len(texts)
+    clear_caches()
+    for text in direct:
+        assert dump_yaml({"k": text}) == _pyyaml_dump({"k": text})
+
+
+_name_like = st.text(st.sampled_from(list("aeyYnNoOtTrRuUfFlLsS0123456789._-/xXbB+~")), min_size=1, max_size=8)
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(_name_like, min_size=1, max_size=6))
+def test_names_written_plain_are_pyyamls(names: list[str]) -> None:
+    """Names, label keys and quantities `_plain` writes without PyYAML, against PyYAML's bytes,
+    with the resolver's edge cases (``yes``, ``No``, ``null``, ``~``, ``1_000``, ``0x1F``,
+    ``0b101``, ``1e3``, ``.5``, ``1.``) as values, keys and list items."""
+    from accelplane.yaml_io import clear_caches
+
+    clear_caches()
+    data = {"k": names, **{n: n for n in names}, "m": {n: [n] for n in names}}
+    assert dump_yaml(data) == _pyyaml_dump(data)
+
+
+def test_a_renders_names_skip_pyyaml() -> None:
+    """Not vacuous: `_plain` takes most of an example render's distinct strings."""
+    from accelplane.yaml_io import _plain
+
+    strings: set[str] = set()
+
+    def collect(value: Any) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                strings.add(k)
+                collect(v)
+        elif isinstance(value, list):
+            for v in value:
+                collect(v)
+        elif isinstance(value, str) and "\n" not in value:
+            strings.add(value)
+
+    for obj in render_spec(STACKS[0]).bundle.objects:
+        collect(obj.manifest)
+    assert len(strings) > 100 and sum(map(_plain, strings)) >= 0.7 * len(strings)
