@@ -401,16 +401,36 @@ def _plain(text: str) -> bool:
     )
 
 
+# One line of text PyYAML writes plain as a value (`_plain_value`): printable ASCII, not starting
+# with an indicator or a space (PyYAML's ``analyze_scalar``: ``- ? : , [ ] { } # & * ! | > ' " % @ ```
+# and ``.`` lead ``---``/``...`` or nothing; excluded whole), short enough never to be folded.
+_PLAIN_VALUE_SAFE = re.compile(r"[A-Za-z0-9_/$(=+;<^~\\][\x20-\x7e]{0,999}")
+
+
+def _plain_value(text: str) -> bool:
+    """Whether PyYAML writes one line of ``text`` as it is as a mapping value or a list item:
+    `_plain` names, and prose such as the hardening annotations' reasons, unless it holds what
+    would end the scalar or start a comment (``": "``, ``" #"``, a final ``:`` or space) or reads
+    back as another type (the resolver's call, as for `_plain`)."""
+    return (
+        _PLAIN_VALUE_SAFE.fullmatch(text) is not None
+        and ": " not in text
+        and " #" not in text
+        and not text.endswith((":", " "))
+        and _RESOLVER.resolve(ScalarNode, text, (True, False)) == _STR_TAG
+    )
+
+
 def _string(text: str) -> tuple[str, tuple[str, ...] | None]:
     """How PyYAML writes ``text`` as a mapping value: ``(" plain", None)`` for one line, or
     ``(" |-", lines)`` for a literal block whose lines are relative to the block's indentation.
 
-    Plain names and literal blocks (`_plain`, `_literal`) are written directly; anything else is
-    rendered by PyYAML once and remembered."""
+    Plain text and literal blocks (`_plain_value`, `_literal`) are written directly; anything else
+    is rendered by PyYAML once and remembered."""
     hit = _SCALARS.get(text)
     if hit is not None:
         return hit
-    if _plain(text):
+    if _plain_value(text):
         plain = (f" {text}", None)
         _remember(text, plain)
         return plain

@@ -172,3 +172,21 @@ def test_a_renders_names_skip_pyyaml() -> None:
     for obj in render_spec(STACKS[0]).bundle.objects:
         collect(obj.manifest)
     assert len(strings) > 100 and sum(map(_plain, strings)) >= 0.7 * len(strings)
+
+
+_prose_like = st.lists(
+    st.sampled_from([*list("aZ09 :#-?.,[]{}!&*'\"%@`|>~=<$(+;^\\/_\t"), "yes", "null", ": ", " #", "...", "---"]),
+    min_size=1, max_size=10,
+).map("".join)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(_prose_like, min_size=1, max_size=6))
+def test_one_line_text_written_plain_is_pyyamls(texts: list[str]) -> None:
+    """One-line text `_plain_value` writes without PyYAML (prose with spaces and punctuation)
+    against PyYAML's bytes, as values and list items, with every indicator PyYAML looks for."""
+    from accelplane.yaml_io import clear_caches
+
+    clear_caches()
+    data = {"k": texts, "m": {f"k{i}": t for i, t in enumerate(texts)}}
+    assert dump_yaml(data) == _pyyaml_dump(data)
