@@ -391,13 +391,19 @@ _STR_TAG = "tag:yaml.org,2002:str"
 _RESOLVER = yaml.resolver.Resolver()
 
 
+def _reads_back_as_a_string(text: str) -> bool:
+    """Whether PyYAML's resolver gives plain ``text`` the string tag (the emitter asks the same)."""
+    tag: str = _RESOLVER.resolve(ScalarNode, text, (True, False))  # type: ignore[no-untyped-call]
+    return tag == _STR_TAG
+
+
 def _plain(text: str) -> bool:
     """Whether PyYAML writes ``text`` as it is, as a value or a simple key: it matches
     `_PLAIN_SAFE` and reads back as a string (PyYAML's own resolver, which decides it for the
     emitter too: ``yes``, ``null``, ``1e3`` or ``12:30`` are quoted)."""
     return (
         _PLAIN_SAFE.fullmatch(text) is not None
-        and _RESOLVER.resolve(ScalarNode, text, (True, False)) == _STR_TAG
+        and _reads_back_as_a_string(text)
     )
 
 
@@ -417,7 +423,7 @@ def _plain_value(text: str) -> bool:
         and ": " not in text
         and " #" not in text
         and not text.endswith((":", " "))
-        and _RESOLVER.resolve(ScalarNode, text, (True, False)) == _STR_TAG
+        and _reads_back_as_a_string(text)
     )
 
 
