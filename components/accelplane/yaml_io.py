@@ -407,9 +407,10 @@ def _plain(text: str) -> bool:
     )
 
 
-# One line of text PyYAML writes plain as a value (`_plain_value`): printable ASCII, not starting
-# with an indicator or a space (PyYAML's ``analyze_scalar``: ``- ? : , [ ] { } # & * ! | > ' " % @ ```
-# and ``.`` lead ``---``/``...`` or nothing; excluded whole), short enough never to be folded.
+# One line of text PyYAML writes plain as a value (`_plain_value`): printable ASCII, short enough
+# never to be folded, not starting with a space or a character PyYAML's ``analyze_scalar`` may take
+# for an indicator there (``- ? : , [ ] { } # & * ! | > ' " % @ ```, and ``.``, which may start
+# ``...``: all refused as first characters, even where PyYAML would accept them).
 _PLAIN_VALUE_SAFE = re.compile(r"[A-Za-z0-9_/$(=+;<^~\\][\x20-\x7e]{0,999}")
 
 
