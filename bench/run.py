@@ -19,7 +19,8 @@ on a busy machine). Wall clock, never timed tests.
    at 1 and 10 units (1 with ``--quick``); more rows split the difference: the program's
    registration alone (`render_spec` excluded) next to the same manifests registered bare, those
    next to the bare ConfigMaps (what Pulumi itself charges for the manifests), and the same
-   manifests through pulumi_kubernetes' typed classes next to the plain registration the program uses. ``--only pulumi`` runs just this part; ``--runs N`` sets its samples.
+   manifests through pulumi_kubernetes' typed classes next to the plain registration the program
+   uses. ``--only pulumi`` runs just this part; ``--runs N`` sets its samples.
 4. Validation scaling: `load_validated` on queue trees of 2,000-16,000 queues and on 50-400 units,
    with the growth exponent per doubling (bench/bench_scaling.py).
 5. The GPU discovery script (bench/bench_discovery.py): ours vs Flink's, and ours per call vs the

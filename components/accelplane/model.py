@@ -392,8 +392,6 @@ class Spec:
         """True when the cluster needs artifacts for ``platform``."""
         return platform in self.platforms
 
-    # Name indexes, built once per Spec (lookups run once per queue or cluster: a linear scan each
-    # made validation quadratic, issue 15 §10). The first entry wins, as a scan would return it.
     @cached_property
     def derived(self) -> dict[Hashable, tuple[object, Any]]:
         """What `derive` remembers: ``(name, id(owner)) → (owner, value)``. Empty at first."""
@@ -407,11 +405,13 @@ class Spec:
         pod templates, its generated Flink keys)."""
         key = (name, id(owner))
         found = self.derived.get(key)
-        if found is None or found[0] is not owner:
+        if found is None:
             found = self.derived[key] = (owner, make())
         value: _T = found[1]
         return value
 
+    # Name indexes, built once per Spec (lookups run once per queue or cluster: a linear scan each
+    # made validation quadratic, issue 15 §10). The first entry wins, as a scan would return it.
     @cached_property
     def _pools_by_name(self) -> dict[str, NodePool]:
         return _first_by_name(self.node_pools)

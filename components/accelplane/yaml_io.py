@@ -34,9 +34,21 @@ MAX_EXPANSION_RATIO = 10
 MAX_INT_DIGITS = 100
 
 
-class _Bounds:
-    """The bounds every spec loader applies, on top of PyYAML's Python composer and constructor
-    (whichever parser produces the events): nesting, alias expansion and integer length."""
+class _ExpansionBound:
+    """Checks the composed node graph (`_check_expansion`: nesting, alias expansion) before anything
+    is constructed from it, whichever composer built it."""
+
+    def get_single_node(self) -> Node | None:
+        node: Node | None = super().get_single_node()  # type: ignore[misc]
+        if node is not None:
+            _check_expansion(node)
+        return node
+
+
+class _Bounds(_ExpansionBound):
+    """The bounds every spec loader on PyYAML's Python composer applies (whichever parser produces
+    the events): nesting while composing, alias expansion (`_ExpansionBound`); the strict
+    constructor bounds integer length."""
 
     _nesting: int
 
@@ -52,12 +64,6 @@ class _Bounds:
             return node
         finally:
             self._nesting -= 1
-
-    def get_single_node(self) -> Node | None:
-        node: Node | None = super().get_single_node()  # type: ignore[misc]
-        if node is not None:
-            _check_expansion(node)
-        return node
 
 
 _RESOLVED: dict[str, str] = {}
@@ -213,8 +219,13 @@ def _construct_mapping(loader: _StrictLoader, node: MappingNode, deep: bool = Fa
     return loader.construct_mapping(node, deep=deep)
 
 
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-_StrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+def _strict_constructors(loader: type[Any]) -> None:
+    """Give ``loader`` the strict constructors (duplicate and non-string keys, integer length)."""
+    loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+    loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+
+
+_strict_constructors(_StrictLoader)
 
 _FastLoader: type[Any] | None = None
 if getattr(yaml, "__with_libyaml__", False):
@@ -242,10 +253,9 @@ if getattr(yaml, "__with_libyaml__", False):
             yaml.resolver.Resolver.__init__(self)
             self._nesting = 0
 
-    _CStrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-    _CStrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+    _strict_constructors(_CStrictLoader)
 
-    class _CComposedLoader(_CachedResolve, yaml.CSafeLoader):
+    class _CComposedLoader(_CachedResolve, _ExpansionBound, yaml.CSafeLoader):
         """libyaml's scanner, parser and composer (PyYAML's C loader), then `_check_expansion` on the
         composed graph and the strict constructor: the fast loader where libyaml bounds nesting.
 
@@ -254,14 +264,7 @@ if getattr(yaml, "__with_libyaml__", False):
         libyaml's composer recurses in C once per level, which its own nesting limit keeps shallow.
         About a fifth of `_CStrictLoader`'s time, whose Python composer was most of a spec's load."""
 
-        def get_single_node(self) -> Node | None:
-            node: Node | None = super().get_single_node()
-            if node is not None:
-                _check_expansion(node)
-            return node
-
-    _CComposedLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-    _CComposedLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+    _strict_constructors(_CComposedLoader)
 
     def _libyaml_bounds_nesting() -> bool:
         """Whether libyaml refuses deep nesting itself (since 0.2.6: 1,000 levels by default), which
