@@ -16,6 +16,7 @@ positions do not depend on libyaml.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -342,7 +343,7 @@ def dump_yaml(data: Any) -> str:
     The bytes are PyYAML's (`_Dumper`, above): the layout is written here directly, and each
     distinct string is rendered once by PyYAML itself and remembered, because running PyYAML's
     pure-Python representer, serializer and emitter over every node was most of a render. Anything
-    the direct writer does not cover (floats, non-string keys, very long strings, top-level
+    the direct writer does not cover (infinite floats, non-string keys, very long strings, top-level
     scalars) goes through PyYAML whole; ``tests/foundation/test_yaml_io.py`` compares both writers.
     """
     if isinstance(data, dict) and data:
@@ -412,9 +413,10 @@ def _plain(text: str) -> bool:
 
 # One line of text PyYAML writes plain as a value (`_plain_value`): printable ASCII, short enough
 # never to be folded, not starting with a space or a character PyYAML's ``analyze_scalar`` may take
-# for an indicator there (``- ? : , [ ] { } # & * ! | > ' " % @ ```, and ``.``, which may start
-# ``...``: all refused as first characters, even where PyYAML would accept them).
-_PLAIN_VALUE_SAFE = re.compile(r"[A-Za-z0-9_/$(=+;<^~\\][\x20-\x7e]{0,999}")
+# for an indicator there (``? : , [ ] { } # & * ! | > ' " % @ ```, and ``.``, which may start
+# ``...``: all refused as first characters, even where PyYAML would accept them); a ``-`` only
+# before another printable character and not as ``---`` (command-line flags such as ``-c``).
+_PLAIN_VALUE_SAFE = re.compile(r"(?:[A-Za-z0-9_/$(=+;<^~\\]|-(?!--)[\x21-\x7e]|\.(?!\.\.))[\x20-\x7e]{0,998}")
 
 
 def _plain_value(text: str) -> bool:
@@ -431,12 +433,39 @@ def _plain_value(text: str) -> bool:
     )
 
 
+# One line of printable ASCII, short enough never to be folded: PyYAML writes it single-quoted
+# wherever it does not write it plain (`_single_quoted`).
+_QUOTABLE = re.compile(r"[\x20-\x7e]{0,2000}")
+# First characters that are an indicator to PyYAML's ``analyze_scalar`` whatever follows them.
+_INDICATORS = frozenset("#,[]{}&*!|>'\"%@`")
+
+
+def _single_quoted(text: str) -> bool:
+    """Whether PyYAML writes one line of ``text`` single-quoted as a value or a list item: printable
+    ASCII (`_QUOTABLE`, so ``analyze_scalar`` allows single quotes) that PyYAML will not write plain,
+    because it reads back as another type (``'1'``, ``''``, ``'yes'``: the resolver's call) or holds
+    an indicator that forbids a plain scalar in block context: ``": "`` or ``" #"`` anywhere, a final
+    ``:``, a leading or trailing space, a first character in `_INDICATORS`, or a start of ``- ``,
+    ``? ``, ``---`` or ``...``. Anything else is left to PyYAML (which may still quote it)."""
+    if _QUOTABLE.fullmatch(text) is None:
+        return False
+    return (
+        ": " in text
+        or " #" in text
+        or text.endswith((":", " "))
+        or text.startswith((" ", "- ", "? ", "---", "..."))
+        or text[:1] in _INDICATORS
+        or text in ("-", "?")
+        or not _reads_back_as_a_string(text)
+    )
+
+
 def _string(text: str) -> tuple[str, tuple[str, ...] | None]:
     """How PyYAML writes ``text`` as a mapping value: ``(" plain", None)`` for one line, or
     ``(" |-", lines)`` for a literal block whose lines are relative to the block's indentation.
 
-    Plain text and literal blocks (`_plain_value`, `_literal`) are written directly; anything else
-    is rendered by PyYAML once and remembered."""
+    Plain and single-quoted text and literal blocks (`_plain_value`, `_single_quoted`, `_literal`)
+    are written directly; anything else is rendered by PyYAML once and remembered."""
     hit = _SCALARS.get(text)
     if hit is not None:
         return hit
@@ -444,6 +473,10 @@ def _string(text: str) -> tuple[str, tuple[str, ...] | None]:
         plain = (f" {text}", None)
         _remember(text, plain)
         return plain
+    if _single_quoted(text):
+        quoted = (" '" + text.replace("'", "''") + "'", None)
+        _remember(text, quoted)
+        return quoted
     if "\n" in text:
         literal = _literal(text)
         if literal is not None:
@@ -518,6 +551,23 @@ def _key(key: Any) -> str:
     return text
 
 
+_FLOAT_TAG = "tag:yaml.org,2002:float"
+
+
+def _float(value: float) -> str:
+    """How PyYAML writes a finite float (``SafeRepresenter.represent_float``: ``repr``, lower case,
+    ``1e+20`` as ``1.0e+20``), plain because its resolver reads it back as a float; anything else
+    (infinities, NaN, a repr the resolver would not take for a float) is left to PyYAML."""
+    if not math.isfinite(value):
+        raise _Unsupported
+    text = repr(value).lower()
+    if "." not in text and "e" in text:
+        text = text.replace("e", ".0e", 1)
+    if _RESOLVER.resolve(ScalarNode, text, (True, False)) != _FLOAT_TAG:  # type: ignore[no-untyped-call]
+        raise _Unsupported
+    return text
+
+
 def _emit_scalar(value: Any, indent: str, out: list[str]) -> None:
     """Append `` value`` (with its leading space) and the line break; ``indent`` is the column of
     the entry the value belongs to (a literal block's lines go two spaces deeper)."""
@@ -529,6 +579,8 @@ def _emit_scalar(value: Any, indent: str, out: list[str]) -> None:
         out.append(" false\n")
     elif type(value) is int:
         out.append(f" {value}\n")
+    elif type(value) is float:
+        out.append(f" {_float(value)}\n")
     elif type(value) is str:
         text, block = _string(value)
         out.append(text)
