@@ -107,6 +107,8 @@ def main(project_dir: str | os.PathLike[str] | None = None) -> GpuPlatform:
 
     for key, value in platform.outputs.items():
         pulumi.export(key, value)
+    pulumi.export("files", platform.files)
+    pulumi.export("fileContents", platform.file_contents)
     pulumi.export(
         "specFiles",
         {
@@ -123,7 +125,7 @@ def export_render_dir(platform: GpuPlatform, render_dir: Path) -> None:
     """On an update, write the render tree once every Kubernetes resource is applied; export its path.
 
     The tree is the platform's `GpuPlatform.rendered_files` (serialised once, for the ``files``
-    output). A preview never writes (the output stays the configured path)."""
+    stack output). A preview never writes (the output stays the configured path)."""
     if pulumi.runtime.is_dry_run():
         pulumi.export("renderDir", str(render_dir))
         return

@@ -616,12 +616,26 @@ def _emit_mapping(data: dict[Any, Any], indent: str, out: list[str], first_inlin
         keys = sorted(data)
     except TypeError:
         raise _Unsupported from None
-    for i, key in enumerate(keys):
-        if not (first_inline and i == 0):
+    known_keys = _KEYS
+    known_scalars = _SCALARS
+    for key in keys:
+        if first_inline:
+            first_inline = False
+        else:
             out.append(indent)
-        out.append(_key(key))
+        written = known_keys.get(key)  # only strings are remembered; any other key misses
+        if written is None:
+            written = _key(key)
+        value = data[key]
+        if type(value) is str:
+            # the commonest entry, a one-line string written before, as one piece (`_emit_scalar`)
+            hit = known_scalars.get(value)
+            if hit is not None and hit[1] is None:
+                out.append(f"{written}:{hit[0]}\n")
+                continue
+        out.append(written)
         out.append(":")
-        _emit_value(data[key], indent, out)
+        _emit_value(value, indent, out)
 
 
 def _emit_sequence(items: list[Any], indent: str, out: list[str], first_inline: bool) -> None:

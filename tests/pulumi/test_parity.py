@@ -121,3 +121,28 @@ def test_spec_files_are_reported_with_digests(pulumi_run: RunProgram) -> None:
     assert sorted(spec_files) == ["stacks/base/gpu-platform.yaml", "stacks/prod-eu.yaml"]
     for path, digest in spec_files.items():
         assert digest == hashlib.sha256((REPO_ROOT / path).read_bytes()).hexdigest()
+
+
+def test_file_texts_are_in_the_stack_outputs_only(pulumi_run: RunProgram) -> None:
+    """The state holds each file's text once: the stack's ``fileContents`` output. Neither the
+    platform nor a family component registers it (or the per-file ``files`` map) again."""
+    run = pulumi_run(stack_config("prod-eu"), stack="prod-eu")
+    texts = set(run.outputs["fileContents"].values())
+    assert texts and set(run.outputs["files"]) > set(run.outputs["fileContents"])
+    component_outputs = {r.type: r.outputs for r in run.registrations if not r.custom}
+    assert set(component_outputs["accelplane:index:GpuPlatform"] or {}) == {
+        "cluster", "queueNames", "priorityClassNames", "podGroupNames", "objects"
+    }
+    for type_, outputs in component_outputs.items():
+        assert "fileContents" not in (outputs or {}), type_
+        leaves = set()
+        pending: list[object] = [outputs]
+        while pending:
+            value = pending.pop()
+            if isinstance(value, dict):
+                pending.extend(value.values())
+            elif isinstance(value, list):
+                pending.extend(value)
+            else:
+                leaves.add(value)
+        assert not leaves & texts, f"{type_} registers file texts"

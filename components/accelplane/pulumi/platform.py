@@ -72,10 +72,16 @@ def file_entries(
 class GpuPlatform(pulumi.ComponentResource):
     """One GPU Flink platform (one cluster spec).
 
-    Outputs: ``cluster``, ``queueNames``, ``priorityClassNames``, ``podGroupNames``, ``objects``
-    (logical names of every Kubernetes resource), ``files`` (every file `accelplane render` writes →
-    sha256/mode/family) and ``fileContents`` (text of the files no Kubernetes API receives: YARN XML,
-    Flink configuration, node provisioning, node image context).
+    Outputs (registered, `outputs`): ``cluster``, ``queueNames``, ``priorityClassNames``,
+    ``podGroupNames`` and ``objects`` (logical names of every Kubernetes resource).
+
+    Attributes for the program's stack outputs, not registered as the component's own: `files`
+    (every file `accelplane render` writes → sha256/mode/family) and `file_contents` (text of the
+    files no Kubernetes API receives: YARN XML, Flink configuration, node provisioning, node image
+    context). The program exports them as the stack's ``files`` and ``fileContents``; registered
+    here as well, the state would hold every file's text twice and Pulumi would serialise both
+    copies on every run (the largest outputs by far: about a tenth of the program's registration
+    time at 1 unit).
     """
 
     bundle: Bundle
@@ -140,8 +146,6 @@ class GpuPlatform(pulumi.ComponentResource):
             "priorityClassNames": names.get("PriorityClass", []),
             "podGroupNames": names.get("PodGroup", []),
             "objects": sorted(p.name for p in prepared_list),
-            "files": self.files,
-            "fileContents": self.file_contents,
         }
         self.outputs = outputs
 
