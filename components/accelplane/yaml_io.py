@@ -340,11 +340,13 @@ def _pyyaml_dump(data: Any) -> str:
 def dump_yaml(data: Any) -> str:
     """Serialise plain data deterministically (sorted keys, block style, no aliases, final newline).
 
-    The bytes are PyYAML's (`_Dumper`, above): the layout is written here directly, and each
-    distinct string is rendered once by PyYAML itself and remembered, because running PyYAML's
-    pure-Python representer, serializer and emitter over every node was most of a render. Anything
-    the direct writer does not cover (infinite floats, non-string keys, very long strings, top-level
-    scalars) goes through PyYAML whole; ``tests/foundation/test_yaml_io.py`` compares both writers.
+    The bytes are PyYAML's (`_Dumper`, above): the layout is written here directly, because running
+    PyYAML's pure-Python representer, serializer and emitter over every node was most of a render.
+    Each distinct string is written once and remembered: plain, single-quoted or as a literal block
+    by PyYAML's own rules where they are simple (`_plain_value`, `_single_quoted`, `_literal`: every
+    string of the example renders), else rendered by PyYAML itself. Anything the direct writer does
+    not cover (infinite floats, non-string keys, very long strings, top-level scalars) goes through
+    PyYAML whole; ``tests/foundation/test_yaml_io.py`` compares both writers.
     """
     if isinstance(data, dict) and data:
         out: list[str] = []

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from accelplane.cli import main
 
-from tests.support.validators import REPO_ROOT
+from tests.support.paths import REPO_ROOT
 
 PROD = str(REPO_ROOT / "stacks" / "prod-eu.yaml")
 BAD = "cluster: {name: c, platforms: [kubernetes]}\nqueues: [{name: q, weight: 0}]\n"

@@ -13,7 +13,7 @@ from accelplane.schema import validate_document
 from accelplane.schema_document import load_schema, property_schema
 from jsonschema import Draft202012Validator
 
-from tests.support.validators import SOURCE_ROOT
+from tests.support.paths import SOURCE_ROOT
 
 # A spec that omits every field with a default (and sets the parents those fields live in).
 MINIMAL: dict[str, Any] = {

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.validators import SOURCE_ROOT
+from tests.support.paths import SOURCE_ROOT
 
 PACKAGE = SOURCE_ROOT / "accelplane"
 

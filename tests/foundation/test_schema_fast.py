@@ -12,7 +12,7 @@ from accelplane.schema import full_problems, validate_document
 from accelplane.schema_codegen import TARGET, generate
 from accelplane.schema_fast import is_valid
 
-from tests.support.validators import SOURCE_ROOT
+from tests.support.paths import SOURCE_ROOT
 
 REPO = SOURCE_ROOT.parent
 STACKS = sorted(p for p in (REPO / "stacks").glob("*.yaml") if not p.name.startswith("Pulumi."))

@@ -16,7 +16,7 @@ from accelplane.errors import SpecErrors
 from accelplane.pipeline import load_validated
 from accelplane.spec_loader import MAX_SPEC_BYTES, load_spec
 
-from tests.support.validators import REPO_ROOT
+from tests.support.paths import REPO_ROOT
 
 SPEC = "cluster: {name: c, platforms: [kubernetes]}\n"
 SECRET = "hunter2-do-not-print"

@@ -12,7 +12,7 @@ from accelplane.yaml_io import _pyyaml_dump, dump_yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.support.validators import SOURCE_ROOT
+from tests.support.paths import SOURCE_ROOT
 
 STACKS = sorted(p for p in (SOURCE_ROOT.parent / "stacks").glob("*.yaml") if not p.name.startswith("Pulumi."))
 

@@ -15,10 +15,7 @@ import jsonschema
 import kubernetes_validate
 import yaml
 
-# re-exported for code written before tests.support.paths existed; new code imports them from there
-from tests.support.paths import REFERENCE_DIR as REFERENCE_DIR
-from tests.support.paths import REPO_ROOT as REPO_ROOT
-from tests.support.paths import SOURCE_ROOT as SOURCE_ROOT
+from tests.support.paths import REFERENCE_DIR
 
 KUBERNETES_VERSION = "1.33.0"
 DRA_RELEASES = {"resource.k8s.io/v1beta1": "1.32.0", "resource.k8s.io/v1beta2": "1.33.0", "resource.k8s.io/v1": "1.34.0"}

@@ -192,7 +192,7 @@ class Prepared:
     kwargs: dict[str, Any]
     """Constructor keyword arguments besides name and opts: the manifest's fields (see `_resource_arguments`)."""
     retain_on_delete: bool | None
-    """`object_options`' ``retain_on_delete``."""
+    """``retain_on_delete`` as the object asks for it (`_retain_on_delete`, see the module docstring)."""
     registration: ClassRegistration
     """The typed class's token and options (`class_registration`)."""
 
@@ -271,14 +271,3 @@ def _retain_on_delete(obj: K8sObject) -> bool | None:
     immutable_configmap = obj.kind == "ConfigMap" and obj.manifest.get("immutable") is True
     namespace = obj.api_version == "v1" and obj.kind == "Namespace"
     return True if immutable_configmap or namespace else None
-
-
-def object_options(obj: K8sObject) -> pulumi.ResourceOptions:
-    """Resource options that follow from the object itself (see the module docstring)."""
-    return pulumi.ResourceOptions(retain_on_delete=_retain_on_delete(obj))
-
-
-def register(obj: K8sObject, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
-    """Register one object as its typed resource, named `logical_name(obj)`, with ``opts`` merged
-    with `object_options`."""
-    return prepare(obj).create(pulumi.ResourceOptions.merge(opts, object_options(obj)))
