@@ -52,12 +52,12 @@ from tests.discovery._support import (  # noqa: E402
     Rec,
     boot_id,
     fake_env,
+    flink_discovery_script,
     gpu_uuid,
     pid_namespace,
     proc_starttime,
     render,
 )
-from tests.discovery.test_flink_shipped_script_defects import flink_discovery_script  # noqa: E402
 from tests.support.flink.home import FlinkHomeNotFound  # noqa: E402
 
 GPUDRIVER_TIMEOUT_S = 10.0

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.support.fake_nvidia_smi import FAKE_NVIDIA_SMI, fake_gpu_uuid
+from tests.support.flink.home import find_flink_home, flink_gpu_discovery_script
 
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parent.parent
@@ -218,3 +219,9 @@ def wait_results(outs: Sequence[Path], timeout: float = 120) -> list[Result]:
             time.sleep(0.01)
     return [Result(int(Path(f"{o}.rc").read_text()), Path(f"{o}.out").read_text(), Path(f"{o}.err").read_text())
             for o in outs]
+
+
+def flink_discovery_script() -> Path:
+    """Flink's shipped discovery script in the Flink distribution the harness finds
+    (``$ACCELPLANE_FLINK_HOME``, else ``.venv/flink/pyflink`` from ``make flink``)."""
+    return flink_gpu_discovery_script(find_flink_home())

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from ._support import FAKES, Processes, fake_env
+from tests.support.flink.home import FlinkHomeNotFound
+
+from ._support import FAKES, Processes, fake_env, flink_discovery_script
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -56,3 +59,23 @@ def procs() -> Iterator[Processes]:
 def coord(tmp_path: Path) -> Path:
     """A coordination-file path that does not exist yet."""
     return tmp_path / "gpu-coordination"
+
+
+@pytest.fixture(scope="module")
+def flink_sh() -> Path:
+    """Flink's shipped ``nvidia-gpu-discovery.sh`` (`flink_discovery_script`), beside its
+    ``gpu-discovery-common.sh``, with the tools it runs; a failure under CI, else a skip."""
+    try:
+        script = flink_discovery_script()
+        problem = None if (script.parent / "gpu-discovery-common.sh").is_file() else f"incomplete at {script.parent}"
+    except FlinkHomeNotFound as exc:
+        problem = str(exc)
+    if problem is not None:
+        msg = (f"Flink's discovery script not found: {problem}; set ACCELPLANE_FLINK_HOME to a Flink "
+               "distribution (the pyflink directory of apache-flink, e.g. `make flink` → .venv/flink/pyflink)")
+        if os.environ.get("CI"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+    for tool in ("bash", "flock", "ps", "sed", "grep", "awk"):
+        assert shutil.which(tool), f"Flink's script needs {tool}"
+    return script

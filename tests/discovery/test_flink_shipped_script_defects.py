@@ -19,8 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.flink.home import FlinkHomeNotFound, find_flink_home, flink_gpu_discovery_script
-
 from ._support import (
     Processes,
     Rec,
@@ -38,30 +36,6 @@ from ._support import (
 )
 
 Env = Callable[..., dict[str, str]]
-
-
-def flink_discovery_script() -> Path:
-    """Flink's shipped discovery script in the Flink distribution the harness finds
-    (``$ACCELPLANE_FLINK_HOME``, else ``.venv/flink/pyflink`` from ``make flink``)."""
-    return flink_gpu_discovery_script(find_flink_home())
-
-
-@pytest.fixture(scope="module")
-def flink_sh() -> Path:
-    try:
-        script = flink_discovery_script()
-        problem = None if (script.parent / "gpu-discovery-common.sh").is_file() else f"incomplete at {script.parent}"
-    except FlinkHomeNotFound as exc:
-        problem = str(exc)
-    if problem is not None:
-        msg = (f"Flink's discovery script not found: {problem}; set ACCELPLANE_FLINK_HOME to a Flink "
-               "distribution (the pyflink directory of apache-flink, e.g. `make flink` → .venv/flink/pyflink)")
-        if os.environ.get("CI"):
-            pytest.fail(msg)
-        pytest.skip(msg)
-    for tool in ("bash", "flock", "ps", "sed", "grep", "awk"):
-        assert shutil.which(tool), f"Flink's script needs {tool}"
-    return script
 
 
 def flink_cmd(script: Path, *args: str) -> list[str]:
