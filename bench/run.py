@@ -11,9 +11,7 @@ on a busy machine). Wall clock, never timed tests.
    libyaml's C emitter (`yaml.CSafeDumper`) dumping the same objects plus raw writes of every output
    file, on tmpfs (``/dev/shm``: no disk in either); at the largest size also on the real disk,
    where our crash-safe writer fsyncs every file and directory, next to raw writes and to raw writes
-   fsynced the same way. Linearity: time per unit at each size relative to the smallest (tmpfs),
-   also divided by the floor's time per unit at the same size (the floor is linear in the output,
-   so drift of the machine between sizes cancels).
+   fsynced the same way. Linearity: time per unit at each size relative to the smallest (tmpfs).
    Peak RSS of a render of the largest size in its own process (VmHWM).
 2. `accelplane validate` cold start (a new process of the installed console script, bytecode cached)
    next to `python -c pass`.
@@ -128,14 +126,12 @@ def render_as_a_new_process(spec: Path, out: Path) -> None:
     write_tree(render_spec(spec).files, out)
 
 
-def bench_render(units: list[int], runs: int, work: Path) -> tuple[list[Row], list[float], list[float]]:
+def bench_render(units: list[int], runs: int, work: Path) -> tuple[list[Row], list[float]]:
     """Render rows: on tmpfs (the goal row: our CPU work against libyaml + raw writes, no disk in
     either) and on the real disk, where our writer's fsyncs meet two floors: raw writes, and raw
-    writes fsynced like ours (the durable floor). Also the minimum time per unit at each size, ours
-    and the floor's (tmpfs), for the linearity line."""
+    writes fsynced like ours (the durable floor)."""
     rows: list[Row] = []
     per_unit: list[float] = []
-    floor_per_unit: list[float] = []
     shm = tmpfs_dir()
     with tempfile.TemporaryDirectory(dir=shm) as shm_tmp:
         for n in units:
@@ -160,7 +156,6 @@ def bench_render(units: list[int], runs: int, work: Path) -> tuple[list[Row], li
             rows.append(ratio_row(f"{label}, {where}", ours, floor, "libyaml + raw writes",
                                   "≤ 4×" if n == units[-1] else ""))
             per_unit.append(min(ours) / n)
-            floor_per_unit.append(min(floor) / n)
             shutil.rmtree(fast / f"out-{n}", ignore_errors=True)
             shutil.rmtree(fast / f"floor-{n}", ignore_errors=True)
             if shm is None or n != units[-1]:
@@ -178,7 +173,7 @@ def bench_render(units: list[int], runs: int, work: Path) -> tuple[list[Row], li
             rows.append(ratio_row(f"{label}, disk", taken["ours"], taken["raw"], "libyaml + raw writes", ""))
             rows.append(ratio_row(f"{label}, disk", taken["ours"], taken["durable"],
                                   "libyaml + raw writes, each file and directory fsynced", ""))
-    return rows, per_unit, floor_per_unit
+    return rows, per_unit
 
 
 def peak_rss_mib(units: int, work: Path) -> tuple[float, float]:
@@ -375,11 +370,10 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()
     rows: list[Row] = []
     per_unit: list[float] = []
-    floor_per_unit: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         if args.only in (None, "render"):
-            rows, per_unit, floor_per_unit = bench_render(units, runs, work)
+            rows, per_unit = bench_render(units, runs, work)
             rss, rss_bare = peak_rss_mib(units[-1], work)
         if args.only is None:
             rows += bench_cold_start(runs * 2)
@@ -397,11 +391,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.only == "pulumi":
         return 0
     lin = " · ".join(f"{n}: {t / per_unit[0]:.2f}×" for n, t in zip(units, per_unit, strict=True))
-    # the floor is linear in the output; dividing by it cancels the machine's drift between sizes
-    rel = " · ".join(f"{n}: {(t / f) / (per_unit[0] / floor_per_unit[0]):.2f}×"
-                     for n, t, f in zip(units, per_unit, floor_per_unit, strict=True))
-    print(f"\nRender time per unit relative to 1 unit (minimums, tmpfs; linear = flat): {lin}; the same "
-          f"divided by the floor's time per unit at each size (machine drift between sizes cancels): {rel}. "
+    print(f"\nRender time per unit relative to 1 unit (minimums, tmpfs; linear = flat): {lin}. "
           f"Peak RSS of a {units[-1]}-unit render: {rss:.1f} MiB (a process that only imports: {rss_bare:.1f} MiB).\n")
     if args.only == "render":
         return 0
