@@ -44,8 +44,9 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 sys.path.insert(0, str(REPO_ROOT / "components"))
 
-from accelplane.discovery_constants import COMPILE_PROGRAM, MODULE_NAME, entry_stub, pod_entry_stub  # noqa: E402
+from accelplane.discovery_constants import MODULE_NAME, pod_entry_stub  # noqa: E402
 
+from bench.bench_discovery_gpu import install_like_a_node  # noqa: E402
 from tests.discovery._support import (  # noqa: E402
     SCRIPT,
     Processes,
@@ -80,21 +81,6 @@ def timed_runs(cmd: Sequence[str], env: dict[str, str], runs: int, reset: Callab
         if r.stdout != expect:
             raise SystemExit(f"{cmd[:3]}: expected {expect!r}, got rc={r.returncode} {r.stdout!r} {r.stderr!r}")
     return times
-
-
-def install_like_a_node(python: str, root: Path) -> Path:
-    """Install the script the way node provisioning does, below ``root`` (private to this run):
-    the module beside its checked-hash .pyc compiled by ``python``, and the entry stub; returns
-    the stub."""
-    module_dir = root / "discovery"
-    module_dir.mkdir(mode=0o755)
-    module = module_dir / f"{MODULE_NAME}.py"
-    module.write_bytes(SCRIPT.read_bytes())
-    subprocess.run([python, "-I", "-S", "-c", COMPILE_PROGRAM, str(module)], check=True, capture_output=True)
-    stub = root / "accelplane-gpu-discovery"
-    stub.write_text(entry_stub(python, str(module_dir)))
-    stub.chmod(0o755)
-    return stub
 
 
 def install_like_a_pod(root: Path, env: dict[str, str]) -> Path:
