@@ -365,6 +365,7 @@ class _Unsupported(Exception):
 # str -> (first line after "key:" or "-", block lines or None); PyYAML's own rendering of the string.
 _SCALARS: dict[str, tuple[str, tuple[str, ...] | None]] = {}
 _LONG = 2000  # PyYAML folds scalars past width=4096 columns; leave anything near that to it
+_UNICODE_BREAK = re.compile("[\x85\u2028\u2029]")  # NEL, LS, PS: PyYAML indents after them by context
 
 
 # Multi-line text PyYAML writes as a literal block without indentation indicator (`_literal`):
@@ -394,13 +395,30 @@ def _literal(text: str) -> tuple[str, tuple[str, ...]] | None:
 # no leading ``-``/``.``); whether it would read back as another type is the resolver's call.
 _PLAIN_SAFE = re.compile(r"[A-Za-z0-9_/][A-Za-z0-9_./-]{0,199}")
 _STR_TAG = "tag:yaml.org,2002:str"
-_RESOLVER = yaml.resolver.Resolver()
+
+
+class _CachedResolver(_CachedResolve, yaml.resolver.Resolver):
+    """PyYAML's resolver with the loaders' cache of plain scalars' tags (`_CachedResolve`)."""
+
+
+_RESOLVER = _CachedResolver()
+
+
+def _plain_tag(text: str) -> str:
+    """The tag PyYAML's resolver gives ``text`` written plain (the emitter asks the same to decide
+    whether a plain scalar reads back as what was written)."""
+    return _RESOLVER.resolve(ScalarNode, text, (True, False))
 
 
 def _reads_back_as_a_string(text: str) -> bool:
-    """Whether PyYAML's resolver gives plain ``text`` the string tag (the emitter asks the same)."""
-    tag: str = _RESOLVER.resolve(ScalarNode, text, (True, False))  # type: ignore[no-untyped-call]
-    return tag == _STR_TAG
+    """Whether PyYAML's resolver gives plain ``text`` the string tag."""
+    return _plain_tag(text) == _STR_TAG
+
+
+def _ends_a_plain_scalar(text: str) -> bool:
+    """Whether one line of ``text`` holds what ends a plain scalar or starts a comment in block
+    context (``": "``, ``" #"``, a final ``:`` or space): PyYAML never writes it plain."""
+    return ": " in text or " #" in text or text.endswith((":", " "))
 
 
 def _plain(text: str) -> bool:
@@ -428,9 +446,7 @@ def _plain_value(text: str) -> bool:
     back as another type (the resolver's call, as for `_plain`)."""
     return (
         _PLAIN_VALUE_SAFE.fullmatch(text) is not None
-        and ": " not in text
-        and " #" not in text
-        and not text.endswith((":", " "))
+        and not _ends_a_plain_scalar(text)
         and _reads_back_as_a_string(text)
     )
 
@@ -452,9 +468,7 @@ def _single_quoted(text: str) -> bool:
     if _QUOTABLE.fullmatch(text) is None:
         return False
     return (
-        ": " in text
-        or " #" in text
-        or text.endswith((":", " "))
+        _ends_a_plain_scalar(text)
         or text.startswith((" ", "- ", "? ", "---", "..."))
         or text[:1] in _INDICATORS
         or text in ("-", "?")
@@ -486,7 +500,7 @@ def _string(text: str) -> tuple[str, tuple[str, ...] | None]:
             return literal
     if len(text) > _LONG and "\n" not in text:
         raise _Unsupported
-    if any(c in text for c in "\x85\u2028\u2029"):
+    if _UNICODE_BREAK.search(text):
         raise _Unsupported  # line breaks PyYAML indents what follows: context-dependent
     rendered = _pyyaml_dump({"k": text})
     head, _, rest = rendered.partition("\n")
@@ -541,7 +555,7 @@ def _key(key: Any) -> str:
     if _plain(key):
         _KEYS[key] = key
         return key
-    if any(c in key for c in "\x85\u2028\u2029"):
+    if _UNICODE_BREAK.search(key):
         raise _Unsupported  # line breaks PyYAML indents what follows: context-dependent
     rendered = _pyyaml_dump({key: 0})
     if len(key) > 120 or rendered.startswith("?") or not rendered.endswith(": 0\n") or rendered.count("\n") != 1:
@@ -565,7 +579,7 @@ def _float(value: float) -> str:
     text = repr(value).lower()
     if "." not in text and "e" in text:
         text = text.replace("e", ".0e", 1)
-    if _RESOLVER.resolve(ScalarNode, text, (True, False)) != _FLOAT_TAG:  # type: ignore[no-untyped-call]
+    if _plain_tag(text) != _FLOAT_TAG:
         raise _Unsupported
     return text
 
