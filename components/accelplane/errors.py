@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from accelplane.display import escape_controls
+from accelplane.findings import Finding
 
 PathTuple = tuple[str | int, ...]
 
@@ -48,6 +49,7 @@ class Problem:
 
     path: PathTuple
     message: str
+    finding: Finding | None = None  # its stable code and severity (`accelplane.findings`)
 
 
 class SpecErrors(Exception):
