@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from accelplane.display import escape_controls
-from accelplane.findings import Finding
+from accelplane.findings import Finding, Severity
 
 PathTuple = tuple[str | int, ...]
 
@@ -33,6 +33,12 @@ class SpecError:
     file: str
     path: str
     message: str
+    finding: Finding | None = field(default=None, compare=False)
+
+    @property
+    def is_warning(self) -> bool:
+        """True for a finding declared a warning (printed, never fatal without ``--strict``)."""
+        return self.finding is not None and self.finding.severity is Severity.WARNING
 
     def __str__(self) -> str:
         """``file: path: message`` on one line, control characters escaped (`accelplane.display`)."""
@@ -50,6 +56,11 @@ class Problem:
     path: PathTuple
     message: str
     finding: Finding | None = None  # its stable code and severity (`accelplane.findings`)
+
+    @property
+    def is_warning(self) -> bool:
+        """True for a finding declared a warning."""
+        return self.finding is not None and self.finding.severity is Severity.WARNING
 
 
 class SpecErrors(Exception):

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from accelplane.checks import run_checks
-from accelplane.errors import PathTuple, Problem, SpecErrors
+from accelplane.errors import PathTuple, Problem, SpecError, SpecErrors
 from accelplane.model import Spec, build_model
 from accelplane.schema import schema_failures
 from accelplane.spec_loader import LoadedSpec, load_document
@@ -30,6 +30,7 @@ class ValidatedSpec:
 
     loaded: LoadedSpec
     model: Spec
+    warnings: tuple[SpecError, ...] = ()
 
 
 def _model_and_checks(data: dict[str, Any]) -> tuple[list[PathTuple], list[Problem]]:
@@ -63,9 +64,10 @@ def load_validated(path: str | os.PathLike[str], root: Path | None = None) -> Va
         problems += salvage_problems(loaded.data, [(p.path, None) for p in problems], _model_and_checks)
         raise SpecErrors(loaded.errors(problems))
     problems = run_checks(model)
-    if problems:
+    errors = [p for p in problems if not p.is_warning]
+    if errors:
         raise SpecErrors(loaded.errors(problems))
-    return ValidatedSpec(loaded, model)
+    return ValidatedSpec(loaded, model, tuple(sorted(set(loaded.errors(problems)))))
 
 
 class RenderedSpec:

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from accelplane.errors import PathTuple, Problem, SpecError, SpecErrors, format_path
+from accelplane.findings import Finding
 from accelplane.yaml_io import YamlSyntaxError, load_yaml_text
 
 REMOVE_KEY = "$remove"
@@ -144,18 +145,18 @@ class LoadedSpec:
         """The cluster spec's path as shown in messages (as the user typed it)."""
         return self.display or display_path(self.path)
 
-    def locate(self, path: PathTuple, message: str) -> SpecError:
+    def locate(self, path: PathTuple, message: str, finding: Finding | None = None) -> SpecError:
         """Turn a problem at a merged-document path into an error naming file and original path."""
         for cut in range(len(path), -1, -1):
             origin = self.provenance.get(path[:cut])
             if origin is not None:
                 file, original = origin
-                return SpecError(file, format_path(original + path[cut:]), message)
-        return SpecError(self.display_name, format_path(path), message)
+                return SpecError(file, format_path(original + path[cut:]), message, finding)
+        return SpecError(self.display_name, format_path(path), message, finding)
 
     def errors(self, problems: list[Problem]) -> list[SpecError]:
         """Locate many problems at once."""
-        return [self.locate(p.path, p.message) for p in problems]
+        return [self.locate(p.path, p.message, p.finding) for p in problems]
 
 
 def _is_remove_marker(value: Any) -> bool:
