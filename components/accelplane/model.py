@@ -22,6 +22,12 @@ _T = TypeVar("_T")
 Vendor = Literal["nvidia", "amd"]
 Allocation = Literal["devicePlugin", "dra"]
 Platform = Literal["kubernetes", "yarn", "standalone"]
+Scheduler = Literal["volcano", "yunikorn"]
+GangSchedulingStyle = Literal["Hard", "Soft"]
+
+YUNIKORN_SCHEDULER_NAME = "yunikorn"
+"""The only ``schedulerName`` YuniKorn's Kubernetes shim takes a pod for (apache/yunikorn-k8shim
+``constants.SchedulerName``; ``utils.GetApplicationIDFromPod`` ignores pods of any other name)."""
 
 VENDOR_RESOURCE = {"nvidia": "nvidia.com/gpu", "amd": "amd.com/gpu"}
 GPU_RESOURCE_NAMES = frozenset(VENDOR_RESOURCE.values())
@@ -201,11 +207,26 @@ class Volcano:
     manage_scheduler_config: bool
     version: str = "1.15"
 
+    configured: bool = False
+    """True when the spec (or a base) writes a ``volcano`` block (a warning on a YuniKorn cluster)."""
+
     @property
     def version_tuple(self) -> tuple[int, int]:
         """(major, minor) of the installed Volcano release."""
         major, minor = self.version.split(".")[:2]
         return int(major), int(minor)
+
+
+@dataclass(frozen=True)
+class YuniKorn:
+    """Apache YuniKorn settings (``scheduler: yunikorn``)."""
+
+    namespace: str = "yunikorn"
+    manage_queue_config: bool = True
+    placeholder_timeout_seconds: int = 900
+    gang_scheduling_style: GangSchedulingStyle = "Hard"
+    configured: bool = False
+    """True when the spec (or a base) writes a ``yunikorn`` block (a warning on a Volcano cluster)."""
 
 
 @dataclass(frozen=True)
@@ -381,6 +402,21 @@ class Spec:
     namespaces: tuple[NamespaceSettings, ...] = ()
     kubernetes_version: str = "1.34"
     """Kubernetes minor release the cluster runs (``1.<minor>``)."""
+    scheduler: Scheduler = "volcano"
+    """The batch scheduler of the Kubernetes cluster: Volcano or Apache YuniKorn."""
+    yunikorn: YuniKorn = field(default_factory=YuniKorn)
+
+    @property
+    def uses_yunikorn(self) -> bool:
+        """True when Apache YuniKorn schedules this Kubernetes cluster's Flink pods (and enforces its
+        queues) instead of Volcano."""
+        return self.scheduler == "yunikorn" and self.has_platform("kubernetes")
+
+    @property
+    def pod_scheduler_name(self) -> str:
+        """The ``schedulerName`` of every Flink pod: ``yunikorn`` (the only name YuniKorn's shim
+        takes) or the configured Volcano scheduler name."""
+        return YUNIKORN_SCHEDULER_NAME if self.scheduler == "yunikorn" else self.volcano.scheduler_name
 
     @property
     def kubernetes_version_tuple(self) -> tuple[int, int]:
@@ -636,6 +672,7 @@ def build_model(data: dict[str, Any]) -> tuple[Spec | None, list[Problem]]:
     nv = dp.get("nvidia", {})
     amd = dp.get("amd", {})
     vol = data.get("volcano", {})
+    yk = data.get("yunikorn", {})
     disc = data.get("discovery", {})
     discovery = Discovery(
         install_dir=disc.get("installDir", schema_default("discovery.installDir")),
@@ -719,6 +756,17 @@ def build_model(data: dict[str, Any]) -> tuple[Spec | None, list[Problem]]:
             scheduler_name=vol.get("schedulerName", schema_default("volcano.schedulerName")),
             manage_scheduler_config=vol.get("manageSchedulerConfig", schema_default("volcano.manageSchedulerConfig")),
             version=str(vol.get("version", schema_default("volcano.version"))),
+            configured="volcano" in data,
+        ),
+        scheduler=data.get("scheduler", schema_default("scheduler")),
+        yunikorn=YuniKorn(
+            namespace=yk.get("namespace", schema_default("yunikorn.namespace")),
+            manage_queue_config=yk.get("manageQueueConfig", schema_default("yunikorn.manageQueueConfig")),
+            placeholder_timeout_seconds=yk.get(
+                "placeholderTimeoutSeconds", schema_default("yunikorn.placeholderTimeoutSeconds")
+            ),
+            gang_scheduling_style=yk.get("gangSchedulingStyle", schema_default("yunikorn.gangSchedulingStyle")),
+            configured="yunikorn" in data,
         ),
         queues=tuple(
             Queue(

@@ -299,6 +299,12 @@ def validate_https___accelplane_io_schemas_spec_schema_json(data, custom_formats
                 data__priorityClasses_len = len(data__priorityClasses)
                 for data__priorityClasses_x, data__priorityClasses_item in enumerate(data__priorityClasses):
                     validate_https___accelplane_io_schemas_spec_schema_json___defs_priorityclass(data__priorityClasses_item, custom_formats, (name_prefix or "data") + ".priorityClasses[{data__priorityClasses_x}]".format(**locals()))
+        if "scheduler" in data_keys:
+            data_keys.remove("scheduler")
+            data__scheduler = data["scheduler"]
+            if not (isinstance(data__scheduler, str) and data__scheduler == 'volcano' or isinstance(data__scheduler, str) and data__scheduler == 'yunikorn'):
+                raise JsonSchemaValueException('invalid')
+        else: data["scheduler"] = 'volcano'
         if "volcano" in data_keys:
             data_keys.remove("volcano")
             data__volcano = data["volcano"]
@@ -333,6 +339,44 @@ def validate_https___accelplane_io_schemas_spec_schema_json(data, custom_formats
                             raise JsonSchemaValueException('invalid')
                 else: data__volcano["version"] = '1.15'
                 if data__volcano_keys:
+                    raise JsonSchemaValueException('invalid')
+        if "yunikorn" in data_keys:
+            data_keys.remove("yunikorn")
+            data__yunikorn = data["yunikorn"]
+            if not isinstance(data__yunikorn, (dict)):
+                raise JsonSchemaValueException('invalid')
+            data__yunikorn_is_dict = isinstance(data__yunikorn, dict)
+            if data__yunikorn_is_dict:
+                data__yunikorn_keys = set(data__yunikorn.keys())
+                if "namespace" in data__yunikorn_keys:
+                    data__yunikorn_keys.remove("namespace")
+                    data__yunikorn__namespace = data__yunikorn["namespace"]
+                    validate_https___accelplane_io_schemas_spec_schema_json___defs_dnslabel(data__yunikorn__namespace, custom_formats, (name_prefix or "data") + ".yunikorn.namespace")
+                else: data__yunikorn["namespace"] = 'yunikorn'
+                if "manageQueueConfig" in data__yunikorn_keys:
+                    data__yunikorn_keys.remove("manageQueueConfig")
+                    data__yunikorn__manageQueueConfig = data__yunikorn["manageQueueConfig"]
+                    if not isinstance(data__yunikorn__manageQueueConfig, (bool)):
+                        raise JsonSchemaValueException('invalid')
+                else: data__yunikorn["manageQueueConfig"] = True
+                if "placeholderTimeoutSeconds" in data__yunikorn_keys:
+                    data__yunikorn_keys.remove("placeholderTimeoutSeconds")
+                    data__yunikorn__placeholderTimeoutSeconds = data__yunikorn["placeholderTimeoutSeconds"]
+                    if not isinstance(data__yunikorn__placeholderTimeoutSeconds, (int)) and not (isinstance(data__yunikorn__placeholderTimeoutSeconds, float) and data__yunikorn__placeholderTimeoutSeconds.is_integer()) or isinstance(data__yunikorn__placeholderTimeoutSeconds, bool):
+                        raise JsonSchemaValueException('invalid')
+                    if isinstance(data__yunikorn__placeholderTimeoutSeconds, (int, float, Decimal)) and not isinstance(data__yunikorn__placeholderTimeoutSeconds, bool):
+                        if data__yunikorn__placeholderTimeoutSeconds < 1:
+                            raise JsonSchemaValueException('invalid')
+                        if data__yunikorn__placeholderTimeoutSeconds > 86400:
+                            raise JsonSchemaValueException('invalid')
+                else: data__yunikorn["placeholderTimeoutSeconds"] = 900
+                if "gangSchedulingStyle" in data__yunikorn_keys:
+                    data__yunikorn_keys.remove("gangSchedulingStyle")
+                    data__yunikorn__gangSchedulingStyle = data__yunikorn["gangSchedulingStyle"]
+                    if not (isinstance(data__yunikorn__gangSchedulingStyle, str) and data__yunikorn__gangSchedulingStyle == 'Hard' or isinstance(data__yunikorn__gangSchedulingStyle, str) and data__yunikorn__gangSchedulingStyle == 'Soft'):
+                        raise JsonSchemaValueException('invalid')
+                else: data__yunikorn["gangSchedulingStyle"] = 'Hard'
+                if data__yunikorn_keys:
                     raise JsonSchemaValueException('invalid')
         if "queues" in data_keys:
             data_keys.remove("queues")

@@ -360,7 +360,7 @@ def pod_template(spec: Spec, cluster: FlinkCluster, role: Role) -> dict[str, Any
 
 def _pod_template(spec: Spec, cluster: FlinkCluster, role: Role) -> dict[str, Any]:
     """`pod_template`, built."""
-    pod_spec: dict[str, Any] = {"schedulerName": spec.volcano.scheduler_name}
+    pod_spec: dict[str, Any] = {"schedulerName": spec.pod_scheduler_name}
     if cluster.priority_class is not None:
         pod_spec["priorityClassName"] = cluster.priority_class
     pod_spec["securityContext"] = dict(RUNTIME_DEFAULT_SECCOMP)
