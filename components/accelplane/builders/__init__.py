@@ -25,6 +25,7 @@ from accelplane.builders import (
     priority,
     volcano,
     yarn,
+    yunikorn,
 )
 from accelplane.model import Spec
 
@@ -34,6 +35,7 @@ BUILDER_MODULES: tuple[ModuleType, ...] = (
     namespaces,
     priority,
     volcano,
+    yunikorn,
     device_plugins,
     dra,
     mig_manager,

@@ -3,11 +3,11 @@
 Per cluster, by target:
 
 * ``kubernetes`` (native): ``flink/<c>/config.yaml`` (or ``flink-conf.yaml``), both pod
-  templates, the PodGroup, and a ConfigMap ``accelplane-flink-<c>`` carrying the config file and
+  templates, the PodGroup (Volcano only), and a ConfigMap ``accelplane-flink-<c>`` carrying the config file and
   the pod templates so an in-cluster submitter can mount it at ``/opt/flink/accelplane``
   (the path the config's ``kubernetes.pod-template-file.*`` keys name).
 * ``kubernetes-operator``: both pod templates (for review; the same dicts are embedded), the
-  PodGroup and the ``FlinkDeployment``.
+  PodGroup (Volcano only) and the ``FlinkDeployment``.
 * (family ``flink`` too, built by `accelplane.builders.flink_rbac`) per ``(namespace,
   serviceAccount)`` of the native clusters: the ServiceAccount, Role and RoleBinding Flink's pods need.
 * ``yarn`` and ``standalone``: the config file; for standalone GPU clusters whose pools list
@@ -74,7 +74,8 @@ def build_cluster(spec: Spec, cluster: FlinkCluster) -> Bundle:
     }
     for name, text in templates.items():
         bundle.files.append(FileArtifact(f"{base}/{name}", text, family=FAMILY))
-    bundle.objects.append(podgroup(spec, cluster, FAMILY))
+    if not spec.uses_yunikorn:  # YuniKorn gangs by task groups in the pod templates
+        bundle.objects.append(podgroup(spec, cluster, FAMILY))
     if cluster.target == "kubernetes-operator":
         bundle.objects.append(flink_deployment(spec, cluster, FAMILY))
     else:

@@ -1,8 +1,10 @@
 """JobManager and TaskManager pod templates of each Flink cluster on Kubernetes on Kubernetes.
 
 Released Flink has no scheduler-name option and the Flink Kubernetes Operator no Volcano support,
-so Volcano gang scheduling is wired through pod templates: ``schedulerName``, the PodGroup
-annotation ``scheduling.k8s.io/group-name`` and ``priorityClassName`` on both roles. The
+so gang scheduling is wired through pod templates: ``schedulerName``, the PodGroup
+annotation ``scheduling.k8s.io/group-name`` (Volcano) or YuniKorn's application id and queue labels
+and task-group annotations (`accelplane.builders.task_groups`), and ``priorityClassName`` on both
+roles. The
 TaskManager template also places the pod on the GPU pool (node selector or affinity,
 ``nvidia.com/gpu.product`` for an explicit GPU model, the pool's taints tolerated), mounts the
 accelplane discovery script from its ConfigMap with ``subPath`` (single files: the entry stub at
@@ -23,6 +25,7 @@ from typing import Any, Literal
 
 from accelplane import discovery_constants
 from accelplane.builders.hardening import RUNTIME_DEFAULT_SECCOMP, checkov_skips
+from accelplane.builders.task_groups import yunikorn_annotations, yunikorn_labels
 from accelplane.derive.dra import CLAIM_NAME, claim_template_name, cluster_device_class, is_dra_pool
 from accelplane.derive.flink_keys import devices_isolated_per_container, flink_image, gpu_amount
 from accelplane.derive.flink_pods import GROUP_NAME_ANNOTATION, coordination_dir, podgroup_name
@@ -33,6 +36,7 @@ from accelplane.derive.gpu_resources import (
     kubernetes_gpu_resource,
 )
 from accelplane.derive.node_selection import merged_tolerations, pool_labels, pool_node_affinity
+from accelplane.derive.yunikorn import JOBMANAGER_TASK_GROUP, TASKMANAGER_TASK_GROUP
 from accelplane.model import FlinkCluster, NodePool, Spec
 from accelplane.names import GPU_PRODUCT_LABEL, gfd_product_label
 
@@ -380,13 +384,31 @@ def _pod_template(spec: Spec, cluster: FlinkCluster, role: Role) -> dict[str, An
         if cluster.coordination:
             skips.update(COORDINATION_INIT_SKIPS)
     pod_spec["containers"] = [container]
+    labels = _labels(spec, cluster, role)
+    if spec.uses_yunikorn:
+        labels.update(yunikorn_labels(spec, cluster))
+        gang = _yunikorn_gang_annotations(spec, cluster, role)
+    else:
+        gang = {GROUP_NAME_ANNOTATION: podgroup_name(cluster)}
     return {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {
             "name": f"{cluster.name}-{role}-template",
-            "labels": _labels(spec, cluster, role),
-            "annotations": {GROUP_NAME_ANNOTATION: podgroup_name(cluster), **checkov_skips(skips)},
+            "labels": labels,
+            "annotations": {**gang, **checkov_skips(skips)},
         },
         "spec": pod_spec,
     }
+
+
+def _yunikorn_gang_annotations(spec: Spec, cluster: FlinkCluster, role: Role) -> dict[str, str]:
+    """YuniKorn's gang annotations of one role's template (`accelplane.builders.task_groups`): the
+    TaskManager group is placed like the TaskManager template and sized by its init containers too."""
+    tm_placement: dict[str, Any] = {}
+    tm_init: list[dict[str, Any]] = []
+    if gpu_amount(cluster) > 0:
+        tm_placement = placement(spec, cluster)
+        tm_init = _gpu_container_and_volumes(spec, cluster)[2]
+    group = JOBMANAGER_TASK_GROUP if role == "jobmanager" else TASKMANAGER_TASK_GROUP
+    return yunikorn_annotations(spec, cluster, group, tm_placement, tm_init)

@@ -102,9 +102,10 @@ def scheduler_conf(spec: Spec) -> str:
 
 
 def build(spec: Spec) -> Bundle:
-    """Queues (cluster-scoped) and, unless disabled, the scheduler ConfigMap."""
+    """Queues (cluster-scoped) and, unless disabled, the scheduler ConfigMap (nothing on a YuniKorn
+    cluster: `accelplane.builders.yunikorn` renders its queues)."""
     bundle = Bundle()
-    if not spec.has_platform("kubernetes"):
+    if not spec.has_platform("kubernetes") or spec.uses_yunikorn:
         return bundle
     labels = spec.common_labels()
     for q in spec.queues:

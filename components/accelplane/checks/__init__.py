@@ -20,6 +20,7 @@ from accelplane.checks import (
     scheduling,
     slot_groups,
     yarn,
+    yunikorn,
 )
 from accelplane.errors import Problem
 from accelplane.model import Spec
@@ -28,6 +29,7 @@ Check = Callable[[Spec], Iterable[Problem]]
 
 CHECKS: tuple[Check, ...] = (
     scheduling.check,
+    yunikorn.check,
     references.check,
     device_plugins.check,
     dra.check,

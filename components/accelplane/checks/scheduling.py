@@ -63,7 +63,9 @@ def _check_queue_resources(spec: Spec) -> Iterator[Problem]:
             yield Problem((*q.path, "deserved", name), f"deserved {d} exceeds capability {c}")
         for name, g, c in _ordered(q.guarantee, q.capability):
             yield Problem((*q.path, "guarantee", name), f"guarantee {g} exceeds capability {c}")
-        if spec.has_platform("kubernetes") and any(is_gpu_resource(n) for n in q.capability.names()):
+        # YuniKorn leaves an unset max unlimited (FitInMaxUndef): a partial capability is fine there
+        volcano = spec.has_platform("kubernetes") and not spec.uses_yunikorn
+        if volcano and any(is_gpu_resource(n) for n in q.capability.names()):
             missing = [r for r in REQUIRED_WITH_GPU if q.capability.get(r) is None]
             if missing:
                 yield Problem(
@@ -78,7 +80,10 @@ def _check_queue_resources(spec: Spec) -> Iterator[Problem]:
                     (*q.path, "capability", name),
                     f"capability {c} exceeds the capability of parent {parent.name!r} ({pc})",
                 )
-    # children's deserved must fit in the parent's deserved (capacity plugin webhook)
+    # children's deserved must fit in the parent's deserved (capacity plugin webhook); YuniKorn's
+    # own rule (children's guaranteed) is `accelplane.checks.yunikorn`'s
+    if spec.uses_yunikorn:
+        return
     cyclic = {q.name for cycle in parent_cycles(spec) for q in cycle}
     children: dict[str, list[Queue]] = {}
     for q in spec.queues:
@@ -106,7 +111,7 @@ def _check_plugin_fields(spec: Spec) -> Iterator[Problem]:
     cluster that also runs YARN the weight still sizes the CapacityScheduler queues.
     ``proportion`` never reads ``deserved``, so it is only chosen when no queue sets deserved.
     """
-    if not spec.has_platform("kubernetes") or spec.has_platform("yarn") or not spec.queues:
+    if not spec.has_platform("kubernetes") or spec.has_platform("yarn") or not spec.queues or spec.uses_yunikorn:
         return
     if volcano_queue_plugin(spec) != "capacity":
         return

@@ -48,6 +48,25 @@ def min_resources(spec: Spec, cluster: FlinkCluster) -> dict[str, Decimal]:
     return dict(sorted(totals.items()))
 
 
+def jobmanager_requests(cluster: FlinkCluster) -> dict[str, Decimal]:
+    """What Flink requests on one JobManager's main container: CPU and memory (whole MiB)."""
+    return {
+        "cpu": cluster.job_manager.cpu.value,
+        "memory": Decimal(mebibytes(cluster.job_manager.memory) * 2**20),
+    }
+
+
+def taskmanager_requests(spec: Spec, cluster: FlinkCluster) -> dict[str, Decimal]:
+    """What Flink requests on one TaskManager's main container: CPU, memory (whole MiB) and the
+    GPUs under the device plugin's resource name (DRA claims are no request)."""
+    tm = cluster.task_manager
+    out = {"cpu": tm.cpu.value, "memory": Decimal(mebibytes(tm.memory) * 2**20)}
+    resource = kubernetes_gpu_key(spec, cluster)
+    if resource is not None and not resource.startswith("deviceclass/"):
+        out[resource] = Decimal(gpu_amount(cluster))
+    return dict(sorted(out.items()))
+
+
 def taskmanagers_for_parallelism(cluster: FlinkCluster) -> int | None:
     """TaskManagers Flink's active resource manager starts for the job's parallelism, None without
     ``job.parallelism``.

@@ -1,0 +1,243 @@
+"""Checks for Apache YuniKorn clusters: what its config validator rejects, what it ignores.
+
+The rules are apache/yunikorn-core ``pkg/common/configs/configvalidator.go`` (``checkQueueResource``:
+a queue's max fits its parent's effective max, the effective max being the component-wise minimum
+along the path from root; the children's guaranteed add up to no more than the parent's guaranteed
+and effective max, a parent without guaranteed passing its children's sum up; ``checkPlacementRules``:
+a fixed rule names a leaf) and ``pkg/common/resources/quantity.go`` (integers only, milli only for
+``vcore``). tests/upstream/yunikorn holds their own cases and shows that what YuniKorn rejects, these
+checks reject. Rules the schema already keeps (queue names: DNS labels are within YuniKorn's
+``^[a-zA-Z0-9_:#/@-]{1,64}$``, lowercase so never duplicates by case) and those shared with Volcano
+(guaranteed within max, a max within the parent's: `accelplane.checks.scheduling`) are not repeated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from decimal import Decimal
+
+from accelplane.derive.dra import cluster_device_class
+from accelplane.derive.queues import children_by_parent, parent_cycles, queue_parent
+from accelplane.derive.yunikorn import (
+    FALLBACK_QUEUE,
+    MAX_LABEL_VALUE,
+    format_value,
+    guaranteed,
+    is_volcano_only_resource,
+    queue_path,
+)
+from accelplane.errors import Problem
+from accelplane.findings import ERROR, WARNING, declare
+from accelplane.model import Queue, Spec
+from accelplane.quantity import format_resource
+
+VOLCANO_SETTINGS_IGNORED = declare(
+    "AP2501", WARNING, "the volcano block has no effect on a cluster scheduled by YuniKorn",
+    fix="remove `volcano` (or set `scheduler: volcano`)",
+)
+YUNIKORN_SETTINGS_IGNORED = declare(
+    "AP2502", WARNING, "the yunikorn block has no effect unless YuniKorn schedules a Kubernetes cluster",
+    fix="remove `yunikorn` (or set `scheduler: yunikorn` on a Kubernetes cluster)",
+)
+WEIGHT_IGNORED = declare(
+    "AP2503", WARNING, "YuniKorn has no queue weights: weight has no effect",
+    fix="remove `weight` and give the queue its share as `deserved` (YuniKorn's guaranteed)",
+)
+GUARANTEE_IGNORED = declare(
+    "AP2504", WARNING, "with deserved set, guarantee has no effect on YuniKorn (deserved becomes guaranteed)",
+    fix="remove `guarantee` (YuniKorn guarantees the `deserved` resources)",
+)
+DEVICECLASS_IGNORED = declare(
+    "AP2505", WARNING, "YuniKorn never counts DRA claims under deviceclass/<class>: the quota has no effect",
+    fix="remove the `deviceclass/<class>` key (or schedule with Volcano, which accounts DRA devices)",
+)
+QUANTITY_UNREPRESENTABLE = declare(
+    "AP2506", ERROR, "YuniKorn accepts only whole quantities (milli-cores for cpu): it rejects the queue configuration",
+    fix="round the value to a whole number (cpu: to a milli-core, e.g. 250m)",
+)
+ANCESTOR_MAX_EXCEEDED = declare(
+    "AP2507", ERROR, "a capability exceeds an ancestor queue's capability: YuniKorn rejects the queue configuration",
+    fix="lower the capability to at most the ancestor's",
+)
+CHILDREN_GUARANTEED_EXCEED = declare(
+    "AP2508", ERROR,
+    "the children's guaranteed add up to more than the parent's guaranteed or max: YuniKorn rejects the queue "
+    "configuration",
+    fix="raise the parent's deserved/capability or lower the children's deserved/guarantee",
+)
+QUEUE_PATH_TOO_LONG = declare(
+    "AP2509", ERROR, "the queue path is longer than a label value may be (63 characters)",
+    fix="use shorter queue names (the `queue` label carries root.<parents>.<queue>)",
+)
+FALLBACK_QUEUE_NOT_LEAF = declare(
+    "AP2510", ERROR, "queue 'default' has child queues, but YuniKorn's fallback placement needs root.default to be a leaf",
+    fix="rename the parent queue 'default'",
+)
+DRA_NOT_RESERVED = declare(
+    "AP2511", WARNING, "YuniKorn's placeholders cannot hold DRA claims: the gang reserves no GPUs for these TaskManagers",
+    fix="use a device-plugin GPU pool with YuniKorn, or `scheduler: volcano` for DRA pools",
+)
+
+
+def _check_blocks(spec: Spec) -> Iterator[Problem]:
+    if spec.uses_yunikorn and spec.volcano.configured:
+        yield Problem(
+            ("volcano",),
+            "YuniKorn schedules this cluster (scheduler: yunikorn), so no Volcano setting has any effect; "
+            "remove volcano",
+            VOLCANO_SETTINGS_IGNORED,
+        )
+    if not spec.uses_yunikorn and spec.yunikorn.configured:
+        why = "scheduler is volcano" if spec.has_platform("kubernetes") else "the cluster has no kubernetes platform"
+        yield Problem(
+            ("yunikorn",),
+            f"{why}, so no YuniKorn setting has any effect; remove yunikorn or set scheduler: yunikorn",
+            YUNIKORN_SETTINGS_IGNORED,
+        )
+
+
+def _check_queue_fields(spec: Spec) -> Iterator[Problem]:
+    """Queue fields YuniKorn ignores (weight and guarantee still size YARN queues on a cluster that
+    also runs YARN) and values it cannot hold."""
+    yarn = spec.has_platform("yarn")
+    for q in spec.queues:
+        if q.weight != 1 and not yarn:
+            yield Problem(
+                (*q.path, "weight"),
+                f"YuniKorn shares resources by guaranteed and max, never by weight, so weight {q.weight} "
+                "would have no effect; give the queue its share as deserved and remove weight",
+                WEIGHT_IGNORED,
+            )
+        if q.deserved and q.guarantee and not yarn:
+            yield Problem(
+                (*q.path, "guarantee"),
+                "YuniKorn guarantees this queue its deserved resources, so guarantee would have no effect; "
+                "remove guarantee",
+                GUARANTEE_IGNORED,
+            )
+        for field, values in (("capability", q.capability), ("deserved", q.deserved), ("guarantee", q.guarantee)):
+            for name, quantity in values.items:
+                if is_volcano_only_resource(name):
+                    yield Problem(
+                        (*q.path, field, name),
+                        f"YuniKorn never counts DRA claims under {name}, so this quota would have no effect; "
+                        "remove it",
+                        DEVICECLASS_IGNORED,
+                    )
+                elif format_value(name, quantity.value) is None:
+                    yield Problem(
+                        (*q.path, field, name),
+                        f"YuniKorn accepts only whole quantities{' of milli-cores' if name == 'cpu' else ''}, "
+                        f"not {quantity}; round it",
+                        QUANTITY_UNREPRESENTABLE,
+                    )
+
+
+def _values(values: dict[str, Decimal]) -> str:
+    return ", ".join(f"{n}: {format_resource(n, v)}" for n, v in sorted(values.items()))
+
+
+def _counted(queue: Queue, field: str) -> dict[str, Decimal]:
+    """``guaranteed`` or ``max`` of a queue as YuniKorn counts it (Volcano-only keys dropped)."""
+    values = guaranteed(queue) if field == "guaranteed" else queue.capability
+    return {n: q.value for n, q in values.items if not is_volcano_only_resource(n)}
+
+
+def _check_tree(spec: Spec) -> Iterator[Problem]:
+    """``checkQueueResource`` on the spec's tree: ancestors' max and the children's guaranteed."""
+    cyclic = {q.name for cycle in parent_cycles(spec) for q in cycle}
+    by_parent = children_by_parent(spec)
+    problems: list[Problem] = []
+
+    def walk(queue: Queue, inherited_max: dict[str, tuple[Decimal, str]]) -> dict[str, Decimal]:
+        own_max = _counted(queue, "max")
+        parent = queue_parent(queue)
+        for name, value in own_max.items():
+            limit = inherited_max.get(name)
+            # the direct parent's own max is `accelplane.checks.scheduling`'s (shared with Volcano)
+            if limit is not None and value > limit[0] and limit[1] != parent:
+                problems.append(
+                    Problem(
+                        (*queue.path, "capability", name),
+                        f"capability {format_resource(name, value)} exceeds {format_resource(name, limit[0])}, "
+                        f"the capability of ancestor queue {limit[1]!r}; YuniKorn rejects it",
+                        ANCESTOR_MAX_EXCEEDED,
+                    )
+                )
+        effective = dict(inherited_max)
+        for name, value in own_max.items():
+            if name not in effective or value < effective[name][0]:
+                effective[name] = (value, queue.name)
+        children_sum: dict[str, Decimal] = {}
+        for child in by_parent.get(queue.name, []):
+            if child.name in cyclic:
+                continue
+            for name, value in walk(child, effective).items():
+                children_sum[name] = children_sum.get(name, Decimal(0)) + value
+        own_g = _counted(queue, "guaranteed")
+        for name, total in children_sum.items():
+            bound = own_g.get(name)
+            what = "guaranteed"
+            if bound is None or total <= bound:
+                bound, what = (effective[name][0], "max") if name in effective else (None, "")
+            if bound is not None and total > bound:
+                problems.append(
+                    Problem(
+                        queue.path,
+                        f"the guaranteed {name} of queue {queue.name!r}'s children (deserved, else guarantee) "
+                        f"add up to {format_resource(name, total)}, more than its {what} "
+                        f"{format_resource(name, bound)}; YuniKorn rejects the queue configuration",
+                        CHILDREN_GUARANTEED_EXCEED,
+                    )
+                )
+        return own_g or children_sum
+
+    for top in by_parent.get(None, []):
+        if top.name not in cyclic:
+            walk(top, {})
+    yield from problems
+
+
+def _check_placement(spec: Spec) -> Iterator[Problem]:
+    fallback = spec.queue(FALLBACK_QUEUE)
+    if fallback is not None and queue_parent(fallback) is None and by_parent_has_children(spec, FALLBACK_QUEUE):
+        yield Problem(
+            (*fallback.path, "name"),
+            "YuniKorn places pods that name no queue in root.default, which must be a leaf; "
+            "this queue 'default' has child queues: rename it",
+            FALLBACK_QUEUE_NOT_LEAF,
+        )
+    for c in spec.flink_clusters:
+        if c.target not in ("kubernetes", "kubernetes-operator"):
+            continue
+        if c.queue is not None and spec.queue(c.queue) is not None:
+            path = queue_path(spec, c.queue)
+            if len(path) > MAX_LABEL_VALUE:
+                yield Problem(
+                    c.field_path("queue"),
+                    f"the pods' queue label would be {path!r} ({len(path)} characters), more than a label "
+                    f"value's {MAX_LABEL_VALUE}; use shorter queue names",
+                    QUEUE_PATH_TOO_LONG,
+                )
+        if cluster_device_class(spec, c) is not None:
+            yield Problem(
+                c.field_path("taskManager", "gpu"),
+                "the TaskManagers claim their GPUs through DRA, and YuniKorn's placeholder pods cannot hold "
+                "claims: the gang would reserve no GPUs; use a device-plugin pool or scheduler: volcano",
+                DRA_NOT_RESERVED,
+            )
+
+
+def by_parent_has_children(spec: Spec, name: str) -> bool:
+    """True when some queue names ``name`` as its parent."""
+    return any(queue_parent(q) == name for q in spec.queues)
+
+
+def check(spec: Spec) -> Iterator[Problem]:
+    """Every YuniKorn problem of the spec (only the blocks' warnings unless YuniKorn schedules it)."""
+    yield from _check_blocks(spec)
+    if not spec.uses_yunikorn:
+        return
+    yield from _check_queue_fields(spec)
+    yield from _check_tree(spec)
+    yield from _check_placement(spec)
