@@ -24,7 +24,6 @@ from decimal import Decimal
 from typing import Any
 
 import yaml
-
 from accelplane.quantity import QuantityError
 from accelplane.quantity import parse_quantity as k8s_quantity
 
@@ -48,7 +47,7 @@ class YuniKornError(ValueError):
     """YuniKorn would reject the input."""
 
 
-class NotCovered(Exception):  # noqa: N818 - a marker, not an error of the input
+class NotCovered(Exception):
     """The input uses a part of YuniKorn's rules this reading does not cover (user/group limits)."""
 
 
