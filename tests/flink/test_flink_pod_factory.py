@@ -48,10 +48,12 @@ from tests.support.flink_pods import FlinkPods, FlinkPodsCase, build_flink_pods,
 from tests.support.render import files_for
 from tests.support.specs import model_of, write_spec
 from tests.support.validators import validate_core_object
+from tests.support.yunikorn import parse_task_groups
 
 pytestmark = pytest.mark.flink
 
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
+TASK_GROUPS = "yunikorn.apache.org/task-groups"
 
 #: Template fields Flink replaces (path -> why). Anything else that differs is a finding.
 FLINK_OVERRIDES = {
@@ -80,6 +82,11 @@ class RenderedCluster:
     @property
     def id(self) -> str:
         return f"{self.stack}/{self.name}"
+
+    @property
+    def yunikorn(self) -> bool:
+        """True when Apache YuniKorn gang-schedules the cluster (task groups, no PodGroup)."""
+        return bool(self.jobmanager_template["spec"]["schedulerName"] == "yunikorn")
 
 
 def _podgroups(objects: list[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
@@ -192,6 +199,10 @@ def test_examples_cover_both_kubernetes_targets_and_gpu_kinds() -> None:
 
 
 cluster_param = pytest.mark.parametrize("cluster", CLUSTERS, ids=[c.id for c in CLUSTERS])
+VOLCANO_CLUSTERS = [c for c in CLUSTERS if not c.yunikorn]
+YUNIKORN_CLUSTERS = [c for c in CLUSTERS if c.yunikorn]
+volcano_param = pytest.mark.parametrize("cluster", VOLCANO_CLUSTERS, ids=[c.id for c in VOLCANO_CLUSTERS])
+yunikorn_param = pytest.mark.parametrize("cluster", YUNIKORN_CLUSTERS, ids=[c.id for c in YUNIKORN_CLUSTERS])
 
 
 @cluster_param
@@ -273,7 +284,7 @@ def test_flink_keeps_every_template_field(
     assert pods.taskmanager["metadata"]["name"] == f"{cluster.name}-taskmanager-1-1"
 
 
-@cluster_param
+@volcano_param
 def test_volcano_binding_survives(cluster: RenderedCluster, flink_pods_by_cluster: dict[str, FlinkPods]) -> None:
     pods = flink_pods_by_cluster[cluster.id]
     (group,) = [
@@ -346,7 +357,7 @@ def _requests(pod: dict[str, Any]) -> dict[str, Decimal]:
     return {name: parse_quantity(str(value)) for name, value in requests.items()}
 
 
-@cluster_param
+@volcano_param
 def test_podgroup_min_resources_are_what_flink_requests(
     cluster: RenderedCluster, flink_pods_by_cluster: dict[str, FlinkPods]
 ) -> None:
@@ -367,6 +378,47 @@ def test_podgroup_min_resources_are_what_flink_requests(
     assert jm["memory"] == pods.cluster_specification["masterMemoryMB"] * mib
     assert tm["memory"] == pods.taskmanager_process["totalProcessMemoryMB"] * mib
     assert tm["cpu"] == Decimal(str(pods.taskmanager_process["cpuCores"]))
+
+
+def test_examples_cover_yunikorn_on_both_kubernetes_targets() -> None:
+    assert {c.target for c in YUNIKORN_CLUSTERS} == {"kubernetes", "kubernetes-operator"}
+    assert all(c.gpu_amount for c in YUNIKORN_CLUSTERS)
+
+
+@yunikorn_param
+def test_yunikorn_binding_survives(cluster: RenderedCluster, flink_pods_by_cluster: dict[str, FlinkPods]) -> None:
+    """The pods Flink creates keep YuniKorn's scheduler name, application id and queue labels and
+    gang annotations, and each fits the placeholder of its task group: YuniKorn swaps a real pod for a
+    placeholder only when the pod's requests fit it (the JobManager task group exactly what Flink
+    requests for it; the TaskManager group what Flink requests on the main container, GPUs included,
+    and the larger init-container requests)."""
+    pods = flink_pods_by_cluster[cluster.id]
+    groups = {
+        g.name: g
+        for g in parse_task_groups(cluster.jobmanager_template["metadata"]["annotations"][TASK_GROUPS])  # type: ignore[union-attr]
+    }
+    for role, pod, template in (
+        ("jobmanager", pods.jobmanager, cluster.jobmanager_template),
+        ("taskmanager", pods.taskmanager, cluster.taskmanager_template),
+    ):
+        meta, want = pod["metadata"], template["metadata"]
+        assert pod["spec"]["schedulerName"] == "yunikorn"
+        for label in ("applicationId", "queue"):
+            assert meta["labels"][label] == want["labels"][label]
+        for key in (TASK_GROUPS, "yunikorn.apache.org/task-group-name", "yunikorn.apache.org/schedulingPolicyParameters"):
+            assert meta["annotations"][key] == want["annotations"][key]
+        assert GROUP_ANNOTATION not in meta["annotations"]
+        group = groups[meta["annotations"]["yunikorn.apache.org/task-group-name"]]
+        assert group.name == role
+        requests = _requests(pod)
+        if role == "jobmanager":
+            assert requests == group.min_resource
+            assert group.min_member == pods.jobmanager_deployment["spec"]["replicas"]
+        else:
+            assert group.min_member == cluster.replicas
+            assert requests == {k: group.min_resource[k] for k in requests}, "the main container is the pod's request"
+            assert group.node_selector == (pod["spec"].get("nodeSelector") or {})
+            assert group.tolerations == pod["spec"].get("tolerations", [])
 
 
 # ------------------------------------------------------------------------------------------------
