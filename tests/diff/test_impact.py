@@ -209,3 +209,46 @@ def test_namespaces_are_never_deleted_and_pod_security_changes_are_called_out() 
         "Namespace inference: leaves the program but stays in the cluster with everything in it (Namespaces "
         "are retain_on_delete); delete it by hand if that is intended",
     ]
+
+
+YUNIKORN_CONFIGMAP = """
+apiVersion: v1
+kind: ConfigMap
+metadata: {{name: yunikorn-configs, namespace: yunikorn}}
+data:
+  queues.yaml: |
+    partitions:
+      - name: default
+        queues:
+          - name: root
+            queues:
+              - name: platform
+                parent: true
+                resources:
+                  max: {{nvidia.com/gpu: '{cap}', vcore: '64'}}
+                queues:
+{children}
+"""
+YUNIKORN_CHILD = """\
+                  - name: {name}
+                    resources:
+                      guaranteed: {{nvidia.com/gpu: '{g}', vcore: '{cpu}'}}
+"""
+
+
+def _yunikorn(cap: int, *children: tuple[str, int, int]) -> Tree:
+    text = "".join(YUNIKORN_CHILD.format(name=n, g=g, cpu=c) for n, g, c in children)
+    return objects(YUNIKORN_CONFIGMAP.format(cap=cap, children=text.rstrip("\n")))
+
+
+def test_yunikorn_queue_gpu_changes() -> None:
+    old = _yunikorn(8, ("streaming", 4, 8), ("gone", 1, 4))
+    new = _yunikorn(16, ("streaming", 2, 8), ("batch", 2, 4))
+    assert messages(old, new, "queues") == [
+        "YuniKorn queue root.platform: nvidia.com/gpu max 8 → 16",
+        "YuniKorn queue root.platform.batch added: nvidia.com/gpu guaranteed 2",
+        "YuniKorn queue root.platform.gone removed (had nvidia.com/gpu guaranteed 1)",
+        "YuniKorn queue root.platform.streaming: nvidia.com/gpu guaranteed 4 → 2",
+    ]
+    # CPU-only changes are no GPU impact (as for Volcano queues)
+    assert messages(_yunikorn(8, ("a", 1, 8)), _yunikorn(8, ("a", 1, 16)), "queues") == []

@@ -124,6 +124,8 @@ class Report:
     flink: tuple[FlinkRow, ...]
     without_gpu_limits: tuple[str, ...] = ()
     groups: tuple[GroupRow, ...] = ()
+    scheduler: str = ""
+    """The Kubernetes scheduler enforcing the queues (``volcano``/``yunikorn``; empty off Kubernetes)."""
 
     def cluster_total(self, resource: str) -> int:
         """Cluster GPUs of ``resource`` over the basis pools (as the scheduler counts them)."""
@@ -252,7 +254,8 @@ def build_report(spec: Spec) -> Report:
     limited = {row.queue for row in rows}
     without = tuple(q.name for q, _ in _queue_order(spec) if q.name not in limited)
     return Report(
-        spec.name, basis, report_pools, ordered_resources, tuple(rows), tuple(flink), without, group_rows(spec)
+        spec.name, basis, report_pools, ordered_resources, tuple(rows), tuple(flink), without, group_rows(spec),
+        spec.scheduler if spec.has_platform("kubernetes") else "",
     )
 
 

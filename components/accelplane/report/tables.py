@@ -125,9 +125,18 @@ def _columns(header: list[str], rows: list[list[str]]) -> list[str]:
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [header, *rows]]
 
 
+YUNIKORN_NOTE = (
+    "Scheduler: Apache YuniKorn (yunikorn-configs queues.yaml: capability is a queue's max, "
+    "deserved (else guarantee) its guaranteed)"
+)
+
+
 def format_text(report: Report) -> str:
     """Plain-text tables."""
-    out = [f"accelplane report: {report.cluster}", "", f"Cluster GPUs ({_basis_title(report)})"]
+    out = [f"accelplane report: {report.cluster}", ""]
+    if report.scheduler == "yunikorn":
+        out += [YUNIKORN_NOTE, ""]
+    out.append(f"Cluster GPUs ({_basis_title(report)})")
     if report.resources:
         out += [f"  {r}: {total_text(report, r)} ({pool_text(report, r)})" for r in report.resources]
     else:
@@ -159,7 +168,10 @@ def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 def format_markdown(report: Report) -> str:
     """Markdown tables (for a PR description or a wiki page)."""
-    out = [f"## GPU capacity: {md_text(report.cluster)}", "", f"Cluster GPUs ({_basis_title(report)}):", ""]
+    out = [f"## GPU capacity: {md_text(report.cluster)}", ""]
+    if report.scheduler == "yunikorn":
+        out += [md_text(YUNIKORN_NOTE), ""]
+    out += [f"Cluster GPUs ({_basis_title(report)}):", ""]
     out += _md_table(
         ["Resource", "GPUs", "Pools"],
         [[r, total_text(report, r), pool_text(report, r)] for r in report.resources],
@@ -188,6 +200,7 @@ def to_json(report: Report) -> dict[str, Any]:
     return {
         "cluster": report.cluster,
         "basis": report.basis,
+        "scheduler": report.scheduler,
         "cluster_gpus": {r: report.cluster_total(r) for r in report.resources},
         "cluster_gpu_slices": {r: report.slice_total(r) for r in report.resources if report.slice_total(r)},
         "pools": [

@@ -1,5 +1,7 @@
 """Queue impacts: Volcano ``Queue`` objects whose GPU capability/deserved/guarantee changed,
-were added or removed; YARN capacity-scheduler properties that mention GPUs.
+were added or removed; YuniKorn queues (in the ``yunikorn-configs`` ConfigMap's ``queues.yaml``)
+whose GPU ``guaranteed``/``max`` changed, were added or removed; YARN capacity-scheduler properties
+that mention GPUs.
 """
 
 from __future__ import annotations
@@ -7,6 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import yaml
+
+from accelplane.derive.yunikorn import CONFIGMAP as YUNIKORN_CONFIGMAP
+from accelplane.derive.yunikorn import QUEUES_KEY
 from accelplane.diff.changes import ArtifactDiff
 from accelplane.diff.impact.common import VOLCANO_GROUP, Impact, group_kind, k8s_artifacts
 from accelplane.display import show_value
@@ -40,7 +46,69 @@ def _describe_gpus(gpus: dict[str, dict[str, str]]) -> str:
     return "; ".join(parts) if parts else "no GPU limits"
 
 
+def _yunikorn_queues(manifest: Any) -> dict[str, dict[str, dict[str, str]]]:
+    """Queue path → ``{"guaranteed"|"max": {GPU resource: value}}`` of a ``yunikorn-configs``
+    ConfigMap (empty when its ``queues.yaml`` is missing or not a queue configuration)."""
+    data = manifest.get("data", {}) if isinstance(manifest, dict) else {}
+    text = data.get(QUEUES_KEY) if isinstance(data, dict) else None
+    try:
+        doc = yaml.safe_load(text) if isinstance(text, str) else None
+    except yaml.YAMLError:
+        return {}
+    out: dict[str, dict[str, dict[str, str]]] = {}
+
+    def walk(queues: Any, prefix: str) -> None:
+        for q in queues if isinstance(queues, list) else []:
+            if not isinstance(q, dict) or not isinstance(q.get("name"), str):
+                continue
+            path = f"{prefix}.{q['name']}" if prefix else q["name"]
+            raw = q.get("resources")
+            resources: dict[str, Any] = raw if isinstance(raw, dict) else {}
+            out[path] = {
+                field: {
+                    str(k): show_value(v)
+                    for k, v in sorted((resources.get(field) or {}).items())
+                    if is_gpu_resource(str(k))
+                }
+                for field in ("guaranteed", "max")
+                if isinstance(resources.get(field) or {}, dict)
+            }
+            walk(q.get("queues"), path)
+
+    partitions = doc.get("partitions") if isinstance(doc, dict) else None
+    for partition in partitions if isinstance(partitions, list) else []:
+        if isinstance(partition, dict):
+            walk(partition.get("queues"), "")
+    return out
+
+
+def _yunikorn_queue_impacts(artifacts: list[ArtifactDiff]) -> Iterator[Impact]:
+    for a in k8s_artifacts(artifacts):
+        if group_kind(a) != ("", "ConfigMap") or not a.ident.endswith(f"/{YUNIKORN_CONFIGMAP}"):
+            continue
+        old, new = _yunikorn_queues(a.old_data), _yunikorn_queues(a.new_data)
+        for path in sorted(old.keys() | new.keys()):
+            subject = f"YuniKorn queue {path}"
+            if path not in old:
+                yield Impact("queues", subject, f"{subject} added: {_describe_gpus(new[path])}")
+            elif path not in new:
+                yield Impact("queues", subject, f"{subject} removed (had {_describe_gpus(old[path])})")
+            else:
+                parts = []
+                for res in sorted({r for f in (*old[path].values(), *new[path].values()) for r in f}):
+                    fields = []
+                    for field in ("guaranteed", "max"):
+                        o, n = old[path].get(field, {}).get(res), new[path].get(field, {}).get(res)
+                        if o != n:
+                            fields.append(f"{field} {o or 'unset'} → {n or 'unset'}")
+                    if fields:
+                        parts.append(f"{res} " + ", ".join(fields))
+                if parts:
+                    yield Impact("queues", subject, f"{subject}: " + "; ".join(parts))
+
+
 def queue_impacts(artifacts: list[ArtifactDiff]) -> Iterator[Impact]:
+    yield from _yunikorn_queue_impacts(artifacts)
     for a in k8s_artifacts(artifacts):
         if group_kind(a) != (VOLCANO_GROUP, "Queue"):
             continue
