@@ -494,6 +494,7 @@ def test_family_components_register_outputs(prod_eu: Spec, pulumi_run: RunProgra
         outputs["accelplane:scheduling:Scheduling"]["schedulerConfigMap"]
         == "volcano-system/volcano-scheduler-configmap"
     )
+    assert outputs["accelplane:scheduling:Scheduling"]["yunikornConfigMap"] == ""
     assert outputs["accelplane:flink:Flink"]["podGroupNames"] == ["flink/podgroup-embeddings-amd"]
     assert outputs["accelplane:flink:Flink"]["flinkDeployments"] == ["flink/embeddings-amd"]
     assert outputs["accelplane:device_plugins:DevicePlugins"]["daemonSets"] == [
@@ -644,3 +645,16 @@ def test_every_supported_kind_reaches_the_engine_as_its_typed_class_sends_it(
     } == set(KINDS)
     for key in typed:
         assert lean[key] == typed[key], key
+
+
+def test_yunikorn_cluster_registers_its_queue_configmap(pulumi_run: RunProgram) -> None:
+    """A YuniKorn cluster registers yunikorn-configs in the scheduling component and no Volcano
+    object (no Queue, PodGroup or Volcano scheduler ConfigMap)."""
+    spec = model_of(REPO_ROOT / "stacks" / "yunikorn-gpus.yaml")
+    run = run_platform(pulumi_run, spec, build_all)
+    outputs = pulumi_outputs(run)
+    scheduling = outputs["accelplane:scheduling:Scheduling"]
+    assert scheduling["yunikornConfigMap"] == "yunikorn/yunikorn-configs"
+    assert (scheduling["schedulerConfigMap"], scheduling["queueNames"], scheduling["podGroupNames"]) == ("", [], [])
+    assert outputs["accelplane:flink:Flink"]["podGroupNames"] == []
+    assert not [r for r in run.kubernetes() if "volcano" in r.type]

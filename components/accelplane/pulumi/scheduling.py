@@ -1,11 +1,12 @@
-"""Scheduling family: Volcano Queues, PriorityClasses, the Volcano scheduler ConfigMap (and PodGroups
-when the PodGroup builder tags them ``scheduling``)."""
+"""Scheduling family: Volcano Queues, PriorityClasses, the Volcano scheduler ConfigMap or YuniKorn's
+``yunikorn-configs`` ConfigMap (and PodGroups when the PodGroup builder tags them ``scheduling``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from accelplane.builders.volcano import SCHEDULER_CONFIGMAP
+from accelplane.derive.yunikorn import CONFIGMAP as YUNIKORN_CONFIGMAP
 from accelplane.pulumi.family import FamilyComponent
 
 
@@ -14,15 +15,18 @@ class Scheduling(FamilyComponent):
 
     Extra outputs: ``queueNames``, ``priorityClassNames``, ``podGroupNames`` (``namespace/name``) and
     ``schedulerConfigMap`` (``namespace/name`` of the Volcano scheduler ConfigMap, empty when the spec
-    leaves it to Volcano's own installation).
+    leaves it to Volcano's own installation) and ``yunikornConfigMap`` (``namespace/name`` of YuniKorn's
+    queue ConfigMap, empty on a Volcano cluster or when the spec leaves it to YuniKorn's installation).
     """
 
     def extra_outputs(self) -> dict[str, Any]:
         """Queue, PriorityClass and PodGroup names, and the scheduler ConfigMap."""
         configmaps = [n for n in self.names_of("ConfigMap") if n.endswith(f"/{SCHEDULER_CONFIGMAP}")]
+        yunikorn = [n for n in self.names_of("ConfigMap") if n.endswith(f"/{YUNIKORN_CONFIGMAP}")]
         return {
             "queueNames": self.names_of("Queue"),
             "priorityClassNames": self.names_of("PriorityClass"),
             "podGroupNames": self.names_of("PodGroup"),
             "schedulerConfigMap": configmaps[0] if configmaps else "",
+            "yunikornConfigMap": yunikorn[0] if yunikorn else "",
         }
