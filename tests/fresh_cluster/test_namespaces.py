@@ -61,7 +61,7 @@ def test_every_namespace_gets_the_level_its_pods_pass(spec: Path) -> None:
     # every namespace of a namespaced object exists, comes from elsewhere by design, or is declared so
     model = yaml.safe_load(spec.read_text())
     unmanaged = {n for n, s in (model.get("namespaces") or {}).items() if s.get("managed") is False}
-    external = {"kube-system", "default", "volcano-system", "gpu-operator"}
+    external = {"kube-system", "default", "volcano-system", "yunikorn", "gpu-operator"}
     for obj in objects:
         ns = obj["metadata"].get("namespace")
         if ns is not None:

@@ -5,7 +5,8 @@ objects live in, except:
 
 * the system namespaces (``default``, ``kube-system``, ``kube-public``, ``kube-node-lease``),
   which always exist;
-* the Volcano namespace (``volcano.namespace``), created by Volcano's installation;
+* the Volcano namespace (``volcano.namespace``), created by Volcano's installation, or on a
+  YuniKorn cluster YuniKorn's (``yunikorn.namespace``), created by its Helm chart;
 * the MIG manager's namespace (``devicePlugins.nvidia.migManager.namespace``), the GPU Operator's;
 * namespaces the spec marks ``namespaces.<name>.managed: false`` (created and labelled elsewhere).
 """
@@ -47,7 +48,10 @@ def namespace_uses(spec: Spec) -> list[NamespaceUse]:
             users.setdefault(cluster.namespace, []).append(f"Flink cluster {cluster.name}")
     if plugin_enabled(spec, "nvidia") or plugin_enabled(spec, "amd"):
         users.setdefault(spec.device_plugins.namespace, []).append("GPU device plugins")
-    if spec.volcano.manage_scheduler_config:
+    if spec.uses_yunikorn:
+        if spec.yunikorn.manage_queue_config:
+            users.setdefault(spec.yunikorn.namespace, []).append("YuniKorn queue configuration")
+    elif spec.volcano.manage_scheduler_config:
         users.setdefault(spec.volcano.namespace, []).append("Volcano scheduler configuration")
     if mig_pools(spec):
         users.setdefault(spec.device_plugins.nvidia.mig_manager_namespace, []).append(
@@ -70,11 +74,14 @@ def _created_by(spec: Spec, name: str) -> str | None:
 
 
 def external_namespace_owner(spec: Spec, name: str) -> str | None:
-    """Who creates ``name`` when it is never accelplane's to create (system, Volcano, GPU Operator),
+    """Who creates ``name`` when it is never accelplane's to create (system, Volcano or YuniKorn, GPU Operator),
     whatever ``namespaces`` says; None otherwise."""
     if name in SYSTEM_NAMESPACES:
         return "Kubernetes (system namespace)"
-    if name == spec.volcano.namespace:
+    if spec.uses_yunikorn:
+        if name == spec.yunikorn.namespace:
+            return "the YuniKorn installation"
+    elif name == spec.volcano.namespace:
         return "the Volcano installation"
     if name == spec.device_plugins.nvidia.mig_manager_namespace and mig_pools(spec):
         return "the GPU Operator installation"
