@@ -178,3 +178,17 @@ def test_a_partial_gpu_capability_is_fine_on_yunikorn() -> None:
     doc = _yunikorn(nodePools=[GPU_POOL], queues=queues)
     assert [p for p in run_checks(_spec(doc)) if not p.is_warning] == []
     assert _accepted_by_yunikorn(doc)
+
+
+def test_flink_labels_or_annotations_that_override_yunikorns_are_errors() -> None:
+    config = {
+        "kubernetes.taskmanager.labels": "queue:root.other,team:x",
+        "kubernetes.jobmanager.annotations": "yunikorn.apache.org/task-groups:[],scheduling.k8s.io/group-name:pg",
+    }
+    doc = _yunikorn(flink={"clusters": [{"name": "f", "target": "kubernetes", "config": config}]})
+    assert _codes(doc) == [
+        ("AP2512", ("flink", "clusters", 0, "config", "kubernetes.jobmanager.annotations"), "error"),
+        ("AP2512", ("flink", "clusters", 0, "config", "kubernetes.taskmanager.labels"), "error"),
+    ]
+    # the Volcano PodGroup annotation means nothing on YuniKorn: no Volcano finding either
+    assert not [p for p in run_checks(_spec(doc)) if "PodGroup" in p.message]

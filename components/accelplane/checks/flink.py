@@ -391,7 +391,7 @@ def _check_kubernetes_config(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
     for key, value in c.config:
         path = c.field_path("config", key)
         if key in ("kubernetes.jobmanager.annotations", "kubernetes.taskmanager.annotations"):
-            if GROUP_NAME_ANNOTATION in _flink_map(value):
+            if GROUP_NAME_ANNOTATION in _flink_map(value) and not spec.uses_yunikorn:
                 yield Problem(
                     path,
                     f"Flink puts these annotations on the pods over the pod template's, so "

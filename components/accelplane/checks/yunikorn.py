@@ -19,8 +19,10 @@ from decimal import Decimal
 from accelplane.derive.dra import cluster_device_class
 from accelplane.derive.queues import children_by_parent, parent_cycles, queue_parent
 from accelplane.derive.yunikorn import (
+    APP_ID_LABEL,
     FALLBACK_QUEUE,
     MAX_LABEL_VALUE,
+    QUEUE_LABEL,
     format_value,
     guaranteed,
     is_volcano_only_resource,
@@ -72,6 +74,11 @@ QUEUE_PATH_TOO_LONG = declare(
 FALLBACK_QUEUE_NOT_LEAF = declare(
     "AP2510", ERROR, "queue 'default' has child queues, but YuniKorn's fallback placement needs root.default to be a leaf",
     fix="rename the parent queue 'default'",
+)
+POD_METADATA_OVERRIDDEN = declare(
+    "AP2512", ERROR,
+    "a Flink labels/annotations key overrides the pod template's YuniKorn application, queue or gang metadata",
+    fix="remove the key from kubernetes.<role>.labels/annotations (accelplane sets it in the pod templates)",
 )
 DRA_NOT_RESERVED = declare(
     "AP2511", WARNING, "YuniKorn's placeholders cannot hold DRA claims: the gang reserves no GPUs for these TaskManagers",
@@ -228,6 +235,40 @@ def _check_placement(spec: Spec) -> Iterator[Problem]:
             )
 
 
+FLINK_METADATA_KEYS = tuple(
+    f"kubernetes.{role}.{kind}" for role in ("jobmanager", "taskmanager") for kind in ("labels", "annotations")
+)
+YUNIKORN_KEY_PREFIX = "yunikorn.apache.org/"
+
+
+def _flink_map_keys(value: object) -> list[str]:
+    """Keys of a Flink map option (``k1:v1,k2:v2``)."""
+    return [item.partition(":")[0].strip() for item in str(value).split(",") if ":" in item]
+
+
+def _check_flink_metadata(spec: Spec) -> Iterator[Problem]:
+    """Flink's ``InitJobManagerDecorator``/``InitTaskManagerDecorator`` put ``kubernetes.<role>.labels``
+    and ``.annotations`` on the pods over the pod template's: an application id, queue or
+    ``yunikorn.apache.org/*`` key there would split the cluster into other applications, queues or gangs."""
+    for c in spec.flink_clusters:
+        if c.target not in ("kubernetes", "kubernetes-operator"):
+            continue
+        for key, value in c.config:
+            if key not in FLINK_METADATA_KEYS:
+                continue
+            clash = sorted(
+                k for k in _flink_map_keys(value) if k in (APP_ID_LABEL, QUEUE_LABEL) or k.startswith(YUNIKORN_KEY_PREFIX)
+            )
+            if clash:
+                yield Problem(
+                    c.field_path("config", key),
+                    f"Flink puts these on the pods over the pod template's, so {', '.join(clash)} here would "
+                    "override the YuniKorn application, queue or task groups accelplane sets; remove "
+                    f"{'it' if len(clash) == 1 else 'them'}",
+                    POD_METADATA_OVERRIDDEN,
+                )
+
+
 def by_parent_has_children(spec: Spec, name: str) -> bool:
     """True when some queue names ``name`` as its parent."""
     return any(queue_parent(q) == name for q in spec.queues)
@@ -241,3 +282,4 @@ def check(spec: Spec) -> Iterator[Problem]:
     yield from _check_queue_fields(spec)
     yield from _check_tree(spec)
     yield from _check_placement(spec)
+    yield from _check_flink_metadata(spec)
