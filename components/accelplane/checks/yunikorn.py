@@ -94,11 +94,18 @@ def _check_blocks(spec: Spec) -> Iterator[Problem]:
             "remove volcano",
             VOLCANO_SETTINGS_IGNORED,
         )
-    if not spec.uses_yunikorn and spec.yunikorn.configured:
-        why = "scheduler is volcano" if spec.has_platform("kubernetes") else "the cluster has no kubernetes platform"
+    if spec.scheduler == "yunikorn" and not spec.has_platform("kubernetes"):
+        yield Problem(
+            ("scheduler",),
+            "the cluster has no kubernetes platform, so scheduler: yunikorn (and any yunikorn setting) has no "
+            "effect; remove them",
+            YUNIKORN_SETTINGS_IGNORED,
+        )
+    elif not spec.uses_yunikorn and spec.yunikorn.configured:
         yield Problem(
             ("yunikorn",),
-            f"{why}, so no YuniKorn setting has any effect; remove yunikorn or set scheduler: yunikorn",
+            "scheduler is volcano, so no YuniKorn setting has any effect; remove yunikorn or set "
+            "scheduler: yunikorn",
             YUNIKORN_SETTINGS_IGNORED,
         )
 
