@@ -194,6 +194,9 @@ def test_values_yunikorn_cannot_hold_are_not_written() -> None:
     assert format_value("memory", Decimal("1.5")) is None
     assert format_value("nvidia.com/gpu", Decimal("0.5")) is None
     assert format_value("memory", Decimal(-1)) is None
+    assert format_value("cpu", Decimal(2**63 // 1000 + 1)) is None  # ParseVCore: overflow
+    assert format_value("memory", Decimal(2**63)) is None
+    assert format_value("memory", Decimal(2**63 - 1)) == str(2**63 - 1)
 
 
 NAMES = ["a", "b", "c", "d", "e"]

@@ -54,7 +54,8 @@ DEVICECLASS_IGNORED = declare(
     fix="remove the `deviceclass/<class>` key (or schedule with Volcano, which accounts DRA devices)",
 )
 QUANTITY_UNREPRESENTABLE = declare(
-    "AP2506", ERROR, "YuniKorn accepts only whole quantities (milli-cores for cpu): it rejects the queue configuration",
+    "AP2506", ERROR,
+    "YuniKorn accepts only whole quantities (milli-cores for cpu) that fit an int64: it rejects the queue configuration",
     fix="round the value to a whole number (cpu: to a milli-core, e.g. 250m)",
 )
 ANCESTOR_MAX_EXCEEDED = declare(
@@ -141,8 +142,8 @@ def _check_queue_fields(spec: Spec) -> Iterator[Problem]:
                 elif format_value(name, quantity.value) is None:
                     yield Problem(
                         (*q.path, field, name),
-                        f"YuniKorn accepts only whole quantities{' of milli-cores' if name == 'cpu' else ''}, "
-                        f"not {quantity}; round it",
+                        f"YuniKorn accepts only whole quantities{' of milli-cores' if name == 'cpu' else ''} "
+                        f"up to an int64, not {quantity}; round it",
                         QUANTITY_UNREPRESENTABLE,
                     )
 
@@ -214,7 +215,7 @@ def _check_tree(spec: Spec) -> Iterator[Problem]:
 
 def _check_placement(spec: Spec) -> Iterator[Problem]:
     fallback = spec.queue(FALLBACK_QUEUE)
-    if fallback is not None and queue_parent(fallback) is None and by_parent_has_children(spec, FALLBACK_QUEUE):
+    if fallback is not None and queue_parent(fallback) is None and _has_children(spec, FALLBACK_QUEUE):
         yield Problem(
             (*fallback.path, "name"),
             "YuniKorn places pods that name no queue in root.default, which must be a leaf; "
@@ -276,7 +277,7 @@ def _check_flink_metadata(spec: Spec) -> Iterator[Problem]:
                 )
 
 
-def by_parent_has_children(spec: Spec, name: str) -> bool:
+def _has_children(spec: Spec, name: str) -> bool:
     """True when some queue names ``name`` as its parent."""
     return any(queue_parent(q) == name for q in spec.queues)
 

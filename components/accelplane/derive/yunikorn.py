@@ -51,6 +51,8 @@ SORT_POLICY = "application.sort.policy"
 PRIORITY_OFFSET = "priority.offset"
 PREEMPTION_POLICY = "preemption.policy"
 
+INT64_MAX = 2**63 - 1
+"""YuniKorn stores every quantity as an int64 (milli-cores for ``vcore``) and rejects larger ones."""
 MAX_LABEL_VALUE = 63
 """A Kubernetes label value: at most 63 characters (the queue path travels in one)."""
 
@@ -70,11 +72,11 @@ def is_volcano_only_resource(name: str) -> bool:
 def format_value(name: str, value: Decimal) -> str | None:
     """The quantity string YuniKorn's config parser accepts for ``value`` of resource ``name``
     (Kubernetes name), or None when it cannot be written (a fraction of a milli-core, of a byte or
-    of a device; a negative value).
+    of a device; a negative value; more than an int64 holds).
 
     ``cpu``: whole cores as an integer, else milli-cores with ``m``. Others: an integer, memory with
     the largest binary suffix that divides it exactly (``64Gi``)."""
-    if value < 0:
+    if value < 0 or value * (1000 if name == "cpu" else 1) > INT64_MAX:
         return None
     if name == "cpu":
         if value == value.to_integral_value():
@@ -134,7 +136,7 @@ def _properties(queue: Queue, leaf: bool) -> dict[str, str]:
     return dict(sorted(props.items()))
 
 
-def _queue_config(spec: Spec, queue: Queue, by_parent: dict[str | None, list[Queue]], leaves: set[str]) -> dict[str, Any]:
+def _queue_config(queue: Queue, by_parent: dict[str | None, list[Queue]], leaves: set[str]) -> dict[str, Any]:
     body: dict[str, Any] = {"name": queue.name}
     children = sorted(by_parent.get(queue.name, []), key=lambda q: q.name)
     if children:
@@ -152,7 +154,7 @@ def _queue_config(spec: Spec, queue: Queue, by_parent: dict[str | None, list[Que
     if props:
         body["properties"] = props
     if children:
-        body["queues"] = [_queue_config(spec, c, by_parent, leaves) for c in children]
+        body["queues"] = [_queue_config(c, by_parent, leaves) for c in children]
     return body
 
 
@@ -173,5 +175,5 @@ def scheduler_config(spec: Spec) -> dict[str, Any]:
     root: dict[str, Any] = {"name": ROOT_QUEUE, "submitacl": "*"}
     top = sorted(by_parent.get(None, []), key=lambda q: q.name)
     if top:
-        root["queues"] = [_queue_config(spec, q, by_parent, leaves) for q in top]
+        root["queues"] = [_queue_config(q, by_parent, leaves) for q in top]
     return {"partitions": [{"name": PARTITION, "placementrules": placement_rules(), "queues": [root]}]}
