@@ -252,3 +252,5 @@ def test_yunikorn_queue_gpu_changes() -> None:
     ]
     # CPU-only changes are no GPU impact (as for Volcano queues)
     assert messages(_yunikorn(8, ("a", 1, 8)), _yunikorn(8, ("a", 1, 16)), "queues") == []
+    # a queue's GPUs are a queue impact only, not a Flink GPU request
+    assert messages(old, new, "flink") == []

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from accelplane.derive.yunikorn import CONFIGMAP as YUNIKORN_CONFIGMAP
 from accelplane.diff.changes import EMBED_SEPARATOR, ArtifactDiff
 from accelplane.diff.impact.common import FLINK_KEY, VOLCANO_GROUP, Impact, brief, group_kind, starts
 from accelplane.display import show_value
@@ -82,6 +83,12 @@ def flink_impacts(artifacts: list[ArtifactDiff]) -> Iterator[Impact]:
         if a.kind == "kubernetes" and group_kind(a)[0] == DRA_GROUP:
             yield _dra_impact(a)
             continue
+        if (
+            a.kind == "kubernetes"
+            and group_kind(a) == ("", "ConfigMap")
+            and a.ident.endswith(f"/{YUNIKORN_CONFIGMAP}")
+        ):
+            continue  # YuniKorn's queues (resources.guaranteed/max): the queues category's
         if a.kind == "kubernetes" and group_kind(a) == (VOLCANO_GROUP, "PodGroup"):
             if a.status == "added":
                 yield Impact("flink", subject, f"{a.ident} added ({_podgroup_summary(a.new_data)})")
