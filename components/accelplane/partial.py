@@ -8,7 +8,9 @@ checks on the rest. A number outside its schema range is checked as if it were a
 PriorityClass with a too-high value still gets its name checked.
 
 Dropping an entity must not make up errors: a problem that names a dropped entity (``queue 'batch'
-is not defined``) is a consequence of the schema error already reported, so it is left out. Paths
+is not defined``) is a consequence of the schema error already reported, so it is left out; so is
+any finding declared ``whole_spec`` (it claims that nothing in the spec provides, uses or advertises
+something, which the dropped part may have done). One root cause, one finding. Paths
 are translated back to the complete document, so errors point where the user wrote the value.
 """
 
@@ -129,6 +131,15 @@ def duplicate_entries(data: Any) -> list[PathTuple]:
     return sorted(out, key=str)
 
 
+def _consequence(problem: Problem, dropped_names: set[str], partial: bool) -> bool:
+    """True when ``problem`` may only follow from what was dropped: it names a dropped entity, or
+    (``partial``: something was dropped) its finding claims something of the whole spec ("no pool
+    advertises …", "no object lives in namespace …"), which the dropped part may have made true."""
+    if any(repr(name) in problem.message for name in dropped_names):
+        return True
+    return partial and problem.finding is not None and problem.finding.whole_spec
+
+
 def salvage_problems(
     data: dict[str, Any],
     invalid: list[tuple[PathTuple, int | float | None]],
@@ -193,10 +204,10 @@ def salvage_problems(
                 if not condemn(_to_original(path, index_map), None):
                     return []
             continue
-        out = []
-        for p in problems:
-            if any(repr(name) in p.message for name in dropped_names):
-                continue
-            out.append(Problem(_to_original(p.path, index_map), p.message))
-        return out
+        partial = bool(removed - set(duplicates or ()))
+        return [
+            Problem(_to_original(p.path, index_map), p.message, p.finding)
+            for p in problems
+            if not _consequence(p, dropped_names, partial)
+        ]
     return []

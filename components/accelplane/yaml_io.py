@@ -24,6 +24,12 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from accelplane.errors import SpecError
+from accelplane.findings import ERROR, declare
+
+YAML_INVALID = declare(
+    "AP1202", ERROR, "a spec file is not valid YAML (or uses a YAML feature specs refuse)",
+    fix="fix the YAML at the line and column named",
+)
 
 # A spec nests about 8 levels; 50 leaves room for free-form Flink config and stops RecursionError.
 MAX_NESTING = 50
@@ -300,9 +306,9 @@ def load_yaml_text(text: str, display_name: str) -> Any:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "<root>"
         problem = exc.problem or str(exc)
-        raise YamlSyntaxError(SpecError(display_name, where, f"invalid YAML: {problem}")) from None
+        raise YamlSyntaxError(SpecError(display_name, where, f"invalid YAML: {problem}", YAML_INVALID)) from None
     except yaml.YAMLError as exc:
-        raise YamlSyntaxError(SpecError(display_name, "<root>", f"invalid YAML: {exc}")) from None
+        raise YamlSyntaxError(SpecError(display_name, "<root>", f"invalid YAML: {exc}", YAML_INVALID)) from None
 
 
 class YamlSyntaxError(ValueError):

@@ -43,7 +43,25 @@ from accelplane.derive.yarn_types import (
     yarn_pools,
 )
 from accelplane.errors import Problem
+from accelplane.findings import ERROR, declare
 from accelplane.model import VENDOR_RESOURCE, Queue, ResourceList, Spec
+
+YARN_QUEUE_TYPE_UNKNOWN = declare(
+    'AP5030', ERROR, 'a queue limits a yarn.io/gpu* type the cluster does not declare',
+    fix='use nvidia.com/gpu with yarn.nodeLabels',
+)
+YARN_DESERVED_OVER_PARTITION = declare(
+    'AP5031', ERROR, "queues' deserved amounts exceed what the YARN pools provide",
+    fix='lower deserved to fit',
+)
+YARN_QUEUE_WITHOUT_MEMORY = declare(
+    'AP5032', ERROR, 'a queue would get 0 MiB of memory as its YARN capacity',
+    fix='give it a larger weight, deserved or capability memory',
+)
+YARN_POOL_NEEDS_CPU_MEMORY = declare(
+    'AP5033', ERROR, 'a YARN pool lacks cpu or memory for absolute capacities',
+    fix='set cpu and memory on the pool',
+)
 
 PREFIX = "yarn.scheduler.capacity."
 RESOURCE_CALCULATOR = "org.apache.hadoop.yarn.util.resource.DominantResourceCalculator"
@@ -198,7 +216,7 @@ def _explicit(
                         (*queue.path, field_name, name),
                         f"{name} is not a YARN resource type of this cluster "
                         f"(declared: {', '.join(sorted(declared)) or 'none'}); to reserve GPUs of one "
-                        "model use yarn.nodeLabels (a partition per model) and nvidia.com/gpu",
+                        "model use yarn.nodeLabels (a partition per model) and nvidia.com/gpu", YARN_QUEUE_TYPE_UNKNOWN,
                     )
                 )
     if vendor_amounts and YARN_GPU not in out and YARN_GPU in declared:
@@ -313,7 +331,7 @@ def _absolute(
                         (*q.path, "deserved"),
                         f"the deserved {_label(d)} of the queues under {path} add up to "
                         f"{sum(explicit.values())}, more than {where} ({pmin[d]}){part.where()}; "
-                        "lower deserved to fit",
+                        "lower deserved to fit", YARN_DESERVED_OVER_PARTITION,
                     )
                 )
             rest = 0
@@ -330,7 +348,7 @@ def _absolute(
                     q.path,
                     f"queue {q.name!r} would get 0 MiB of memory as its YARN capacity{part.where()}; Hadoop "
                     "ignores an absolute capacity without memory — give it a larger weight, deserved "
-                    "memory or capability memory (or more memory to the YARN node pools)",
+                    "memory or capability memory (or more memory to the YARN node pools)", YARN_QUEUE_WITHOUT_MEMORY,
                 )
             )
         if part.label is None:
@@ -376,7 +394,7 @@ def _check_cluster_deserved(spec: Spec, plan: QueuePlan, totals: TypeTotals) -> 
                         (*q.path, "deserved"),
                         f"the deserved {_label(d)} of the queues under root add up to "
                         f"{sum(explicit.values())}, more than the YARN node pools provide ({have}); lower "
-                        "deserved to fit",
+                        "deserved to fit", YARN_DESERVED_OVER_PARTITION,
                     )
                 )
 
@@ -430,7 +448,7 @@ def plan_queues(spec: Spec) -> QueuePlan:
                     Problem(
                         pool.path,
                         f"YARN node pool {pool.name!r} must set {missing}: queues limit cpu/memory/GPUs, so "
-                        "capacity-scheduler.xml uses absolute resources computed from the pools' totals",
+                        "capacity-scheduler.xml uses absolute resources computed from the pools' totals", YARN_POOL_NEEDS_CPU_MEMORY,
                     )
                 )
         return plan
