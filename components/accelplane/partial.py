@@ -131,13 +131,19 @@ def duplicate_entries(data: Any) -> list[PathTuple]:
     return sorted(out, key=str)
 
 
-def _consequence(problem: Problem, dropped_names: set[str], partial: bool) -> bool:
-    """True when ``problem`` may only follow from what was dropped: it names a dropped entity, or
-    (``partial``: something was dropped) its finding claims something of the whole spec ("no pool
-    advertises …", "no object lives in namespace …"), which the dropped part may have made true."""
+def _consequence(problem: Problem, dropped_names: set[str], dropped: set[PathTuple]) -> bool:
+    """True when ``problem`` may only follow from what was ``dropped`` (paths in the complete
+    document): it names a dropped entity; it is about an object a part was dropped from (``sharing``
+    checked without its rejected ``strategy`` looks unused); or its finding claims something of the
+    whole spec ("no pool advertises …", "no object lives in namespace …"), which the dropped part
+    may have made true."""
     if any(repr(name) in problem.message for name in dropped_names):
         return True
-    return partial and problem.finding is not None and problem.finding.whole_spec
+    if not dropped:
+        return False
+    if any(d[: len(problem.path)] == problem.path for d in dropped):
+        return True
+    return problem.finding is not None and problem.finding.whole_spec
 
 
 def salvage_problems(
@@ -204,10 +210,7 @@ def salvage_problems(
                 if not condemn(_to_original(path, index_map), None):
                     return []
             continue
-        partial = bool(removed - set(duplicates or ()))
-        return [
-            Problem(_to_original(p.path, index_map), p.message, p.finding)
-            for p in problems
-            if not _consequence(p, dropped_names, partial)
-        ]
+        dropped = removed - set(duplicates or ())
+        located = [Problem(_to_original(p.path, index_map), p.message, p.finding) for p in problems]
+        return [p for p in located if not _consequence(p, dropped_names, dropped)]
     return []

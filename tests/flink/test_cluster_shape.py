@@ -20,6 +20,8 @@ from accelplane.derive.flink_pods import min_resources, taskmanagers_for_paralle
 from accelplane.pipeline import load_validated
 from accelplane.report.data import build_report
 
+from tests.support.findings_text import without_tags
+
 IMAGE = "registry.example.internal/flink-gpu:1.20.5-py3"
 K8S = """\
 cluster: {{name: shape, platforms: [kubernetes]}}
@@ -43,7 +45,7 @@ def _k8s(target: str = "kubernetes", replicas: int = 2, parallelism: int = 4, im
 
 def _errors(path: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
     code = main(["validate", str(path)])  # errors name the file as typed: the absolute path
-    lines = [line.replace(str(path), path.name, 1) for line in capsys.readouterr().err.splitlines()]
+    lines = [line.replace(str(path), path.name, 1) for line in without_tags(capsys.readouterr().err).splitlines()]
     assert (code == 0) == (lines == []), lines
     return lines[:-1]
 

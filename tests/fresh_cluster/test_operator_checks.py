@@ -19,6 +19,7 @@ from accelplane.derive.flink_state import (
 )
 from accelplane.model import build_model
 
+from tests.support.findings_text import without_tags
 from tests.support.flink.home import require_flink_home
 
 HEAD = """\
@@ -36,7 +37,7 @@ SOURCE = "the Flink Kubernetes Operator 1.15.0 DefaultValidator rejects the Flin
 def _errors(write_spec: Callable[..., Path], capsys: pytest.CaptureFixture[str], text: str) -> list[str]:
     path = write_spec(text)
     code = main(["validate", str(path)])
-    err = capsys.readouterr().err.splitlines()
+    err = without_tags(capsys.readouterr().err).splitlines()
     return [line.split("spec.yaml: ", 1)[-1] for line in err] if code == 1 else []
 
 

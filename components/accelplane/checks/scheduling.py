@@ -114,6 +114,8 @@ def _check_queue_tree(spec: Spec) -> Iterator[Problem]:
 
 
 def _check_queue_resources(spec: Spec) -> Iterator[Problem]:
+    # a cycle is reported once (`QUEUE_PARENT_CYCLE`), not as over-committed or exceeded parents too
+    cyclic = {q.name for cycle in parent_cycles(spec) for q in cycle}
     for q in spec.queues:
         for name, g, d in _ordered(q.guarantee, q.deserved):
             yield Problem((*q.path, "guarantee", name), f"guarantee {g} exceeds deserved {d}", QUEUE_GUARANTEE_OVER_DESERVED)
@@ -130,14 +132,13 @@ def _check_queue_resources(spec: Spec) -> Iterator[Problem]:
                     "(a partial capability blocks jobs, volcano#3426)", QUEUE_PARTIAL_GPU_CAPABILITY,
                 )
         parent = spec.queue(queue_parent(q) or "")
-        if parent is not None:
+        if parent is not None and q.name not in cyclic:
             for name, c, pc in _ordered(q.capability, parent.capability):
                 yield Problem(
                     (*q.path, "capability", name),
                     f"capability {c} exceeds the capability of parent {parent.name!r} ({pc})", QUEUE_OVER_PARENT_CAPABILITY,
                 )
     # children's deserved must fit in the parent's deserved (capacity plugin webhook)
-    cyclic = {q.name for cycle in parent_cycles(spec) for q in cycle}
     children: dict[str, list[Queue]] = {}
     for q in spec.queues:
         if q.name not in cyclic:  # a cycle is reported once, not as over-committed parents too
