@@ -47,7 +47,7 @@ def _k8s(*groups: dict[str, Any], **cluster: Any) -> dict[str, Any]:
 def _errors(tmp_path: Path, data: dict[str, Any], monkeypatch: pytest.MonkeyPatch, capsys: Any) -> list[str]:
     monkeypatch.chdir(tmp_path)
     Path("spec.yaml").write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    code = main(["validate", "spec.yaml"])
+    code = main(["validate", "--strict", "spec.yaml"])  # warnings too
     err = without_tags(capsys.readouterr().err).splitlines()
     assert code == (1 if err else 0)
     return err[:-1] if err else []

@@ -95,6 +95,17 @@ def expect_errors(
     assert code == 1
 
 
+def expect_findings(
+    path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, lines: list[str]
+) -> None:
+    """Assert that validating ``path`` prints exactly these findings (errors and warnings, as
+    ``file: path: message``, in order) and exits 1 when one is an error, else 0."""
+    code, err = run_validate_tagged(path, capsys, monkeypatch)
+    findings = [line for line in err if FINDING_LINE.match(line)]
+    assert [without_tags(line) for line in findings] == lines, "\n".join(err)
+    assert code == (1 if _of_severity(err, "error") else 0), "\n".join(err)
+
+
 def expect_warnings(
     path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, lines: list[str]
 ) -> None:

@@ -131,6 +131,7 @@ QUEUE_RESOURCE_NOT_ADVERTISED = declare(
 )
 
 MAX_MIG_SLICES = 7
+VENDOR_GPU = "nvidia.com/gpu"
 _PROFILE_RE = re.compile(r"^([1-8])g\.")
 
 
@@ -141,7 +142,25 @@ def _fmt(resources: dict[str, int]) -> str:
 # --- pool GPU settings ------------------------------------------------------------------------
 
 
-def _check_pool_gpu(pool: NodePool) -> Iterator[Problem]:
+def _rename_consequences(spec: Spec, pool: NodePool) -> str:
+    """What ``renameByDefault: true`` on ``pool`` asks for besides: the queues that limit the
+    dedicated name but not the shared one (a Flink cluster on the pool then requests the shared
+    name, which such a queue does not limit: volcano#3426)."""
+    shared = f"{VENDOR_GPU}.shared"
+    queues = [
+        q.name
+        for q in spec.queues
+        if q.capability.get(VENDOR_GPU) is not None and q.capability.get(shared) is None
+    ]
+    if not queues or not spec.has_platform("kubernetes"):
+        return ""
+    return (
+        f"; with true, queue(s) {', '.join(queues)} must limit {shared} too (their capability limits "
+        f"{VENDOR_GPU}; rename that key where no pool keeps whole GPUs)"
+    )
+
+
+def _check_pool_gpu(spec: Spec, pool: NodePool) -> Iterator[Problem]:
     gpu = pool.gpu
     if gpu is None:
         return
@@ -216,7 +235,8 @@ def _check_pool_gpu(pool: NodePool) -> Iterator[Problem]:
             "renameByDefault they keep the dedicated name (nvidia.com/gpu), so queues and Flink "
             "requests would count slices as whole GPUs — set renameByDefault: true (slices become "
             "<resource>.shared) or renameByDefault: false to accept slices under the dedicated name "
-            "(report counts them apart)", SHARING_RENAME_IMPLICIT,
+            f"(report counts them apart){_rename_consequences(spec, pool) if mig.strategy == 'none' else ''}",
+            SHARING_RENAME_IMPLICIT,
         )
     if sharing.replicas < 2:
         yield Problem(
@@ -459,7 +479,7 @@ def _check_queues(spec: Spec) -> Iterator[Problem]:
 def check(spec: Spec) -> Iterator[Problem]:
     """Every device-plugin, GPU resource-name and pool-selection problem."""
     for pool in spec.node_pools:
-        yield from _check_pool_gpu(pool)
+        yield from _check_pool_gpu(spec, pool)
     yield from _check_enabled(spec)
     yield from _check_placements(spec)
     yield from _check_gfd_labels(spec)
