@@ -214,8 +214,9 @@ def cmd_merged(args: argparse.Namespace) -> int:
 
     loaded = load_document(args.spec)
     sys.stdout.write(render_merged(loaded))
-    if loaded.load_errors:
+    if any(not e.is_warning for e in loaded.load_errors):
         raise SpecErrors(loaded.load_errors)
+    _print_warnings(loaded.load_errors)
     return EXIT_OK
 
 

@@ -16,12 +16,15 @@ silences nothing is a warning (`LINT_IGNORE_UNUSED`), so stale entries do not pi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from accelplane.errors import PathTuple, Problem, SpecError, format_path
 from accelplane.findings import ERROR, REGISTRY, WARNING, declare
+
+_CODE = re.compile(r"AP[1-9][0-9]{3}")  # the schema's pattern: others are reported by the schema
 
 LINT_IGNORE_UNUSED = declare(
     "AP1301", WARNING, "a lint.ignore entry silences no finding",
@@ -52,7 +55,7 @@ def ignores(data: dict[str, Any]) -> list[Ignore]:
     entries = lint.get("ignore") if isinstance(lint, dict) else None
     out: list[Ignore] = []
     for i, entry in enumerate(entries if isinstance(entries, list) else []):
-        if isinstance(entry, dict) and isinstance(entry.get("code"), str):
+        if isinstance(entry, dict) and isinstance(entry.get("code"), str) and _CODE.fullmatch(entry["code"]):
             path = entry.get("path")
             out.append(Ignore(i, entry["code"], path if isinstance(path, str) and path else None))
     return out

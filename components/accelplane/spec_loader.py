@@ -447,6 +447,6 @@ def load_spec(path: str | os.PathLike[str], root: Path | None = None) -> LoadedS
     Returns the merged document (``extends`` removed) with provenance for error reporting.
     """
     loaded = load_document(path, root)
-    if loaded.load_errors:
+    if any(not e.is_warning for e in loaded.load_errors):
         raise SpecErrors(loaded.load_errors)
     return loaded

@@ -28,10 +28,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "accelplane.model", "accelplane.artifacts", "accelplane.kube"),
     ("accelplane.derive",),
     ("accelplane.checks", "accelplane.builders"),
-    ("accelplane.pipeline", "accelplane.render", "accelplane.report", "accelplane.merged_view",
-     "accelplane.findings_docs"),
+    ("accelplane.pipeline", "accelplane.render", "accelplane.report", "accelplane.merged_view"),
     ("accelplane.diff",),
-    ("accelplane.cli", "accelplane.program", "accelplane.pulumi"),
+    ("accelplane.cli", "accelplane.program", "accelplane.pulumi", "accelplane.findings_docs"),
 )
 PEERS_THAT_MUST_NOT_MEET = (("accelplane.checks", "accelplane.builders"),)
 PULUMI_ALLOWED = ("accelplane.program", "accelplane.pulumi")

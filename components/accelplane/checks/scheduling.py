@@ -110,7 +110,33 @@ def _check_queue_tree(spec: Spec) -> Iterator[Problem]:
     for cycle in parent_cycles(spec):
         if len(cycle) > 1:
             chain = " → ".join(repr(q.name) for q in [*cycle, cycle[0]])
-            yield Problem((*cycle[0].path, "parent"), f"parent cycle: {chain}", QUEUE_PARENT_CYCLE)
+            yield Problem(
+                (*cycle[0].path, "parent"), f"parent cycle: {chain}; {_where_to_break(spec, cycle)}",
+                QUEUE_PARENT_CYCLE,
+            )
+
+
+def _where_to_break(spec: Spec, cycle: list[Queue]) -> str:
+    """The fix for a parent cycle: which queue's parent to remove so that no queue of the cycle
+    then exceeds its parent's capability (a capability always exceeds somewhere along a cycle
+    unless all are equal; detaching there leaves a valid tree)."""
+    over = [
+        q
+        for q in cycle
+        if (p := spec.queue(queue_parent(q) or "")) is not None and any(_ordered(q.capability, p.capability))
+    ]
+    if len(over) == 1:
+        return (
+            f"remove the parent of {over[0].name!r} (its capability exceeds its parent's, so the cycle "
+            "can only be broken there)"
+        )
+    if over:
+        names = ", ".join(repr(q.name) for q in over)
+        return (
+            f"remove one queue's parent; queues {names} have a larger capability than their parent, so "
+            "all but one of them need a lower capability or another parent too"
+        )
+    return "remove the parent of one of these queues (or point it outside the cycle)"
 
 
 def _check_queue_resources(spec: Spec) -> Iterator[Problem]:
