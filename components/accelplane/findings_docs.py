@@ -31,7 +31,7 @@ def load_all_findings() -> dict[str, Finding]:
     import accelplane.model
     import accelplane.pipeline
     import accelplane.schema
-    import accelplane.spec_loader  # noqa: F401  (imported for the findings they declare)
+    import accelplane.spec_loader
 
     for package in (accelplane.checks, accelplane.derive):
         for info in pkgutil.iter_modules(package.__path__, f"{package.__name__}."):
