@@ -69,7 +69,11 @@ def load_validated(path: str | os.PathLike[str], root: Path | None = None) -> Va
     if failures or load_errors:
         from accelplane.partial import duplicate_entries, salvage_problems
 
-        invalid = [(t, f.bound) for f in failures for t in f.targets]
+        def reported(path: PathTuple) -> bool:
+            return any(path[: len(r)] == r for r in loaded.reported)
+
+        failures = [f for f in failures if not all(reported(t) for t in f.targets)]
+        invalid = [(t, f.bound) for f in failures for t in f.targets] + [(r, None) for r in loaded.reported]
         problems = [f.problem for f in failures]
         problems += salvage_problems(loaded.data, invalid, _model_and_checks, duplicate_entries(loaded.data))
         raise SpecErrors(_outcome(loaded, problems, complete=False))

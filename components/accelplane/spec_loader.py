@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from accelplane.errors import PathTuple, Problem, SpecError, SpecErrors, format_path
-from accelplane.findings import ERROR, WARNING, Finding, declare
+from accelplane.findings import ERROR, Finding, declare
 from accelplane.yaml_io import YamlSyntaxError, load_yaml_text
 
 SPEC_FILE_UNREADABLE = declare(
@@ -66,7 +66,7 @@ DUPLICATE_NAME = declare(
     fix="rename or merge one of them",
 )
 REMOVE_NOTHING = declare(
-    "AP1210", WARNING, "$remove removes nothing (no inherited entry or key of that name)",
+    "AP1210", ERROR, "$remove removes nothing (no inherited entry or key of that name)",
     fix="remove the $remove entry or fix its name",
 )
 
@@ -170,6 +170,9 @@ class LoadedSpec:
     files: list[Path] = field(default_factory=list)
     display: str = ""
     load_errors: list[SpecError] = field(default_factory=list)
+    reported: list[PathTuple] = field(default_factory=list)
+    """Merged-document paths a load error already covers (a ``$remove`` marker with nothing to
+    remove): validation leaves them out, so they are not reported again as schema errors."""
 
     @property
     def display_name(self) -> str:
@@ -435,9 +438,16 @@ def load_document(path: str | os.PathLike[str], root: Path | None = None) -> Loa
     if loaded is None or merger.fatal:
         raise SpecErrors(merger.errors or [SpecError(name, "<root>", "cannot load spec", SPEC_FILE_UNREADABLE)])
     data, prov = loaded
+    markers = [p for p, value in _walk(data) if _is_remove_marker(value)]
     errors = merger.errors + _leftover_remove_markers(data, prov)
     return LoadedSpec(
-        path=top, data=data, provenance=prov, files=merger.files, display=name, load_errors=errors
+        path=top,
+        data=data,
+        provenance=prov,
+        files=merger.files,
+        display=name,
+        load_errors=errors,
+        reported=markers,
     )
 
 

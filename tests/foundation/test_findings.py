@@ -297,6 +297,7 @@ CASCADES = {
     "enum-typo": (SHARED_POOL.replace("STRATEGY", "time-slicing"), ["AP1001"]),
     "misspelt-key": (MISSPELT_KEY, ["AP1003"]),
     "parent-cycle": (CYCLE, ["AP2005"]),
+    "remove-nothing": (HEAD + "nodePools:\n  - {name: ghost, $remove: true}\n", ["AP1210"]),
     "yarn-labels-without-cpu-pool": (_yarn(""), ["AP5011"]),
     "yarn-deserved-over-partitions": (
         _yarn(CPU_POOL + A100_POOL, "{nvidia.com/gpu: 16, cpu: 500, memory: 3Ti}"),
