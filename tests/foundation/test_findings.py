@@ -414,6 +414,27 @@ FIXES: dict[str, tuple[str, str, list[tuple[str, Any]]]] = {
         "AP2013",
         [("queues, 0, capability", {"nvidia.com/gpu": 4, "cpu": 16, "memory": "64Gi", "pods": 10})],
     ),
+    "replicas-at-least-2": (
+        RENAME.replace("replicas: 4}", "replicas: 1, renameByDefault: false}"),
+        "AP3015",
+        [("nodePools, 0, gpu, sharing, replicas", 2)],
+    ),
+    "pool-label": (
+        RENAME.replace("    labels: {pool: shared}\n", ""),
+        "AP3021",
+        [("nodePools, 0, labels", {"accelplane.io/pool": "shared"}),
+         ("nodePools, 0, gpu, sharing, renameByDefault", False)],
+    ),
+    "gpu-image": (
+        RENAME.replace("      image: registry.example.com/flink-gpu:1.20.1\n", "").replace("replicas: 4}", "replicas: 4, renameByDefault: false}"),
+        "AP8010",
+        [("flink, clusters, 0, image", "registry.example.com/flink-gpu:1.20.1")],
+    ),
+    "guarantee-over-deserved": (
+        HEAD + "queues:\n  - {name: a, deserved: {cpu: 4}, guarantee: {cpu: 8}}\n",
+        "AP2010",
+        [("queues, 0, guarantee", {"cpu": 4})],
+    ),
 }  # fmt: skip
 
 
@@ -431,3 +452,16 @@ def test_following_the_fix_gives_a_valid_spec(name: str, write_spec: WriteSpec) 
     after = write_spec(yaml.safe_dump(doc, sort_keys=False), "after.yaml")
     validated = load_validated(after)  # raises on any error
     assert [str(w) for w in validated.warnings] == []
+
+
+def test_diff_prints_warnings_and_proceeds(write_spec: WriteSpec, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write_spec(WEIGHT)
+    assert main(["diff", str(path), str(path)]) == 0
+    err = capsys.readouterr().err
+    assert err.count("warning AP2101") == 2 and err.endswith("accelplane: 2 warnings\n")
+
+
+def test_merged_reports_a_load_error(write_spec: WriteSpec, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write_spec(HEAD + "queues:\n  - {name: ghost, $remove: true}\n")
+    assert main(["merged", str(path)]) == 1
+    assert "error AP1210: $remove: nothing inherited to remove" in capsys.readouterr().err
