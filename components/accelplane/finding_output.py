@@ -9,12 +9,15 @@ Text (the default), grouped per file (findings are sorted by file, then path), t
 A finding without a code (one the CLI makes up about its own input, such as a Pulumi stack file
 without ``accelplane:spec``) shows its severity alone (``error:``). ``json`` is one document with
 every finding's file, path, severity, code, message, summary and fix; ``github`` writes workflow
-commands (``::warning file=…,title=AP2101::…``) that GitHub Actions shows as annotations.
+commands (``::warning file=…,line=…,title=AP2101::…``) that GitHub Actions shows as annotations.
+Both give the line of the finding's path in its file (found from the YAML node marks, read only
+when these formats are asked for).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 from typing import Any
 
 from accelplane.display import escape_controls, escape_controls_json
@@ -61,12 +64,31 @@ def text_report(errors: Sequence[SpecError]) -> str:
     return "\n".join([*lines, f"accelplane: {summary(errors)}"]) + "\n"
 
 
-def as_dict(error: SpecError) -> dict[str, Any]:
-    """One finding as the JSON output carries it."""
+def line_of(error: SpecError) -> int | None:
+    """The line of ``error``'s path in its file (`accelplane.yaml_io.line_of`), None when the file
+    cannot be read or the path is the whole file. Read only for the tool formats (JSON, GitHub)."""
+    from accelplane.yaml_io import line_of as find
+
+    text = _text(error.file)
+    return find(text, error.path) if text is not None else None
+
+
+@cache
+def _text(file: str) -> str | None:
+    try:
+        with open(file, encoding="utf-8") as fh:
+            return fh.read(8 * 1024 * 1024)
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def as_dict(error: SpecError, *, line: bool = True) -> dict[str, Any]:
+    """One finding as the JSON output carries it (``line``: its line in the file, when known)."""
     finding = error.finding
     return {
         "file": error.file,
         "path": error.path,
+        **({"line": line_of(error)} if line else {}),
         "severity": str(severity_of(error)),
         "code": finding.code if finding else None,
         "message": error.message,
@@ -101,7 +123,9 @@ def github_line(error: SpecError) -> str:
     """A GitHub Actions workflow command (``::error file=…,title=…::path: message``)."""
     level = "warning" if severity_of(error) is Severity.WARNING else "error"
     title = error.finding.code if error.finding else "accelplane"
-    props = f"file={_escape_property(error.file)},title={_escape_property(title)}"
+    where = line_of(error)
+    at = f",line={where}" if where is not None else ""
+    props = f"file={_escape_property(error.file)}{at},title={_escape_property(title)}"
     return escape_controls(f"::{level} {props}::{_escape_data(f'{error.path}: {error.message}')}", newlines=False)
 
 

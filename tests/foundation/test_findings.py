@@ -140,6 +140,7 @@ def test_json_format(write_spec: WriteSpec, capsys: pytest.CaptureFixture[str]) 
         {
             "file": str(bad),
             "path": "queues[0].parent",
+            "line": 2,
             "severity": "error",
             "code": "AP2003",
             "message": "parent queue 'nowhere' is not defined in queues",
@@ -153,7 +154,7 @@ def test_github_format(write_spec: WriteSpec, capsys: pytest.CaptureFixture[str]
     path = write_spec(WEIGHT)
     assert main(["validate", "--format", "github", str(path)]) == 0
     (line,) = capsys.readouterr().out.splitlines()
-    assert line.startswith(f"::warning file={path},title=AP2101::queues[0].weight: Volcano's capacity plugin")
+    assert line.startswith(f"::warning file={path},line=5,title=AP2101::queues[0].weight: Volcano's capacity plugin")
 
 
 def test_text_lines_are_grouped_per_file_with_a_summary(
@@ -465,3 +466,15 @@ def test_merged_reports_a_load_error(write_spec: WriteSpec, capsys: pytest.Captu
     path = write_spec(HEAD + "queues:\n  - {name: ghost, $remove: true}\n")
     assert main(["merged", str(path)]) == 1
     assert "error AP1210: $remove: nothing inherited to remove" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("path", "line"),
+    [("queues[0].capability.nvidia.com/gpu", 3), ("queues[1]", 4), ("queues[1].weight", 5), ("queues[1].nope", 4),
+     ("cluster.name", 1), ("<root>", None), ("line 7, column 2", 7), ("queues[9]", 2)],
+)  # fmt: skip
+def test_line_of_a_path(path: str, line: int | None) -> None:
+    from accelplane.yaml_io import line_of
+
+    text = "cluster: {name: c}\nqueues:\n  - {name: a, capability: {nvidia.com/gpu: 1}}\n  - name: b\n    weight: 2\n"
+    assert line_of(text, path) == line
