@@ -8,7 +8,9 @@ checks on the rest. A number outside its schema range is checked as if it were a
 PriorityClass with a too-high value still gets its name checked.
 
 Dropping an entity must not make up errors: a problem that names a dropped entity (``queue 'batch'
-is not defined``) is a consequence of the schema error already reported, so it is left out; so is
+is not defined``), or one a part was dropped from (``pool 'a' has None GPUs``), is a consequence
+of the schema error already reported, so it is left out; so is a problem about the object a part
+was dropped from (``sharing`` without its rejected ``strategy`` looks unused); so is
 any finding declared ``whole_spec`` (it claims that nothing in the spec provides, uses or advertises
 something, which the dropped part may have done). One root cause, one finding. Paths
 are translated back to the complete document, so errors point where the user wrote the value.
@@ -184,6 +186,8 @@ def salvage_problems(
             return False
         removed.add(path)
         dropped_names.update(_names_in(value))
+        if entity is not None:  # what names an entity checked without a part is a consequence too
+            dropped_names.add(entity[1])
         return True
 
     for path, bound in invalid:

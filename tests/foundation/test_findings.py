@@ -296,6 +296,10 @@ def _yarn(extra: str, deserved: str = "{nvidia.com/gpu: 4}") -> str:
 
 CASCADES = {
     "enum-typo": (SHARED_POOL.replace("STRATEGY", "time-slicing"), ["AP1001"]),
+    "enum-typo-derived-resource": (
+        SHARED_POOL.replace("STRATEGY", "time-slicing").replace(", resource: nvidia.com/gpu.shared", ""),
+        ["AP1001"],
+    ),
     "misspelt-key": (MISSPELT_KEY, ["AP1003"]),
     "parent-cycle": (CYCLE, ["AP2005"]),
     "remove-nothing": (HEAD + "nodePools:\n  - {name: ghost, $remove: true}\n", ["AP1210"]),

@@ -119,11 +119,11 @@ FLINK_RESOURCE_NOT_ADVERTISED = declare(
 )
 FLINK_GPUS_OVER_NODE = declare(
     'AP3033', ERROR, 'a TaskManager requests more GPUs than one node offers',
-    fix='lower taskManager.gpu.amount',
+    fix='lower taskManager.gpu.amount', whole_spec=True,
 )
 FLINK_SHARED_REQUEST_TOO_BIG = declare(
     'AP3034', ERROR, 'a TaskManager requests more shared replicas than the device plugin allows per container',
-    fix='request the amount the message names',
+    fix='request the amount the message names', whole_spec=True,
 )
 QUEUE_RESOURCE_NOT_ADVERTISED = declare(
     'AP3105', WARNING, 'a queue limits a GPU resource no pool advertises (the limit means nothing)',

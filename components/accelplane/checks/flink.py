@@ -164,7 +164,7 @@ FLINK_PODGROUP_OVER_QUEUE = declare(
 )
 FLINK_QUEUE_LACKS_GPU_RESOURCE = declare(
     'AP2041', ERROR, 'a queue limits resources but not the GPU resource the cluster requests',
-    fix="add the resource to the queue's capability",
+    fix="add the resource to the queue's capability", whole_spec=True,
 )
 FLINK_PODS_OVER_QUEUE = declare(
     'AP2042', ERROR, 'a cluster runs more pods than its queue allows',
