@@ -149,8 +149,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from accelplane.finding_output import github_report, json_report, summary, text_report
     from accelplane.pipeline import load_validated
 
-    fmt = getattr(args, "format", "text")
-    strict = getattr(args, "strict", False)
+    fmt, strict = args.format, args.strict
     quiet = args.quiet or fmt != "text"
     specs, failed = _validate_targets(args.specs, quiet)
     results: list[tuple[str, list[SpecError]]] = []

@@ -17,12 +17,12 @@ silences nothing is a warning (`LINT_IGNORE_UNUSED`), so stale entries do not pi
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from accelplane.errors import PathTuple, Problem, SpecError, format_path
-from accelplane.findings import ERROR, REGISTRY, WARNING, declare
+from accelplane.findings import ERROR, REGISTRY, WARNING, Finding, declare
 
 _CODE = re.compile(r"AP[1-9][0-9]{3}")  # the schema's pattern: others are reported by the schema
 
@@ -74,7 +74,7 @@ def apply_ignores(
     rules: list[Ignore],
     problems: list[Problem],
     errors: list[SpecError],
-    locate: Any,
+    locate: Callable[[PathTuple, str, Finding | None], SpecError],
     *,
     complete: bool = True,
 ) -> tuple[list[Problem], list[SpecError]]:

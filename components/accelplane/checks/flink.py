@@ -75,7 +75,7 @@ FLINK_UPGRADE_MODE_IGNORED = declare(
     fix='remove upgradeMode',
 )
 FLINK_SESSION_WITH_JOB = declare(
-    'AP4031', ERROR, 'a session cluster has a job',
+    'AP4107', WARNING, 'a session cluster has a job section, which it never uses (jobs are submitted later)',
     fix='remove job or set mode: application',
 )
 FLINK_APPLICATION_NEEDS_JAR = declare(
