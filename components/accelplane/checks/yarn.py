@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from accelplane.derive.gpu_resources import YARN_GPU, candidate_pools, yarn_gpu_type
-from accelplane.derive.yarn_capacity import plan_queues
+from accelplane.derive.yarn_capacity import plan_queues, queue_mode
 from accelplane.derive.yarn_labels import (
     candidate_labels,
     cluster_labels,
@@ -245,7 +245,9 @@ def _check_labels(spec: Spec) -> Iterator[Problem]:
             ("yarn", "nodeLabels"),
             "every YARN node pool is in a GPU-model partition, but ApplicationMasters (the Flink "
             "JobManagers) request no node label and run only in the default partition; add a YARN "
-            "node pool without GPUs (or without a GPU model) for them", YARN_LABELS_WITHOUT_DEFAULT_POOL,
+            "node pool without GPUs (or without a GPU model) for them"
+            f"{', with cpu and memory (queues get absolute capacities)' if queue_mode(spec) == 'absolute' else ''}",
+            YARN_LABELS_WITHOUT_DEFAULT_POOL,
         )
 
 
