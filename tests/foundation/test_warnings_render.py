@@ -1,6 +1,7 @@
 """A spec whose findings are all warnings renders (issue 28): the builders take every setting a
-check now only warns about (no effect, an upstream default) without failing. The specs are the
-bad-spec tables of the families, so a new warning there is covered too."""
+check now only warns about (no effect, an upstream default) without failing; and every finding of
+every case carries a registered code (documented in docs/findings.md). The specs are the bad-spec
+tables of the families, so a new check there is covered too."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from accelplane.errors import SpecErrors
+from accelplane.findings import REGISTRY
 from accelplane.pipeline import load_validated, render_spec
 from accelplane.report.data import build_report
 from accelplane.report.tables import render_report
@@ -46,6 +48,10 @@ def test_a_spec_with_only_warnings_renders(name: str, tmp_path: Path) -> None:
         validated = load_validated(path)
     except SpecErrors as exc:
         assert any(not e.is_warning for e in exc.errors)
+        for e in exc.errors:  # every finding a check reports is registered (and so documented)
+            assert e.finding is not None and REGISTRY.get(e.finding.code) is e.finding, str(e)
         return  # an error case: nothing to render
+    for w in validated.warnings:
+        assert w.finding is not None and REGISTRY.get(w.finding.code) is w.finding, str(w)
     assert render_spec(path).files
     assert render_report(build_report(validated.model, validated.warnings), "text")
