@@ -10,7 +10,7 @@ FLINK_DIR     := $(VENV)/flink
 STACKS  := $(filter-out stacks/Pulumi.%,$(wildcard stacks/*.yaml))
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint typecheck flink pyflink hadoop checkov fuzz bench clean help readme schema-fast bench-quick
+.PHONY: demo test lint typecheck flink pyflink hadoop checkov fuzz bench clean help readme schema-fast bench-quick findings
 
 help:
 	@echo "make demo      - set up .venv and render every example stack into build/<stack>/"
@@ -20,6 +20,7 @@ help:
 	@echo "make fuzz      - long hypothesis run (>= 10,000 specs)"
 	@echo "make bench     - benchmarks (results: see README); make bench-quick: the regression check"
 	@echo "make readme    - regenerate the README spec reference from the schema"
+	@echo "make findings  - regenerate the table of finding codes in docs/findings.md"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -103,3 +104,7 @@ readme: $(VENV)/.stamp-base
 
 clean:
 	rm -rf build dist .pytest_cache .mypy_cache .ruff_cache
+
+# The table of finding codes in docs/findings.md, generated from accelplane.findings.REGISTRY.
+findings: $(VENV)/.stamp-base
+	$(PY) -m accelplane.findings_docs

@@ -3,8 +3,9 @@
 One exit-code convention for every subcommand (README, "Commands"; tested for each):
 
 * 0 — success;
-* 1 — the answer is "no": an invalid spec (every error printed as ``file: path: message``), or for
-  `diff` (which follows ``git diff --exit-code``) "the sides differ";
+* 1 — the answer is "no": an invalid spec (every finding printed as ``file: path: severity code:
+  message``; warnings alone never fail, except ``validate --strict``), or for `diff` (which follows
+  ``git diff --exit-code``) "the sides differ";
 * 2 — the command could not answer: a usage error, an output that cannot be written, a git
   problem, and for `diff` also an invalid spec on either side (1 already means "different").
 
@@ -23,12 +24,18 @@ from typing import TYPE_CHECKING, Any, cast
 
 from accelplane import __version__
 from accelplane.display import escape_controls
-from accelplane.errors import SpecErrors, UsageError
+from accelplane.errors import SpecError, SpecErrors, UsageError
+from accelplane.findings import ERROR, declare
 
 if TYPE_CHECKING:
     import argparse
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+
+STACK_FILE_WITHOUT_SPEC = declare(
+    "AP1211", ERROR, "a Pulumi stack file does not name its cluster spec",
+    fix="set config.accelplane:spec to the spec's path (relative to the project directory)",
+)
 EXIT_DIFFERENT = 1
 
 
@@ -39,10 +46,18 @@ def _say_error(text: object) -> None:
 
 
 def _print_errors(exc: SpecErrors) -> None:
-    for error in exc.errors:
-        print(str(error), file=sys.stderr)
-    n = len(exc.errors)
-    print(f"accelplane: {n} error{'s' if n != 1 else ''}", file=sys.stderr)
+    """Every finding (errors and the warnings found with them) and the summary, on stderr."""
+    from accelplane.finding_output import text_report
+
+    sys.stderr.write(text_report(exc.errors))
+
+
+def _print_warnings(warnings: Sequence[SpecError]) -> None:
+    """The warnings of a spec that passed (on stderr, with their summary); nothing when none."""
+    if warnings:
+        from accelplane.finding_output import text_report
+
+        sys.stderr.write(text_report(warnings))
 
 
 PULUMI_STACK_FILE = re.compile(r"^Pulumi\.(?P<stack>.+)\.ya?ml$")
@@ -56,13 +71,15 @@ def _stack_spec(stack_file: str) -> str:
     that holds ``Pulumi.yaml``). Raises `SpecErrors` naming the stack file when it does not say.
     """
     from accelplane.errors import SpecError
-    from accelplane.spec_loader import SpecFileError, read_spec_text
+    from accelplane.spec_loader import SPEC_FILE_UNREADABLE, SpecFileError, read_spec_text
     from accelplane.yaml_io import YamlSyntaxError, load_yaml_text
 
     try:
         doc = load_yaml_text(read_spec_text(stack_file), stack_file)
     except (SpecFileError, FileNotFoundError) as exc:
-        raise SpecErrors([SpecError(stack_file, "<root>", str(exc) or "file not found")]) from None
+        raise SpecErrors(
+            [SpecError(stack_file, "<root>", str(exc) or "file not found", SPEC_FILE_UNREADABLE)]
+        ) from None
     except YamlSyntaxError as exc:
         raise SpecErrors([exc.error]) from None
     config = doc.get("config") if isinstance(doc, dict) else None
@@ -71,7 +88,10 @@ def _stack_spec(stack_file: str) -> str:
         raise SpecErrors(
             [
                 SpecError(
-                    stack_file, "config.accelplane:spec", "missing: a stack file must name its cluster spec"
+                    stack_file,
+                    "config.accelplane:spec",
+                    "missing: a stack file must name its cluster spec",
+                    STACK_FILE_WITHOUT_SPEC,
                 )
             ]
         )
@@ -121,19 +141,41 @@ def _validate_targets(paths: list[str], quiet: bool) -> tuple[list[str], bool]:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    """Validate every spec given; report all errors of all files."""
+    """Validate every spec given; report all findings of all files.
+
+    Warnings are printed and pass, unless ``--strict``. ``--format json`` prints one JSON document
+    on stdout (nothing else there), ``--format github`` one workflow command per finding.
+    """
+    from accelplane.finding_output import github_report, json_report, summary, text_report
     from accelplane.pipeline import load_validated
 
-    specs, failed = _validate_targets(args.specs, args.quiet)
+    fmt, strict = args.format, args.strict
+    quiet = args.quiet or fmt != "text"
+    specs, failed = _validate_targets(args.specs, quiet)
+    results: list[tuple[str, list[SpecError]]] = []
     for path in specs:
         try:
-            load_validated(path)
+            found = list(load_validated(path).warnings)
         except SpecErrors as exc:
-            _print_errors(exc)
-            failed = True
+            found, failed = exc.errors, True
         else:
-            if not args.quiet:
-                print(f"{escape_controls(str(path), newlines=False)}: ok")
+            failed = failed or (strict and bool(found))
+        results.append((path, found))
+        if fmt == "github":
+            sys.stdout.write(github_report(found))
+        elif fmt == "text":
+            if found:
+                sys.stderr.write(text_report(found))
+            if not quiet and all(e.is_warning for e in found):
+                shown = escape_controls(str(path), newlines=False)
+                if not found:
+                    print(f"{shown}: ok")
+                elif strict:
+                    print(f"{shown}: {summary(found)} (--strict: warnings fail)")
+                else:
+                    print(f"{shown}: ok ({summary(found)})")
+    if fmt == "json":
+        sys.stdout.write(json_report(results))
     return EXIT_INVALID if failed else EXIT_OK
 
 
@@ -152,7 +194,9 @@ def cmd_render(args: argparse.Namespace) -> int:
     from accelplane.pipeline import render_spec
     from accelplane.render import write_tree
 
-    files = render_spec(args.spec).files
+    rendered = render_spec(args.spec)
+    _print_warnings(rendered.validated.warnings)
+    files = rendered.files
     try:
         out = write_tree(files, args.out, force=args.force, note=_say_error)
     except OSError as exc:
@@ -169,8 +213,9 @@ def cmd_merged(args: argparse.Namespace) -> int:
 
     loaded = load_document(args.spec)
     sys.stdout.write(render_merged(loaded))
-    if loaded.load_errors:
+    if any(not e.is_warning for e in loaded.load_errors):
         raise SpecErrors(loaded.load_errors)
+    _print_warnings(loaded.load_errors)
     return EXIT_OK
 
 
@@ -206,7 +251,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from accelplane.diff.trees import load_side
 
     try:
-        result = compare(load_side(args.old), load_side(args.new))
+        old, new = load_side(args.old), load_side(args.new)
+        _print_warnings([*old.warnings, *new.warnings])
+        result = compare(old, new)
     except SpecErrors as exc:
         _print_errors(exc)
         return EXIT_USAGE
@@ -228,7 +275,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     from accelplane.report.svg import render_svg
     from accelplane.report.tables import render_report
 
-    report = build_report(load_validated(args.spec).model)
+    validated = load_validated(args.spec)
+    _print_warnings(validated.warnings)
+    report = build_report(validated.model, validated.warnings)
     text = render_report(report, args.format)
     if args.svg:  # written first: a failure prints nothing but the error
         try:
@@ -296,6 +345,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("specs", nargs="+", metavar="SPEC")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    p.add_argument(
+        "--strict", action="store_true", help="warnings fail too (exit 1), e.g. in CI (docs/findings.md)"
+    )
+    p.add_argument(
+        "--format",
+        "-f",
+        choices=("text", "json", "github"),
+        default="text",
+        help="text: 'file: path: severity code: message' lines on stderr; json: one document on stdout; "
+        "github: GitHub Actions annotations on stdout",
+    )
     p.set_defaults(func=cmd_validate)
 
     p = add_parser("render", help="render every artifact of a spec into DIR")
@@ -375,7 +435,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     fast = _plain_validate(arguments)
     if fast is not None:
-        args = cast("argparse.Namespace", SimpleNamespace(command="validate", specs=fast[0], quiet=fast[1]))
+        args = cast(
+            "argparse.Namespace",
+            SimpleNamespace(command="validate", specs=fast[0], quiet=fast[1], strict=False, format="text"),
+        )
         args.func = cmd_validate
     else:
         args = build_parser().parse_args(arguments)

@@ -55,7 +55,7 @@ class Problem:
 
     path: PathTuple
     message: str
-    finding: Finding | None = None  # its stable code and severity (`accelplane.findings`)
+    finding: Finding | None = field(default=None, compare=False)  # its code and severity (`accelplane.findings`)
 
     @property
     def is_warning(self) -> bool:

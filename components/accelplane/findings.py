@@ -49,18 +49,30 @@ class Finding:
     severity: Severity
     summary: str
     fix: str
+    whole_spec: bool = False  # asserts something of the whole spec ("no pool advertises …"): left
+    # out when parts of an invalid spec were dropped (`accelplane.partial`), since what was dropped
+    # may be exactly what it misses
+
+    @property
+    def is_warning(self) -> bool:
+        """True for a warning (printed, fatal only with ``--strict``)."""
+        return self.severity is Severity.WARNING
 
 
 REGISTRY: dict[str, Finding] = {}
 
 
-def declare(code: str, severity: Severity, summary: str, *, fix: str) -> Finding:
-    """Register and return the finding ``code``; a code may be declared only once."""
+def declare(code: str, severity: Severity, summary: str, *, fix: str, whole_spec: bool = False) -> Finding:
+    """Register and return the finding ``code``; a code may be declared only once.
+
+    ``whole_spec``: the finding claims something about the whole spec (nothing provides, uses or
+    advertises X), so it is not reported for a spec checked only in part after a schema error.
+    """
     if not _CODE.fullmatch(code):
         raise ValueError(f"finding code {code!r} is not of the form AP1234")
     known = REGISTRY.get(code)
     if known is not None:
         raise ValueError(f"finding code {code} is declared twice ({known.summary!r})")
-    found = Finding(code, severity, summary, fix)
+    found = Finding(code, severity, summary, fix, whole_spec)
     REGISTRY[code] = found
     return found

@@ -14,8 +14,14 @@ from functools import cached_property
 from typing import Any, Literal, TypeVar
 
 from accelplane.errors import PathTuple, Problem
+from accelplane.findings import ERROR, declare
 from accelplane.quantity import Quantity, QuantityError
 from accelplane.schema_document import schema_default
+
+QUANTITY_INVALID = declare(
+    'AP1101', ERROR, 'a quantity that does not parse',
+    fix='write a Kubernetes quantity, e.g. 4Gi or 500m',
+)
 
 _T = TypeVar("_T")
 
@@ -496,7 +502,7 @@ class _Converter:
         try:
             return Quantity.parse(raw)
         except QuantityError as exc:
-            self.problems.append(Problem(path, str(exc)))
+            self.problems.append(Problem(path, str(exc), QUANTITY_INVALID))
             return None
 
     def req_quantity(self, raw: Any, default: str, path: PathTuple) -> Quantity:

@@ -8,7 +8,11 @@ checks on the rest. A number outside its schema range is checked as if it were a
 PriorityClass with a too-high value still gets its name checked.
 
 Dropping an entity must not make up errors: a problem that names a dropped entity (``queue 'batch'
-is not defined``) is a consequence of the schema error already reported, so it is left out. Paths
+is not defined``), or one a part was dropped from (``pool 'a' has None GPUs``), is a consequence
+of the schema error already reported, so it is left out; so is a problem about the object a part
+was dropped from (``sharing`` without its rejected ``strategy`` looks unused); so is
+any finding declared ``whole_spec`` (it claims that nothing in the spec provides, uses or advertises
+something, which the dropped part may have done). One root cause, one finding. Paths
 are translated back to the complete document, so errors point where the user wrote the value.
 """
 
@@ -129,6 +133,21 @@ def duplicate_entries(data: Any) -> list[PathTuple]:
     return sorted(out, key=str)
 
 
+def _consequence(problem: Problem, dropped_names: set[str], dropped: set[PathTuple]) -> bool:
+    """True when ``problem`` may only follow from what was ``dropped`` (paths in the complete
+    document): it names a dropped entity; it is about an object a part was dropped from (``sharing``
+    checked without its rejected ``strategy`` looks unused); or its finding claims something of the
+    whole spec ("no pool advertises …", "no object lives in namespace …"), which the dropped part
+    may have made true."""
+    if any(repr(name) in problem.message for name in dropped_names):
+        return True
+    if not dropped:
+        return False
+    if any(d[: len(problem.path)] == problem.path for d in dropped):
+        return True
+    return problem.finding is not None and problem.finding.whole_spec
+
+
 def salvage_problems(
     data: dict[str, Any],
     invalid: list[tuple[PathTuple, int | float | None]],
@@ -167,6 +186,8 @@ def salvage_problems(
             return False
         removed.add(path)
         dropped_names.update(_names_in(value))
+        if entity is not None:  # what names an entity checked without a part is a consequence too
+            dropped_names.add(entity[1])
         return True
 
     for path, bound in invalid:
@@ -193,10 +214,7 @@ def salvage_problems(
                 if not condemn(_to_original(path, index_map), None):
                     return []
             continue
-        out = []
-        for p in problems:
-            if any(repr(name) in p.message for name in dropped_names):
-                continue
-            out.append(Problem(_to_original(p.path, index_map), p.message))
-        return out
+        dropped = removed - set(duplicates or ())
+        located = [Problem(_to_original(p.path, index_map), p.message, p.finding) for p in problems]
+        return [p for p in located if not _consequence(p, dropped_names, dropped)]
     return []

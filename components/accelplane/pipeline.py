@@ -41,33 +41,52 @@ def _model_and_checks(data: dict[str, Any]) -> tuple[list[PathTuple], list[Probl
     return [], run_checks(model)
 
 
+def _outcome(loaded: LoadedSpec, problems: list[Problem], *, complete: bool) -> list[SpecError]:
+    """Every finding of ``loaded`` (loader findings and ``problems``), located, after the spec's
+    ``lint.ignore`` rules (`accelplane.lint`)."""
+    from accelplane.lint import apply_ignores, ignores
+
+    rules = ignores(loaded.data)
+    load_errors = loaded.load_errors
+    if rules:
+        problems, load_errors = apply_ignores(rules, problems, load_errors, loaded.locate, complete=complete)
+    return load_errors + loaded.errors(problems)
+
+
 def load_validated(path: str | os.PathLike[str], root: Path | None = None) -> ValidatedSpec:
-    """Load, merge, validate and model a cluster spec; raise `SpecErrors` with every problem.
+    """Load, merge, validate and model a cluster spec; raise `SpecErrors` when any finding is an
+    error (the exception then carries the warnings too, so they are shown alongside).
 
     Every problem is reported at once: loader problems that leave the document complete, schema
     errors, and the semantic problems of the parts the schema accepted (`accelplane.partial`).
-    ``root`` overrides the directory bases must live in (see `accelplane.spec_loader.spec_root`).
+    Warnings never stop a spec: they are returned in ``ValidatedSpec.warnings`` (minus those the
+    spec silences in ``lint.ignore``). ``root`` overrides the directory bases must live in (see
+    `accelplane.spec_loader.spec_root`).
     """
     loaded = load_document(path, root)
     failures = schema_failures(loaded.data)
-    if failures or loaded.load_errors:
+    load_errors = [e for e in loaded.load_errors if not e.is_warning]
+    if failures or load_errors:
         from accelplane.partial import duplicate_entries, salvage_problems
 
-        invalid = [(t, f.bound) for f in failures for t in f.targets]
+        def reported(path: PathTuple) -> bool:
+            return any(path[: len(r)] == r for r in loaded.reported)
+
+        failures = [f for f in failures if not all(reported(t) for t in f.targets)]
+        invalid = [(t, f.bound) for f in failures for t in f.targets] + [(r, None) for r in loaded.reported]
         problems = [f.problem for f in failures]
         problems += salvage_problems(loaded.data, invalid, _model_and_checks, duplicate_entries(loaded.data))
-        raise SpecErrors(loaded.load_errors + loaded.errors(problems))
+        raise SpecErrors(_outcome(loaded, problems, complete=False))
     model, problems = build_model(loaded.data)
     if model is None:
         from accelplane.partial import salvage_problems
 
         problems += salvage_problems(loaded.data, [(p.path, None) for p in problems], _model_and_checks)
-        raise SpecErrors(loaded.errors(problems))
-    problems = run_checks(model)
-    errors = [p for p in problems if not p.is_warning]
-    if errors:
-        raise SpecErrors(loaded.errors(problems))
-    return ValidatedSpec(loaded, model, tuple(sorted(set(loaded.errors(problems)))))
+        raise SpecErrors(_outcome(loaded, problems, complete=False))
+    found = _outcome(loaded, run_checks(model), complete=True)
+    if any(not e.is_warning for e in found):
+        raise SpecErrors(found)
+    return ValidatedSpec(loaded, model, tuple(sorted(set(found))))
 
 
 class RenderedSpec:

@@ -24,6 +24,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from accelplane.errors import SpecErrors
+from accelplane.finding_output import text_line, text_report
 from accelplane.pipeline import RenderedSpec, render_spec
 from accelplane.pulumi.planning import PlanError, sha256
 from accelplane.pulumi.platform import GpuPlatform, GpuPlatformArgs
@@ -61,19 +62,20 @@ def read_settings(project_dir: Path) -> ProgramSettings:
 
 def spec_error_text(exc: SpecErrors) -> str:
     """The text ``accelplane validate`` prints on stderr for these errors (same lines, same order)."""
-    n = len(exc.errors)
-    lines = [str(e) for e in exc.errors]
-    lines.append(f"accelplane: {n} error{'s' if n != 1 else ''}")
-    return "\n".join(lines)
+    return text_report(exc.errors).rstrip("\n")
 
 
 def load(settings: ProgramSettings) -> RenderedSpec:
     """Validate and build the stack's spec exactly like the CLI; an invalid spec is a clean
-    `pulumi.RunError`."""
+    `pulumi.RunError`. Warnings go to ``pulumi.log.warn`` (one per finding, as `validate` prints
+    them) and the program proceeds."""
     try:
-        return render_spec(settings.spec)
+        rendered = render_spec(settings.spec)
     except SpecErrors as exc:
         raise pulumi.RunError(spec_error_text(exc)) from None
+    for warning in rendered.validated.warnings:
+        pulumi.log.warn(text_line(warning))
+    return rendered
 
 
 def kubernetes_provider(settings: ProgramSettings) -> k8s.Provider:

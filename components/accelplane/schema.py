@@ -15,11 +15,75 @@ from typing import TYPE_CHECKING, Any
 
 from accelplane.display import short_repr
 from accelplane.errors import PathTuple, Problem
+from accelplane.findings import ERROR, Finding, declare
 from accelplane.schema_document import load_schema
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import ValidationError
+
+
+SCHEMA_ENUM = declare(
+    "AP1001", ERROR, "a value is not one of the values the schema allows",
+    fix="use one of the listed values (the did-you-mean suggestion, when given)",
+)
+SCHEMA_REQUIRED = declare("AP1002", ERROR, "a required field is missing", fix="add the field")
+SCHEMA_UNKNOWN_KEY = declare(
+    "AP1003", ERROR, "a key the schema does not know (often a misspelt field)",
+    fix="use one of the allowed fields (the did-you-mean suggestion, when given)",
+)
+SCHEMA_PATTERN = declare(
+    "AP1004", ERROR, "a string does not have the form the schema requires",
+    fix="write the value in the form the message describes",
+)
+SCHEMA_TYPE = declare("AP1005", ERROR, "a value has the wrong type", fix="write a value of the type named")
+SCHEMA_RANGE = declare(
+    "AP1006", ERROR, "a number outside the range the schema allows", fix="use a number inside the range"
+)
+SCHEMA_LENGTH = declare(
+    "AP1007", ERROR, "a string is too long or too short", fix="shorten or lengthen the value"
+)
+SCHEMA_KEY_NAME = declare(
+    "AP1008", ERROR, "a map key does not have the form the schema requires",
+    fix="rename the key as the message describes",
+)
+SCHEMA_SIZE = declare(
+    "AP1009", ERROR, "a list or map has too many or too few entries, or repeats an entry",
+    fix="add or remove entries as the message says",
+)
+SCHEMA_OTHER = declare(
+    "AP1010", ERROR, "a value breaks another schema rule (a combination the schema refuses)",
+    fix="change the value as the message describes",
+)
+
+_BY_KEYWORD: dict[str, Finding] = {
+    "enum": SCHEMA_ENUM,
+    "const": SCHEMA_ENUM,
+    "required": SCHEMA_REQUIRED,
+    "additionalProperties": SCHEMA_UNKNOWN_KEY,
+    "unevaluatedProperties": SCHEMA_UNKNOWN_KEY,
+    "pattern": SCHEMA_PATTERN,
+    "format": SCHEMA_PATTERN,
+    "type": SCHEMA_TYPE,
+    "minimum": SCHEMA_RANGE,
+    "maximum": SCHEMA_RANGE,
+    "exclusiveMinimum": SCHEMA_RANGE,
+    "exclusiveMaximum": SCHEMA_RANGE,
+    "multipleOf": SCHEMA_RANGE,
+    "minLength": SCHEMA_LENGTH,
+    "maxLength": SCHEMA_LENGTH,
+    "propertyNames": SCHEMA_KEY_NAME,
+    "minItems": SCHEMA_SIZE,
+    "maxItems": SCHEMA_SIZE,
+    "uniqueItems": SCHEMA_SIZE,
+    "minProperties": SCHEMA_SIZE,
+    "maxProperties": SCHEMA_SIZE,
+}
+
+
+def schema_finding(keyword: str) -> Finding:
+    """The finding a failed JSON Schema ``keyword`` reports (`SCHEMA_OTHER` for the rest)."""
+    return _BY_KEYWORD.get(keyword, SCHEMA_OTHER)
 
 
 @cache
@@ -95,8 +159,10 @@ def _propertynames_problems(error: ValidationError) -> list[Problem]:
     for sub in context:
         key = sub.instance
         inner = sub.schema.get("errorMessage") if isinstance(sub.schema, dict) else None
-        problems.append(Problem((*error.absolute_path, str(key)), f"key {key!r} {inner or sub.message}"))
-    return problems or [Problem(tuple(error.absolute_path), _message(error))]
+        problems.append(
+            Problem((*error.absolute_path, str(key)), f"key {key!r} {inner or sub.message}", SCHEMA_KEY_NAME)
+        )
+    return problems or [Problem(tuple(error.absolute_path), _message(error), SCHEMA_KEY_NAME)]
 
 
 def _targets(error: ValidationError) -> list[PathTuple]:
@@ -158,11 +224,17 @@ def _jsonschema_failures(data: Any) -> list[Failure]:
             # a map key failed its pattern: name the key in the path
             custom = error.schema.get("errorMessage") if isinstance(error.schema, dict) else None
             key = str(error.instance)
-            problem = Problem((*error.absolute_path, key), f"key {key!r} {custom or error.message}")
+            problem = Problem(
+                (*error.absolute_path, key), f"key {key!r} {custom or error.message}", SCHEMA_KEY_NAME
+            )
             failures.append(Failure(problem, targets))
         else:
             failures.append(
-                Failure(Problem(tuple(error.absolute_path), _message(error)), targets, _bound(error))
+                Failure(
+                    Problem(tuple(error.absolute_path), _message(error), schema_finding(str(error.validator))),
+                    targets,
+                    _bound(error),
+                )
             )
     return failures
 

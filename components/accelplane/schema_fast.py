@@ -32,6 +32,7 @@ REGEX_PATTERNS = {
     '^1\\.[0-9]+$': re.compile('^1\\.[0-9]+\\Z'),
     '^0[0-7]{3}$': re.compile('^0[0-7]{3}\\Z'),
     '^[0-9]+(\\.[0-9]+)*$': re.compile('^[0-9]+(\\.[0-9]+)*\\Z'),
+    '^AP[1-9][0-9]{3}$': re.compile('^AP[1-9][0-9]{3}\\Z'),
     '^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*(:(?!latest$)[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[a-f0-9]{64})$': re.compile('^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*(:(?!latest\\Z)[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[a-f0-9]{64})\\Z'),
     '^[a-z_][a-z0-9_-]{0,31}$': re.compile('^[a-z_][a-z0-9_-]{0,31}\\Z'),
     '^[A-Za-z0-9][A-Za-z0-9_.-]*$': re.compile('^[A-Za-z0-9][A-Za-z0-9_.-]*\\Z'),
@@ -562,6 +563,63 @@ def validate_https___accelplane_io_schemas_spec_schema_json(data, custom_formats
                     data__nodeImage__image = data__nodeImage["image"]
                     validate_https___accelplane_io_schemas_spec_schema_json___defs_pinnedimage(data__nodeImage__image, custom_formats, (name_prefix or "data") + ".nodeImage.image")
                 if data__nodeImage_keys:
+                    raise JsonSchemaValueException('invalid')
+        if "lint" in data_keys:
+            data_keys.remove("lint")
+            data__lint = data["lint"]
+            if not isinstance(data__lint, (dict)):
+                raise JsonSchemaValueException('invalid')
+            data__lint_is_dict = isinstance(data__lint, dict)
+            if data__lint_is_dict:
+                data__lint_keys = set(data__lint.keys())
+                if "ignore" in data__lint_keys:
+                    data__lint_keys.remove("ignore")
+                    data__lint__ignore = data__lint["ignore"]
+                    if not isinstance(data__lint__ignore, (list, tuple)):
+                        raise JsonSchemaValueException('invalid')
+                    data__lint__ignore_is_list = isinstance(data__lint__ignore, (list, tuple))
+                    if data__lint__ignore_is_list:
+                        data__lint__ignore_len = len(data__lint__ignore)
+                        for data__lint__ignore_x, data__lint__ignore_item in enumerate(data__lint__ignore):
+                            if not isinstance(data__lint__ignore_item, (dict)):
+                                raise JsonSchemaValueException('invalid')
+                            data__lint__ignore_item_is_dict = isinstance(data__lint__ignore_item, dict)
+                            if data__lint__ignore_item_is_dict:
+                                data__lint__ignore_item__missing_keys = set(['code']) - data__lint__ignore_item.keys()
+                                if data__lint__ignore_item__missing_keys:
+                                    raise JsonSchemaValueException('invalid')
+                                data__lint__ignore_item_keys = set(data__lint__ignore_item.keys())
+                                if "code" in data__lint__ignore_item_keys:
+                                    data__lint__ignore_item_keys.remove("code")
+                                    data__lint__ignore_item__code = data__lint__ignore_item["code"]
+                                    if not isinstance(data__lint__ignore_item__code, (str)):
+                                        raise JsonSchemaValueException('invalid')
+                                    if isinstance(data__lint__ignore_item__code, str):
+                                        if not REGEX_PATTERNS['^AP[1-9][0-9]{3}$'].search(data__lint__ignore_item__code):
+                                            raise JsonSchemaValueException('invalid')
+                                if "path" in data__lint__ignore_item_keys:
+                                    data__lint__ignore_item_keys.remove("path")
+                                    data__lint__ignore_item__path = data__lint__ignore_item["path"]
+                                    if not isinstance(data__lint__ignore_item__path, (str)):
+                                        raise JsonSchemaValueException('invalid')
+                                    if isinstance(data__lint__ignore_item__path, str):
+                                        data__lint__ignore_item__path_len = len(data__lint__ignore_item__path)
+                                        if data__lint__ignore_item__path_len < 1:
+                                            raise JsonSchemaValueException('invalid')
+                                        if data__lint__ignore_item__path_len > 512:
+                                            raise JsonSchemaValueException('invalid')
+                                if "reason" in data__lint__ignore_item_keys:
+                                    data__lint__ignore_item_keys.remove("reason")
+                                    data__lint__ignore_item__reason = data__lint__ignore_item["reason"]
+                                    if not isinstance(data__lint__ignore_item__reason, (str)):
+                                        raise JsonSchemaValueException('invalid')
+                                    if isinstance(data__lint__ignore_item__reason, str):
+                                        data__lint__ignore_item__reason_len = len(data__lint__ignore_item__reason)
+                                        if data__lint__ignore_item__reason_len > 512:
+                                            raise JsonSchemaValueException('invalid')
+                                if data__lint__ignore_item_keys:
+                                    raise JsonSchemaValueException('invalid')
+                if data__lint_keys:
                     raise JsonSchemaValueException('invalid')
         if data_keys:
             raise JsonSchemaValueException('invalid')

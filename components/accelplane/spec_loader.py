@@ -36,8 +36,39 @@ from pathlib import Path
 from typing import Any
 
 from accelplane.errors import PathTuple, Problem, SpecError, SpecErrors, format_path
-from accelplane.findings import Finding
+from accelplane.findings import ERROR, Finding, declare
 from accelplane.yaml_io import YamlSyntaxError, load_yaml_text
+
+SPEC_FILE_UNREADABLE = declare(
+    "AP1201", ERROR, "a spec file is missing, unreadable, too large or not UTF-8 text",
+    fix="name an existing UTF-8 YAML file (at most 8 MiB)",
+)
+SPEC_NOT_A_SPEC = declare(
+    "AP1203", ERROR, "a spec file is not a YAML mapping with accelplane sections",
+    fix="write a mapping whose top-level keys are spec sections (see `accelplane schema --markdown`)",
+)
+EXTENDS_NOT_A_LIST = declare(
+    "AP1204", ERROR, "extends is not a list of file paths", fix="write extends as a list of paths"
+)
+EXTENDS_CYCLE = declare(
+    "AP1205", ERROR, "bases extend each other in a cycle", fix="remove one extends entry of the cycle"
+)
+BASE_NOT_YAML = declare(
+    "AP1206", ERROR, "a base spec is not a .yaml or .yml file", fix="name a .yaml or .yml file"
+)
+BASE_OUTSIDE_REPOSITORY = declare(
+    "AP1207", ERROR, "a base spec lies outside the spec's repository",
+    fix="move the base into the same repository",
+)
+BASE_NOT_FOUND = declare("AP1208", ERROR, "a base spec does not exist", fix="fix the path in extends")
+DUPLICATE_NAME = declare(
+    "AP1209", ERROR, "two entries of one named list in one file have the same name",
+    fix="rename or merge one of them",
+)
+REMOVE_NOTHING = declare(
+    "AP1210", ERROR, "$remove removes nothing (no inherited entry or key of that name)",
+    fix="remove the $remove entry or fix its name",
+)
 
 REMOVE_KEY = "$remove"
 EXTENSION_PREFIX = "x-"
@@ -139,6 +170,9 @@ class LoadedSpec:
     files: list[Path] = field(default_factory=list)
     display: str = ""
     load_errors: list[SpecError] = field(default_factory=list)
+    reported: list[PathTuple] = field(default_factory=list)
+    """Merged-document paths a load error already covers (a ``$remove`` marker with nothing to
+    remove): validation leaves them out, so they are not reported again as schema errors."""
 
     @property
     def display_name(self) -> str:
@@ -199,9 +233,9 @@ class _Merger:
         try:
             text = read_spec_text(path)
         except FileNotFoundError:
-            return self._fatal(SpecError(name, "<root>", "file not found"))
+            return self._fatal(SpecError(name, "<root>", "file not found", SPEC_FILE_UNREADABLE))
         except SpecFileError as exc:
-            return self._fatal(SpecError(name, "<root>", str(exc)))
+            return self._fatal(SpecError(name, "<root>", str(exc), SPEC_FILE_UNREADABLE))
         try:
             doc = load_yaml_text(text, name)
         except YamlSyntaxError as exc:
@@ -209,12 +243,12 @@ class _Merger:
         if doc is None:
             doc = {}
         if not isinstance(doc, dict):
-            return self._fatal(SpecError(name, "<root>", "a spec must be a YAML mapping"))
+            return self._fatal(SpecError(name, "<root>", "a spec must be a YAML mapping", SPEC_NOT_A_SPEC))
         doc = {k: v for k, v in doc.items() if not k.startswith(EXTENSION_PREFIX)}
         sections = _spec_sections()
         if doc and not any(k in sections or k == "extends" for k in doc):
             return self._fatal(
-                SpecError(name, "<root>", "not an accelplane spec: no top-level key is a spec section")
+                SpecError(name, "<root>", "not an accelplane spec: no top-level key is a spec section", SPEC_NOT_A_SPEC)
             )
         own_prov: Provenance = {p: (name, p) for p, _ in _walk(doc)}
         self._check_duplicate_names(doc, name)
@@ -224,7 +258,7 @@ class _Merger:
         if isinstance(extends, str):
             extends = [extends]
         if not isinstance(extends, list) or not all(isinstance(e, str) for e in extends):
-            self.errors.append(SpecError(name, "extends", "must be a list of file paths"))
+            self.errors.append(SpecError(name, "extends", "must be a list of file paths", EXTENDS_NOT_A_LIST))
             extends = []
 
         merged: Any = None
@@ -256,10 +290,10 @@ class _Merger:
         base_path = Path(os.path.realpath(path.parent / ref))
         if base_path in stack or base_path == path:
             chain = " -> ".join([*self.names(stack), name, base_name])
-            self.errors.append(SpecError(name, where, f"extends cycle: {chain}"))
+            self.errors.append(SpecError(name, where, f"extends cycle: {chain}", EXTENDS_CYCLE))
             return None
         if not base_path.name.endswith(SPEC_SUFFIXES) or not ref.endswith(SPEC_SUFFIXES):
-            return self._fatal(SpecError(name, where, f"base spec {ref!r} must be a .yaml or .yml file"))
+            return self._fatal(SpecError(name, where, f"base spec {ref!r} must be a .yaml or .yml file", BASE_NOT_YAML))
         if not base_path.is_relative_to(self.root):
             return self._fatal(
                 SpecError(
@@ -267,10 +301,11 @@ class _Merger:
                     where,
                     f"base spec {ref!r} is outside the spec's repository {display_path(self.root)}; "
                     "bases must live in the same repository",
+                    BASE_OUTSIDE_REPOSITORY,
                 )
             )
         if not os.path.lexists(base_path):
-            return self._fatal(SpecError(name, where, f"base spec {ref!r} not found ({base_name})"))
+            return self._fatal(SpecError(name, where, f"base spec {ref!r} not found ({base_name})", BASE_NOT_FOUND))
         self.shown[base_path] = base_name
         return self.load(base_path, base_name, (*stack, path))
 
@@ -290,6 +325,7 @@ class _Merger:
                                 name,
                                 format_path((*path, i, "name")),
                                 f"duplicate name {n!r} (first defined at {format_path((*path, first[n]))})",
+                                DUPLICATE_NAME,
                             )
                         )
                     else:
@@ -332,7 +368,7 @@ class _Merger:
             for k, v in b.items():
                 if _is_remove_marker(v):
                     if k not in a:
-                        self._error(b_prov, (*pb, k), f"{REMOVE_KEY}: nothing inherited under key {k!r}")
+                        self._error(b_prov, (*pb, k), f"{REMOVE_KEY}: nothing inherited under key {k!r}", REMOVE_NOTHING)
                     continue
                 if k in a:
                     result[k] = self._merge(a[k], v, (*pa, k), (*pb, k), (*pm, k), a_prov, b_prov, out)
@@ -364,15 +400,15 @@ class _Merger:
                 if item["name"] in a_names:
                     continue
                 if item.get(REMOVE_KEY) is True:
-                    self._error(b_prov, (*pb, j), f"{REMOVE_KEY}: no inherited entry named {item['name']!r}")
+                    self._error(b_prov, (*pb, j), f"{REMOVE_KEY}: no inherited entry named {item['name']!r}", REMOVE_NOTHING)
                     continue
                 merged_items.append(self._copy(item, (*pb, j), (*pm, len(merged_items)), b_prov, out))
             return merged_items
         return self._copy(b, pb, pm, b_prov, out)
 
-    def _error(self, prov: Provenance, path: PathTuple, message: str) -> None:
+    def _error(self, prov: Provenance, path: PathTuple, message: str, finding: Finding) -> None:
         file, original = prov.get(path, ("<unknown>", path))
-        self.errors.append(SpecError(file, format_path(original), message))
+        self.errors.append(SpecError(file, format_path(original), message, finding))
 
 
 def _leftover_remove_markers(data: Any, prov: Provenance) -> list[SpecError]:
@@ -381,7 +417,7 @@ def _leftover_remove_markers(data: Any, prov: Provenance) -> list[SpecError]:
         if _is_remove_marker(value):
             file, original = prov.get(path, ("<unknown>", path))
             errors.append(
-                SpecError(file, format_path(original), f"{REMOVE_KEY}: nothing inherited to remove")
+                SpecError(file, format_path(original), f"{REMOVE_KEY}: nothing inherited to remove", REMOVE_NOTHING)
             )
     return errors
 
@@ -400,11 +436,18 @@ def load_document(path: str | os.PathLike[str], root: Path | None = None) -> Loa
     merger.shown[top] = name
     loaded = merger.load(top, name, ())
     if loaded is None or merger.fatal:
-        raise SpecErrors(merger.errors or [SpecError(name, "<root>", "cannot load spec")])
+        raise SpecErrors(merger.errors or [SpecError(name, "<root>", "cannot load spec", SPEC_FILE_UNREADABLE)])
     data, prov = loaded
+    markers = [p for p, value in _walk(data) if _is_remove_marker(value)]
     errors = merger.errors + _leftover_remove_markers(data, prov)
     return LoadedSpec(
-        path=top, data=data, provenance=prov, files=merger.files, display=name, load_errors=errors
+        path=top,
+        data=data,
+        provenance=prov,
+        files=merger.files,
+        display=name,
+        load_errors=errors,
+        reported=markers,
     )
 
 
@@ -414,6 +457,6 @@ def load_spec(path: str | os.PathLike[str], root: Path | None = None) -> LoadedS
     Returns the merged document (``extends`` removed) with provenance for error reporting.
     """
     loaded = load_document(path, root)
-    if loaded.load_errors:
+    if any(not e.is_warning for e in loaded.load_errors):
         raise SpecErrors(loaded.load_errors)
     return loaded

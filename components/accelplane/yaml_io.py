@@ -24,6 +24,12 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from accelplane.errors import SpecError
+from accelplane.findings import ERROR, declare
+
+YAML_INVALID = declare(
+    "AP1202", ERROR, "a spec file is not valid YAML (or uses a YAML feature specs refuse)",
+    fix="fix the YAML at the line and column named",
+)
 
 # A spec nests about 8 levels; 50 leaves room for free-form Flink config and stops RecursionError.
 MAX_NESTING = 50
@@ -300,9 +306,46 @@ def load_yaml_text(text: str, display_name: str) -> Any:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "<root>"
         problem = exc.problem or str(exc)
-        raise YamlSyntaxError(SpecError(display_name, where, f"invalid YAML: {problem}")) from None
+        raise YamlSyntaxError(SpecError(display_name, where, f"invalid YAML: {problem}", YAML_INVALID)) from None
     except yaml.YAMLError as exc:
-        raise YamlSyntaxError(SpecError(display_name, "<root>", f"invalid YAML: {exc}")) from None
+        raise YamlSyntaxError(SpecError(display_name, "<root>", f"invalid YAML: {exc}", YAML_INVALID)) from None
+
+
+def line_of(text: str, path: str) -> int | None:
+    """The 1-based line where ``path`` (as `accelplane.errors.format_path` writes it) is in the YAML
+    ``text``: the key of the deepest node the path reaches (a missing field points at its parent),
+    the line a syntax error names (``line L, column C``), None for the whole file or text that does
+    not parse. Keys may hold dots (``nvidia.com/gpu``): the longest key that fits is taken."""
+    if path.startswith("line "):
+        number = path[5:].split(",", 1)[0]
+        return int(number) if number.isdigit() else None
+    if path == "<root>":
+        return None
+    try:
+        node: Node | None = yaml.compose(text, Loader=_StrictLoader)
+    except yaml.YAMLError:
+        return None
+    line: int | None = None
+    rest = path
+    while rest and node is not None:
+        found: tuple[str, Node, Node] | None = None
+        if isinstance(node, MappingNode):
+            for key, value in node.value:
+                k = str(key.value) if isinstance(key, ScalarNode) else ""
+                fits = k and rest.startswith(k) and rest[len(k) : len(k) + 1] in ("", ".", "[")
+                if fits and (found is None or len(k) > len(found[0])):
+                    found = (k, key, value)
+        elif isinstance(node, SequenceNode) and rest.startswith("["):
+            index = rest[1:].partition("]")[0]
+            if index.isdigit() and int(index) < len(node.value):
+                item = node.value[int(index)]
+                found = (f"[{index}]", item, item)
+        if found is None:
+            break
+        taken, key_node, node = found
+        line = key_node.start_mark.line + 1
+        rest = rest[len(taken) :].removeprefix(".")
+    return line
 
 
 class YamlSyntaxError(ValueError):

@@ -11,7 +11,7 @@ from accelplane.derive import device_plugin_placement as dp_placement
 from accelplane.model import build_model
 
 from tests.device_plugins.helpers import pool, spec_doc, tm_cluster
-from tests.support.specs import expect_errors, run_validate, write_spec
+from tests.support.specs import expect_errors, expect_findings, run_validate, write_spec
 
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
 CAP = {"cpu": 8, "memory": "8Gi", "pods": 10}
@@ -24,7 +24,7 @@ def _expect(
     doc: dict[str, Any],
     expected: list[str],
 ) -> None:
-    expect_errors(write_spec(tmp_path, doc), capsys, monkeypatch, [f"spec.yaml: {e}" for e in expected])
+    expect_findings(write_spec(tmp_path, doc), capsys, monkeypatch, [f"spec.yaml: {e}" for e in expected])
 
 
 CASES: list[tuple[str, dict[str, Any], list[str]]] = [

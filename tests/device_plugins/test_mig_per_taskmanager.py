@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.device_plugins.helpers import pool, spec_doc, tm_cluster
-from tests.support.specs import expect_errors, run_validate, write_spec
+from tests.support.specs import expect_findings, run_validate, write_spec
 
 MIXED = {"strategy": "mixed", "devices": {"1g.10gb": 7}}
 SINGLE = {"strategy": "single", "devices": {"1g.10gb": 7}}
@@ -38,6 +38,6 @@ def test_mig_devices_per_taskmanager(tmp_path: Path, capsys: pytest.CaptureFixtu
                    clusters=[tm_cluster("tm", gpu)])
     path = write_spec(tmp_path, doc)
     if errors:
-        expect_errors(path, capsys, monkeypatch, [f"spec.yaml: {e}" for e in errors])
+        expect_findings(path, capsys, monkeypatch, [f"spec.yaml: {e}" for e in errors])
     else:
         assert run_validate(path, capsys, monkeypatch) == (0, [])

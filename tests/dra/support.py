@@ -30,12 +30,13 @@ def validated(doc: dict[str, Any], tmp_path: Path) -> ValidatedSpec:
 
 
 def errors(doc: dict[str, Any], tmp_path: Path) -> list[str]:
-    """Every ``file: path: message`` line a spec document produces (empty when it is valid)."""
+    """Every ``file: path: message`` line a spec document produces, errors and warnings (empty when
+    it is valid without warnings)."""
     try:
-        validated(doc, tmp_path)
+        found = validated(doc, tmp_path).warnings
     except SpecErrors as exc:
         return [str(e) for e in exc.errors]
-    return []
+    return [str(e) for e in found]
 
 
 def with_version(doc: dict[str, Any], version: str) -> dict[str, Any]:

@@ -16,7 +16,7 @@ import pytest
 
 from tests.flink.specs import KUBERNETES, STANDALONE, variant
 from tests.support.paths import SOURCE_ROOT
-from tests.support.specs import WriteSpec, expect_errors, run_validate
+from tests.support.specs import WriteSpec, expect_errors, expect_findings, run_validate
 
 TM = KUBERNETES["flink"]["clusters"][0]["taskManager"]
 DELETE = object()
@@ -362,7 +362,7 @@ VALID = {
 def test_bad_spec(
     case: Case, write_spec: WriteSpec, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    expect_errors(write_spec(case.spec), capsys, monkeypatch, case.errors)
+    expect_findings(write_spec(case.spec), capsys, monkeypatch, case.errors)
 
 
 @pytest.mark.parametrize("spec", VALID.values(), ids=VALID.keys())
@@ -405,7 +405,7 @@ def test_validate_cli_subprocess(tmp_path: Path, write_spec: WriteSpec) -> None:
     )
     assert proc.returncode == 1
     assert proc.stderr.splitlines()[0] == (
-        "spec.yaml: flink.clusters[0].configFormat: Flink 2.0 reads only config.yaml (flink-conf.yaml support was "
+        "spec.yaml: flink.clusters[0].configFormat: error AP4035: Flink 2.0 reads only config.yaml (flink-conf.yaml support was "
         "removed in 2.0); remove configFormat or set it to config.yaml (bin/migrate-config-file.sh converts an old "
         "file)"
     )

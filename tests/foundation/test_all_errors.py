@@ -113,7 +113,10 @@ def test_a_parent_cycle_is_one_error(write_spec: Callable[..., Path]) -> None:
         + "  - {name: deeper, parent: below}\n"
         + "flink:\n  clusters:\n    - {name: f, queue: q1}\n",
     )
-    assert errors == ["spec.yaml: queues[0].parent: parent cycle: 'q0' → 'q1' → 'q2' → 'q0'"]
+    assert errors == [
+        "spec.yaml: queues[0].parent: parent cycle: 'q0' → 'q1' → 'q2' → 'q0'; remove the parent of one of "
+        "these queues (or point it outside the cycle)"
+    ]
 
 
 def test_quantities_read_as_written(write_spec: Callable[..., Path]) -> None:

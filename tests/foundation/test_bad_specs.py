@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from accelplane.cli import main
 
+from tests.support.findings_text import FINDING_LINE, without_tags
 from tests.support.specs import WriteSpec, run_validate
 
 BASE = """\
@@ -286,8 +287,12 @@ def test_bad_spec(
     out = tmp_path / "out"
     assert main(["render", "spec.yaml", "--out", str(out)]) == 1
     err = capsys.readouterr().err
+    findings = err.splitlines()[:-1]
+    assert findings and all(FINDING_LINE.match(line) for line in findings), err
+    assert all(FINDING_LINE.match(line).group("code") for line in findings), err  # type: ignore[union-attr]
+    plain = without_tags(err)
     for line in expected:
-        assert line in err, f"expected {line!r} in:\n{err}"
+        assert line in plain, f"expected {line!r} in:\n{err}"
     assert "Traceback" not in err
     assert not out.exists(), "no output directory may be written for an invalid spec"
     assert not list(tmp_path.glob(".out.tmp-*")), "no temporary directory may be left behind"
@@ -309,7 +314,7 @@ def test_all_errors_reported_at_once(
     spec = spec.replace("{name: leaf, parent: top,", "{name: leaf, parent: top, weight: 0,")
     code, lines = run_validate(write_spec(spec), capsys, monkeypatch)
     assert code == 1
-    err = "\n".join(lines)
+    err = without_tags("\n".join(lines))
     assert "spec.yaml: cluster.name:" in err
     assert "spec.yaml: queues[0].capability.memory:" in err
     assert "spec.yaml: queues[1].weight: 0 is less than the minimum of 1" in err

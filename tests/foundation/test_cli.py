@@ -71,4 +71,4 @@ def test_console_entry_point_runs_without_traceback(tmp_path: Path) -> None:
         text=True,
         cwd=REPO_ROOT,
     )
-    assert proc.returncode == 1 and "missing.yaml: <root>: file not found" in proc.stderr
+    assert proc.returncode == 1 and "missing.yaml: <root>: error AP1201: file not found" in proc.stderr

@@ -109,8 +109,8 @@ def test_a_stack_file_alone_validates_its_spec(tmp_path: Path, capsys: pytest.Ca
         == 1
     )
     captured = capsys.readouterr()
-    assert f"{tmp_path}/specs/x.yaml: queues[0].weight: 0 is less than the minimum of 1" in captured.err
-    assert f"{tmp_path}/stacks/Pulumi.y.yaml: config.accelplane:spec: missing" in captured.err
+    assert f"{tmp_path}/specs/x.yaml: queues[0].weight: error AP1006: 0 is less than the minimum of 1" in captured.err
+    assert f"{tmp_path}/stacks/Pulumi.y.yaml: config.accelplane:spec: error AP1211: missing" in captured.err
 
 
 def test_merged_names_the_file_of_every_value(

@@ -21,16 +21,16 @@ PACKAGE = SOURCE_ROOT / "accelplane"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("accelplane", "accelplane.errors", "accelplane.findings", "accelplane.quantity", "accelplane.names", "accelplane.package_data",
      "accelplane.yaml_io", "accelplane.discovery_constants", "accelplane.discovery", "accelplane.display",
-     "accelplane.job_helpers", "accelplane.dataclass_bytecode"),
+     "accelplane.job_helpers", "accelplane.dataclass_bytecode", "accelplane.finding_output"),
     ("accelplane.templating", "accelplane.spec_loader", "accelplane.schema", "accelplane.schema_docs",
      "accelplane.schema_fast", "accelplane.schema_codegen",
-     "accelplane.schema_document", "accelplane.partial",
+     "accelplane.schema_document", "accelplane.partial", "accelplane.lint",
      "accelplane.model", "accelplane.artifacts", "accelplane.kube"),
     ("accelplane.derive",),
     ("accelplane.checks", "accelplane.builders"),
     ("accelplane.pipeline", "accelplane.render", "accelplane.report", "accelplane.merged_view"),
     ("accelplane.diff",),
-    ("accelplane.cli", "accelplane.program", "accelplane.pulumi"),
+    ("accelplane.cli", "accelplane.program", "accelplane.pulumi", "accelplane.findings_docs"),
 )
 PEERS_THAT_MUST_NOT_MEET = (("accelplane.checks", "accelplane.builders"),)
 PULUMI_ALLOWED = ("accelplane.program", "accelplane.pulumi")

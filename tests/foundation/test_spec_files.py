@@ -41,7 +41,7 @@ def test_fifo_does_not_hang(tmp_path: Path) -> None:
         env={**os.environ, "PYTHONPATH": str(REPO_ROOT / "components")},
     )
     assert proc.returncode == 1
-    assert proc.stderr.startswith("fifo.yaml: <root>: not a regular file (a FIFO)")
+    assert proc.stderr.startswith("fifo.yaml: <root>: error AP1201: not a regular file (a FIFO)")
 
 
 def test_fifo_as_base(write_spec: Callable[..., Path], tmp_path: Path) -> None:

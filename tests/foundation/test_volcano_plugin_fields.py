@@ -1,5 +1,6 @@
 """Every Volcano queue field has the effect the spec promises: the scheduler plugin is chosen from
-the fields the queues use, and a field the chosen plugin never reads is an error.
+the fields the queues use, and a field the chosen plugin never reads is a warning (AP2101: valid,
+without effect), which ``validate --strict`` turns into a failure.
 
 What each plugin reads (Volcano v1.15, docs/volcano.md "Which plugin reads which queue field"):
 ``proportion`` — weight, capability, guarantee, priority (never ``deserved``); ``capacity`` —
@@ -79,14 +80,26 @@ def test_flat_queues_with_weights_keep_proportion(write_spec: Callable[..., Path
     ],
     ids=["flat-deserved", "hierarchy"],
 )
-def test_weight_under_capacity_is_rejected(
-    queues: str, expected: list[str], write_spec: Callable[..., Path], capsys: pytest.CaptureFixture[str]
+def test_weight_under_capacity_is_a_warning(
+    queues: str,
+    expected: list[str],
+    write_spec: Callable[..., Path],
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
 ) -> None:
+    """Valid, renders, printed as a warning with its code; ``--strict`` fails it."""
     path = write_spec(HEAD + "queues:\n" + queues)
-    assert main(["validate", str(path)]) == 1
-    err = capsys.readouterr().err
+    assert main(["validate", str(path)]) == 0
+    captured = capsys.readouterr()
     for line in expected:
-        assert f"{path.name}: {line}" in err or line in err, err
+        where, message = line.split(": ", 1)
+        assert f"{path}: {where}: warning AP2101: {message}" in captured.err, captured.err
+    assert "accelplane: 1 warning" in captured.err
+    assert f"{path}: ok (1 warning)" in captured.out
+    assert main(["render", str(path), "--out", str(tmp_path / "out")]) == 0
+    assert "warning AP2101" in capsys.readouterr().err
+    assert main(["validate", "--strict", str(path)]) == 1
+    assert "--strict: warnings fail" in capsys.readouterr().out
 
 
 def test_weight_is_kept_when_yarn_reads_it(write_spec: Callable[..., Path]) -> None:

@@ -11,6 +11,7 @@ from accelplane.cli import main
 from accelplane.derive.flink_rbac import DEPLOYMENTS_RULE, HA_CONFIGMAPS_RULE, PODS_RULE
 
 from tests.conftest import EXAMPLE_SPECS
+from tests.support.findings_text import without_tags
 from tests.support.render import objects_for
 from tests.support.validators import validate_core_object
 
@@ -95,7 +96,7 @@ def test_native_cluster_may_not_share_the_operator_job_service_account(
         """
     )
     assert main(["validate", str(spec)]) == 1
-    err = capsys.readouterr().err
+    err = without_tags(capsys.readouterr().err)
     assert (
         "spec.yaml: flink.clusters[0].serviceAccount: service account 'flink' in namespace 'jobs' is the Flink "
         "Kubernetes Operator's job service account for operator cluster op (its Helm chart creates it with its "

@@ -12,6 +12,7 @@ import yaml
 from accelplane.cli import main
 
 from tests.conftest import EXAMPLE_SPECS
+from tests.support.findings_text import without_tags
 from tests.support.mig_parted import mig_parted_errors, profile_error
 from tests.support.render import files_for, objects_for
 from tests.support.validators import reference, validate_core_object
@@ -151,7 +152,7 @@ def test_declared_mig_label_must_match(
         """
     )
     assert main(["validate", str(spec)]) == 1
-    err = capsys.readouterr().err
+    err = without_tags(capsys.readouterr().err)
     assert (
         "spec.yaml: nodePools[0].name: a MIG pool's name is its MIG manager layout (nvidia.com/mig.config), and "
         "'all-disabled' is the layout that turns MIG off; rename the pool"

@@ -110,3 +110,32 @@ def test_missing_spec_file(
 def test_missing_spec_setting_names_the_config_key(pulumi_run: RunProgram) -> None:
     with pytest.raises(pulumi.ConfigMissingError, match="accelplane:spec"):
         pulumi_run({}, stack="x")
+
+
+WARNED = """
+    extends: [base/gpu-platform.yaml]
+    cluster: {name: warned, platforms: [kubernetes]}
+    queues:
+      - {name: streaming, weight: 3, deserved: {cpu: 8, memory: 8Gi}, capability: {cpu: 8, memory: 8Gi, pods: 10}}
+    """
+
+
+def test_warnings_are_logged_and_the_program_proceeds(
+    tmp_path: Path,
+    pulumi_run: RunProgram,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A valid spec's warnings go to ``pulumi.log.warn``, each as `validate` prints it (issue 28)."""
+    project = copy_project(tmp_path / "project")
+    write_spec(project / "stacks", WARNED, "warned.yaml")
+    monkeypatch.chdir(project)
+    capsys.readouterr()
+    assert cli_main(["validate", "stacks/warned.yaml"]) == 0
+    printed = [line for line in capsys.readouterr().err.splitlines() if " warning AP" in line]
+    assert printed
+    logged: list[str] = []
+    monkeypatch.setattr(pulumi.log, "warn", lambda message, *a, **k: logged.append(message))
+    run = pulumi_run({"accelplane:spec": "stacks/warned.yaml"}, stack="warned", project_dir=project)
+    assert run.registrations
+    assert logged == printed

@@ -3,8 +3,10 @@
 * `write_spec` puts a spec (dedented YAML text or a document) into a directory;
 * `model_of` is the validated model of a spec file (raises `SpecErrors` when it is invalid);
 * `run_validate` runs ``accelplane validate`` from the spec's directory and returns the exit code
-  and every stderr line; `expect_errors` asserts the exact ``file: path: message`` lines, the
-  ``accelplane: N errors`` summary and exit code 1.
+  and every stderr line, each finding as ``file: path: message`` (its ``severity code:`` tag taken
+  off; `run_validate_tagged` keeps it); `expect_errors` asserts the exact error lines (warnings
+  printed with them are not compared), the ``accelplane: N errors`` summary and exit code 1;
+  `expect_warnings` asserts that the spec is valid and prints exactly these warnings.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import yaml
 from accelplane.cli import main
 from accelplane.model import Spec
 from accelplane.pipeline import load_validated
+
+from tests.support.findings_text import FINDING_LINE, without_tags
 
 SpecSource = str | Mapping[str, Any]
 """YAML text (dedented before writing) or a spec document (dumped in its own key order)."""
@@ -59,10 +63,24 @@ def run_validate(
     """``accelplane validate <file name>`` run in-process from the spec's directory, so errors name
     the file as a user in that directory sees it (``spec.yaml: …``). Returns the exit code and every
     stderr line (error lines, then the summary line when there are errors)."""
+    code, lines = run_validate_tagged(path, capsys, monkeypatch)
+    return code, [without_tags(line) for line in lines]
+
+
+def run_validate_tagged(
+    path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> tuple[int, list[str]]:
+    """As `run_validate`, with each finding line as printed: ``file: path: severity code: message``."""
     monkeypatch.chdir(path.parent)
     capsys.readouterr()
     code = main(["validate", path.name])
     return code, capsys.readouterr().err.splitlines()
+
+
+def _of_severity(lines: list[str], severity: str) -> list[str]:
+    return [
+        without_tags(line) for line in lines if (m := FINDING_LINE.match(line)) and m.group("severity") == severity
+    ]
 
 
 def expect_errors(
@@ -70,6 +88,30 @@ def expect_errors(
 ) -> None:
     """Assert that validating ``path`` fails with exactly ``lines`` (in order), the error summary
     and exit code 1."""
-    code, err = run_validate(path, capsys, monkeypatch)
-    assert err == [*lines, error_summary(len(lines))]
+    code, err = run_validate_tagged(path, capsys, monkeypatch)
+    assert _of_severity(err, "error") == lines, "\n".join(err)
+    assert err[-1].startswith(error_summary(len(lines))), err[-1]
+    assert all(FINDING_LINE.match(line) for line in err[:-1]), "\n".join(err)
     assert code == 1
+
+
+def expect_findings(
+    path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, lines: list[str]
+) -> None:
+    """Assert that validating ``path`` prints exactly these findings (errors and warnings, as
+    ``file: path: message``, in order) and exits 1 when one is an error, else 0."""
+    code, err = run_validate_tagged(path, capsys, monkeypatch)
+    findings = [line for line in err if FINDING_LINE.match(line)]
+    assert [without_tags(line) for line in findings] == lines, "\n".join(err)
+    assert code == (1 if _of_severity(err, "error") else 0), "\n".join(err)
+
+
+def expect_warnings(
+    path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, lines: list[str]
+) -> None:
+    """Assert that ``path`` is valid (exit 0) and that validating it prints exactly these warning
+    lines (``file: path: message``), in order."""
+    code, err = run_validate_tagged(path, capsys, monkeypatch)
+    assert code == 0, "\n".join(err)
+    assert _of_severity(err, "error") == []
+    assert _of_severity(err, "warning") == lines, "\n".join(err)

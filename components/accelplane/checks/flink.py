@@ -54,8 +54,154 @@ from accelplane.derive.gpu_resources import (
 )
 from accelplane.derive.queues import leaf_queue_names
 from accelplane.errors import Problem
+from accelplane.findings import ERROR, WARNING, declare
 from accelplane.model import FlinkCluster, NodePool, Spec
 from accelplane.names import GPU_PRODUCT_LABEL, normalize_gpu_model
+
+FLINK_TARGET_PLATFORM = declare(
+    'AP4030', ERROR, "a Flink target's platform is not in cluster.platforms",
+    fix='add the platform or change the target',
+)
+FLINK_PRIORITY_CLASS_IGNORED = declare(
+    'AP4104', WARNING, 'priorityClass on a target that has no PriorityClasses has no effect',
+    fix='remove priorityClass',
+)
+FLINK_QUEUE_IGNORED = declare(
+    'AP4105', WARNING, 'queue on a standalone cluster has no effect',
+    fix='remove queue',
+)
+FLINK_UPGRADE_MODE_IGNORED = declare(
+    'AP4106', WARNING, 'upgradeMode on a target without the operator has no effect',
+    fix='remove upgradeMode',
+)
+FLINK_SESSION_WITH_JOB = declare(
+    'AP4107', WARNING, 'a session cluster has a job section, which it never uses (jobs are submitted later)',
+    fix='remove job or set mode: application',
+)
+FLINK_APPLICATION_NEEDS_JAR = declare(
+    'AP4032', ERROR, 'an operator application cluster has no job.jarURI',
+    fix='add job.jarURI or set mode: session',
+)
+FLINK_PARALLELISM_OVER_SLOTS = declare(
+    'AP4033', ERROR, "a standalone job's parallelism exceeds its slots",
+    fix='raise taskManager.replicas or lower parallelism',
+)
+FLINK_REPLICAS_MISMATCH = declare(
+    'AP4034', ERROR, 'taskManager.replicas differs from what parallelism needs',
+    fix='set replicas or parallelism as the message says',
+)
+FLINK_STOCK_IMAGE = declare(
+    'AP8010', ERROR, 'GPU TaskManagers would run the stock image without python3',
+    fix='set image or nodeImage.image',
+)
+FLINK_CONFIG_FORMAT = declare(
+    'AP4035', ERROR, 'configFormat does not fit the Flink version',
+    fix='use the format the message names',
+)
+FLINK_TOO_OLD_FOR_KUBERNETES = declare(
+    'AP4036', ERROR, 'the Flink version has no pod templates',
+    fix='use Flink 1.13 or newer',
+)
+FLINK_TOO_OLD_FOR_OPERATOR = declare(
+    'AP4037', ERROR, 'the operator no longer supports this Flink version',
+    fix='use Flink 1.15 or newer or target kubernetes',
+)
+FLINK_MEMORY_NOT_MIB = declare(
+    'AP4038', ERROR, 'memory is not a whole number of MiB',
+    fix='write it with Mi or Gi',
+)
+FLINK_CPU_NOT_POSITIVE = declare(
+    'AP4039', ERROR, 'cpu is not positive',
+    fix='set a positive cpu',
+)
+FLINK_YARN_CPU_FRACTION = declare(
+    'AP4040', ERROR, 'YARN cpu is not a whole number of vcores',
+    fix='write a whole number',
+)
+FLINK_POOL_PLATFORM = declare(
+    'AP3035', ERROR, 'taskManager.gpu.pool is on another platform than the target',
+    fix="name a pool of the target's platform",
+)
+FLINK_POOL_WITHOUT_GPUS = declare(
+    'AP3036', ERROR, 'taskManager.gpu.pool has no GPUs',
+    fix='name a pool with a gpu section',
+)
+FLINK_POOL_VENDOR = declare(
+    'AP3037', ERROR, "taskManager.gpu.vendor differs from the pool's",
+    fix='fix vendor or pool',
+)
+FLINK_POOL_MODEL = declare(
+    'AP3038', ERROR, "taskManager.gpu.model differs from the pool's",
+    fix='fix model or pool',
+)
+FLINK_NO_GPU_POOL = declare(
+    'AP3039', ERROR, 'no pool of the target platform has the requested GPUs',
+    fix='add such a pool or fix taskManager.gpu', whole_spec=True,
+)
+FLINK_GPUS_OVER_POOL_NODES = declare(
+    'AP3053', ERROR, 'a TaskManager needs more GPUs than any host has',
+    fix='lower taskManager.gpu.amount',
+)
+FLINK_GPUS_OVER_POOLS = declare(
+    'AP3054', ERROR, 'the TaskManagers need more GPUs than the pools have',
+    fix='lower replicas or amount, or add nodes', whole_spec=True,
+)
+FLINK_GPUS_OVER_HOST = declare(
+    'AP3055', ERROR, 'the TaskManagers spread over the hosts do not fit one host',
+    fix='lower replicas or add hosts',
+)
+FLINK_COORDINATION_ON_SHARED = declare(
+    'AP8006', ERROR, 'discovery coordination on a pool that shares GPUs',
+    fix='set discovery.coordination: false',
+)
+FLINK_MODEL_NEEDS_GFD = declare(
+    'AP3056', ERROR, 'GPU model selection needs GPU Feature Discovery',
+    fix='enable devicePlugins.nvidia.gpuFeatureDiscovery or name the pool',
+)
+FLINK_PODGROUP_OVER_QUEUE = declare(
+    'AP2040', ERROR, "a PodGroup needs more than its queue's capability",
+    fix="raise the queue's capability or shrink the cluster",
+)
+FLINK_QUEUE_LACKS_GPU_RESOURCE = declare(
+    'AP2041', ERROR, 'a queue limits resources but not the GPU resource the cluster requests',
+    fix="add the resource to the queue's capability", whole_spec=True,
+)
+FLINK_PODS_OVER_QUEUE = declare(
+    'AP2042', ERROR, 'a cluster runs more pods than its queue allows',
+    fix='raise the pods capability or lower replicas',
+)
+FLINK_PODGROUP_ANNOTATION = declare(
+    'AP4041', ERROR, 'a pod annotation would take pods out of their PodGroup',
+    fix='remove the annotation',
+)
+FLINK_NODE_SELECTOR_CLASH = declare(
+    'AP4042', ERROR, 'a node selector key clashes with the GPU pool selection',
+    fix='remove it and choose the pool with taskManager.gpu.pool',
+)
+FLINK_JOBMANAGER_REPLICAS = declare(
+    'AP4043', ERROR, 'kubernetes.jobmanager.replicas is not a positive integer',
+    fix='write a positive integer',
+)
+FLINK_STANDBY_NEEDS_HA = declare(
+    'AP4044', ERROR, 'standby JobManagers without high availability',
+    fix='enable HA or remove the key',
+)
+FLINK_WRONG_COORDINATION_FLAG = declare(
+    'AP8007', ERROR, "'--enable-coordination' is not a flag of the discovery script",
+    fix='remove the key and set discovery.coordination: true',
+)
+FLINK_MANAGED_KEY = declare(
+    'AP4045', ERROR, 'a config key accelplane sets from another field',
+    fix='set the field the message names instead',
+)
+FLINK_GPU_KEYS_GENERATED = declare(
+    'AP4046', ERROR, 'external-resource keys are generated',
+    fix='remove the config key',
+)
+FLINK_CONFIG_VALUE = declare(
+    'AP4047', ERROR, 'a config value the config format cannot carry',
+    fix='write the value as the message says',
+)
 
 MIN_KUBERNETES_VERSION = (1, 13)
 MIN_OPERATOR_VERSION = (1, 15)
@@ -72,30 +218,30 @@ def _check_target(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
         yield Problem(
             c.field_path("target"),
             f"target {c.target} runs on {platform}, but cluster.platforms is "
-            f"[{', '.join(spec.platforms)}]; add {platform} to cluster.platforms or change the target",
+            f"[{', '.join(spec.platforms)}]; add {platform} to cluster.platforms or change the target", FLINK_TARGET_PLATFORM,
         )
     if c.target not in KUBERNETES_TARGETS:
         if c.priority_class is not None and _own(c, "priorityClass"):
             yield Problem(
                 c.field_path("priorityClass"),
                 f"PriorityClasses are Kubernetes objects and target {c.target} would ignore it; "
-                "remove priorityClass from this cluster",
+                "remove priorityClass from this cluster", FLINK_PRIORITY_CLASS_IGNORED,
             )
         if c.target == "standalone" and c.queue is not None and _own(c, "queue"):
             yield Problem(
                 c.field_path("queue"),
-                "a standalone Flink cluster has no scheduler queue and would ignore it; remove queue",
+                "a standalone Flink cluster has no scheduler queue and would ignore it; remove queue", FLINK_QUEUE_IGNORED,
             )
         if c.job is not None and c.job.upgrade_mode is not None:
             yield Problem(
                 c.field_path("job", "upgradeMode"),
                 f"upgradeMode is a Flink Kubernetes Operator setting and target {c.target} would ignore it; "
-                "remove it",
+                "remove it", FLINK_UPGRADE_MODE_IGNORED,
             )
     if c.mode == "session" and c.job is not None:
         yield Problem(
             c.field_path("job"),
-            "a session cluster takes its jobs at submission time; remove job or set mode: application",
+            "a session cluster takes its jobs at submission time; remove job or set mode: application", FLINK_SESSION_WITH_JOB,
         )
     if (
         c.target == "kubernetes-operator"
@@ -105,7 +251,7 @@ def _check_target(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
         yield Problem(
             c.field_path("job", "jarURI"),
             "an application cluster on the Flink Kubernetes Operator needs job.jarURI (a FlinkDeployment "
-            "without a job is a session cluster); add job.jarURI or set mode: session",
+            "without a job is a session cluster); add job.jarURI or set mode: session", FLINK_APPLICATION_NEEDS_JAR,
         )
 
 
@@ -122,7 +268,7 @@ def _check_parallelism(c: FlinkCluster) -> Iterator[Problem]:
                 path,
                 f"parallelism {c.job.parallelism} needs {c.job.parallelism} slots but the {tm.replicas} "
                 f"standalone TaskManagers × {tm.slots} slots offer {slots}; the job would never get its "
-                f"slots — set taskManager.replicas to {needed} or lower parallelism",
+                f"slots — set taskManager.replicas to {needed} or lower parallelism", FLINK_PARALLELISM_OVER_SLOTS,
             )
         return
     if needed != tm.replicas:
@@ -137,7 +283,7 @@ def _check_parallelism(c: FlinkCluster) -> Iterator[Problem]:
             f"parallelism {c.job.parallelism} with {tm.slots} slots per TaskManager means {needed} "
             f"TaskManagers but taskManager.replicas is {tm.replicas} ({how}; the PodGroup, queue checks "
             f"and report count replicas) — set taskManager.replicas to {needed} or parallelism to "
-            f"{slots}",
+            f"{slots}", FLINK_REPLICAS_MISMATCH,
         )
 
 
@@ -148,26 +294,26 @@ def _check_image(c: FlinkCluster) -> Iterator[Problem]:
         c.field_path("image"),
         f"GPU TaskManagers would run the stock image flink:{c.version}-java17: a floating tag without "
         "python3, which the GPU discovery script needs — set image (a pinned tag or digest of an image "
-        "with python3, such as the one nodeImage builds) or nodeImage.image",
+        "with python3, such as the one nodeImage builds) or nodeImage.image", FLINK_STOCK_IMAGE,
     )
 
 
 def _check_version(c: FlinkCluster) -> Iterator[Problem]:
     problem = format_problem(c)
     if problem is not None:
-        yield Problem(c.field_path("configFormat"), problem)
+        yield Problem(c.field_path("configFormat"), problem, FLINK_CONFIG_FORMAT)
     version = c.version_tuple
     if c.target in KUBERNETES_TARGETS and version < MIN_KUBERNETES_VERSION:
         yield Problem(
             c.field_path("version"),
             f"Flink {c.version} has no pod templates, which carry the Volcano PodGroup annotation and "
-            "schedulerName; use Flink 1.13 or newer on Kubernetes",
+            "schedulerName; use Flink 1.13 or newer on Kubernetes", FLINK_TOO_OLD_FOR_KUBERNETES,
         )
     elif c.target == "kubernetes-operator" and version < MIN_OPERATOR_VERSION:
         yield Problem(
             c.field_path("version"),
             f"the Flink Kubernetes Operator no longer supports Flink {c.version}; use Flink 1.15 or newer "
-            "(or target kubernetes)",
+            "(or target kubernetes)", FLINK_TOO_OLD_FOR_OPERATOR,
         )
 
 
@@ -177,14 +323,14 @@ def _check_resources(c: FlinkCluster) -> Iterator[Problem]:
             yield Problem(
                 c.field_path(role, "memory"),
                 f"{p.memory} is not a whole number of MiB; Flink requests container memory in whole MiB, "
-                "so write it with Mi or Gi (e.g. 1600Mi, 4Gi)",
+                "so write it with Mi or Gi (e.g. 1600Mi, 4Gi)", FLINK_MEMORY_NOT_MIB,
             )
         if p.cpu.value <= 0:
-            yield Problem(c.field_path(role, "cpu"), f"cpu must be positive, got {p.cpu}")
+            yield Problem(c.field_path(role, "cpu"), f"cpu must be positive, got {p.cpu}", FLINK_CPU_NOT_POSITIVE)
         elif c.target == "yarn" and (p.cpu.value != p.cpu.value.to_integral_value()):
             yield Problem(
                 c.field_path(role, "cpu"),
-                f"YARN allocates whole vcores; {p.cpu} is not an integer (write e.g. {max(1, int(p.cpu.value))})",
+                f"YARN allocates whole vcores; {p.cpu} is not an integer (write e.g. {max(1, int(p.cpu.value))})", FLINK_YARN_CPU_FRACTION,
             )
 
 
@@ -207,18 +353,18 @@ def _check_named_pool(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
             yield Problem(
                 c.field_path("taskManager", "gpu", "pool"),
                 f"pool {pool.name!r} belongs to platform {pool.platform}, but target {c.target} runs its "
-                f"TaskManagers on {platform} hosts; name a {platform} pool",
+                f"TaskManagers on {platform} hosts; name a {platform} pool", FLINK_POOL_PLATFORM,
             )
     elif pool.gpu is None:
         if not kubernetes:
             yield Problem(
                 c.field_path("taskManager", "gpu", "pool"),
-                f"pool {pool.name!r} has no GPUs; name a pool with a gpu section",
+                f"pool {pool.name!r} has no GPUs; name a pool with a gpu section", FLINK_POOL_WITHOUT_GPUS,
             )
     elif gpu.vendor is not None and gpu.vendor != pool.gpu.vendor:
         yield Problem(
             c.field_path("taskManager", "gpu", "vendor"),
-            f"pool {pool.name!r} has {pool.gpu.vendor} GPUs, not {gpu.vendor}; fix vendor or pool",
+            f"pool {pool.name!r} has {pool.gpu.vendor} GPUs, not {gpu.vendor}; fix vendor or pool", FLINK_POOL_VENDOR,
         )
     elif (
         gpu.model is not None
@@ -227,7 +373,7 @@ def _check_named_pool(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
     ):
         yield Problem(
             c.field_path("taskManager", "gpu", "model"),
-            f"pool {pool.name!r} has {pool.gpu.model!r} GPUs, not {gpu.model!r}; fix model or pool",
+            f"pool {pool.name!r} has {pool.gpu.model!r} GPUs, not {gpu.model!r}; fix model or pool", FLINK_POOL_MODEL,
         )
 
 
@@ -268,14 +414,14 @@ def _check_gpu(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
         yield Problem(
             c.field_path("taskManager", "gpu"),
             f"no {target_platform(c)} node pool has {wanted} GPUs for this cluster's TaskManagers; add such "
-            "a pool or fix taskManager.gpu (pool, vendor, model)",
+            "a pool or fix taskManager.gpu (pool, vendor, model)", FLINK_NO_GPU_POOL,
         )
         return
     elif amount > best:
         yield Problem(
             amount_path,
             f"{amount} GPUs per TaskManager exceed the GPUs per node of every pool that can host it "
-            f"({_pool_list(counts, 'per node')}); a TaskManager runs on one host, so use at most {best}",
+            f"({_pool_list(counts, 'per node')}); a TaskManager runs on one host, so use at most {best}", FLINK_GPUS_OVER_POOL_NODES,
         )
         return
     total = sum(counts.get(p.name, 0) * p.nodes for p in pools)
@@ -284,14 +430,14 @@ def _check_gpu(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
         yield Problem(
             c.field_path("taskManager", "replicas"),
             f"{c.task_manager.replicas} TaskManagers × {amount} need {need} {resource}, but the pools that "
-            f"can host them have {total} in total; lower replicas or amount, or add nodes",
+            f"can host them have {total} in total; lower replicas or amount, or add nodes", FLINK_GPUS_OVER_POOLS,
         )
     for host, count, per_node in standalone_workers(spec, c):
         if count * amount > per_node:
             yield Problem(
                 c.field_path("taskManager", "replicas"),
                 f"{c.task_manager.replicas} TaskManagers spread over the pools' hosts put {count} on {host}, "
-                f"needing {count * amount} GPUs where it has {per_node}; lower replicas or add hosts",
+                f"needing {count * amount} GPUs where it has {per_node}; lower replicas or add hosts", FLINK_GPUS_OVER_HOST,
             )
             break
     if kubernetes:
@@ -309,7 +455,7 @@ def _check_kubernetes_gpu(spec: Spec, c: FlinkCluster, pools: list[NodePool]) ->
             c.field_path("discovery", "coordination"),
             f"pool {pool.name!r} shares each GPU between containers ({pool.gpu.sharing.strategy}); coordination "
             "mode would give every physical GPU to a single TaskManager; set discovery.coordination: false "
-            "for this cluster",
+            "for this cluster", FLINK_COORDINATION_ON_SHARED,
         )
     if (
         gpu.model is not None
@@ -319,7 +465,7 @@ def _check_kubernetes_gpu(spec: Spec, c: FlinkCluster, pools: list[NodePool]) ->
         yield Problem(
             c.field_path("taskManager", "gpu", "model"),
             "selecting a GPU model uses the node label nvidia.com/gpu.product, which GPU Feature Discovery "
-            "sets; enable devicePlugins.nvidia.gpuFeatureDiscovery or name the pool instead of the model",
+            "sets; enable devicePlugins.nvidia.gpuFeatureDiscovery or name the pool instead of the model", FLINK_MODEL_NEEDS_GFD,
         )
     # The coordination directory (hostPath) is checked for every platform by discovery_paths.check.
 
@@ -340,7 +486,7 @@ def _check_queue(spec: Spec, c: FlinkCluster, leaves: set[str]) -> Iterator[Prob
             yield Problem(
                 c.field_path("queue"),
                 f"PodGroup {podgroup_name(c)} needs {name} {text[name]} ({_members(c)}) but queue {q.name!r} has capability {cap}; Volcano "
-                "would never admit it: raise the queue's capability or shrink the cluster",
+                "would never admit it: raise the queue's capability or shrink the cluster", FLINK_PODGROUP_OVER_QUEUE,
             )
     gpu_resource = kubernetes_gpu_key(spec, c)
     if q.capability and gpu_resource is not None and q.capability.get(gpu_resource) is None:
@@ -348,14 +494,14 @@ def _check_queue(spec: Spec, c: FlinkCluster, leaves: set[str]) -> Iterator[Prob
             c.field_path("queue"),
             f"queue {q.name!r} limits {', '.join(q.capability.names())} but not {gpu_resource}, which this "
             f"cluster requests; add {gpu_resource} to its capability (a partial capability blocks jobs, "
-            "volcano#3426)",
+            "volcano#3426)", FLINK_QUEUE_LACKS_GPU_RESOURCE,
         )
     pods = q.capability.get("pods")
     if pods is not None and pod_count(c) > pods.value:
         yield Problem(
             c.field_path("queue"),
             f"the cluster runs {pod_count(c)} pods ({_members(c)}) but "
-            f"queue {q.name!r} allows {pods}; raise its pods capability or lower replicas",
+            f"queue {q.name!r} allows {pods}; raise its pods capability or lower replicas", FLINK_PODS_OVER_QUEUE,
         )
 
 
@@ -396,7 +542,7 @@ def _check_kubernetes_config(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
                     path,
                     f"Flink puts these annotations on the pods over the pod template's, so "
                     f"{GROUP_NAME_ANNOTATION} here would take the pods out of PodGroup {podgroup_name(c)} "
-                    "(Volcano gang scheduling and the queue); remove it",
+                    "(Volcano gang scheduling and the queue); remove it", FLINK_PODGROUP_ANNOTATION,
                 )
         elif key == "kubernetes.taskmanager.node-selector":
             clash = sorted(set(_flink_map(value)) & pool_keys)
@@ -405,18 +551,18 @@ def _check_kubernetes_config(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
                     path,
                     f"Flink puts this node selector on the TaskManagers over the pod template's, and "
                     f"{', '.join(clash)} selects the GPU pool (taskManager.gpu); remove "
-                    f"{'it' if len(clash) == 1 else 'them'} and choose the pool with taskManager.gpu.pool",
+                    f"{'it' if len(clash) == 1 else 'them'} and choose the pool with taskManager.gpu.pool", FLINK_NODE_SELECTOR_CLASH,
                 )
         elif key == JOBMANAGER_REPLICAS_KEY:
             text = str(value).strip()
             if isinstance(value, bool) or not text.isdigit() or int(text) < 1:
-                yield Problem(path, f"must be a positive integer (JobManager pods), not {value!r}")
+                yield Problem(path, f"must be a positive integer (JobManager pods), not {value!r}", FLINK_JOBMANAGER_REPLICAS)
             elif int(text) > 1 and not ha_enabled(c):
                 yield Problem(
                     path,
                     "standby JobManagers need high availability (Flink refuses to start them "
                     "otherwise); set config.high-availability.type (e.g. kubernetes) and "
-                    "high-availability.storageDir, or remove this key",
+                    "high-availability.storageDir, or remove this key", FLINK_STANDBY_NEEDS_HA,
                 )
 
 
@@ -432,25 +578,25 @@ def _check_config(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
                 path,
                 "'--enable-coordination' is not a flag of the GPU discovery script (Flink's docs show it by "
                 "mistake; the flag is --enable-coordination-mode); remove this key and set "
-                "discovery.coordination: true",
+                "discovery.coordination: true", FLINK_WRONG_COORDINATION_FLAG,
             )
             continue
         if key in managed:
             yield Problem(
                 path,
-                f"{key} is {managed[key].origin()}; set {managed[key].source} instead of config.{key}",
+                f"{key} is {managed[key].origin()}; set {managed[key].source} instead of config.{key}", FLINK_MANAGED_KEY,
             )
             continue
         if any(key.startswith(p) for p in prefixes) or (prefixes and key == "external-resources"):
             yield Problem(
                 path,
                 f"{GPU_PREFIX}* and external-resources are generated from taskManager.gpu and discovery; "
-                f"remove config.{key}",
+                f"remove config.{key}", FLINK_GPU_KEYS_GENERATED,
             )
             continue
         problem = legacy_value_problem(value) if fmt == "flink-conf.yaml" else yaml_value_problem(value)
         if problem is not None:
-            yield Problem(path, problem)
+            yield Problem(path, problem, FLINK_CONFIG_VALUE)
 
 
 def check(spec: Spec) -> Iterator[Problem]:

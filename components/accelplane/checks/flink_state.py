@@ -41,7 +41,45 @@ from accelplane.derive.flink_state import (
     savepoints_dir_keys,
 )
 from accelplane.errors import Problem
+from accelplane.findings import ERROR, WARNING, declare
 from accelplane.model import FlinkCluster, Spec
+
+OPERATOR_FLINK_TOO_NEW = declare(
+    'AP4020', ERROR, 'the Flink Kubernetes Operator does not know this Flink version',
+    fix='use a version the operator supports or target kubernetes',
+)
+UPGRADE_NEEDS_CHECKPOINTS = declare(
+    'AP4021', ERROR, 'upgradeMode restores from checkpoints but no checkpoint directory is set',
+    fix='set the checkpoint directory the message names',
+)
+UPGRADE_NEEDS_SAVEPOINTS = declare(
+    'AP4022', ERROR, 'upgradeMode savepoint without a savepoint directory',
+    fix='set the savepoint directory the message names',
+)
+LAST_STATE_NEEDS_HA = declare(
+    'AP4023', ERROR, 'upgradeMode last-state without high availability',
+    fix='enable HA or use upgradeMode savepoint',
+)
+SAVEPOINTS_NEED_DIRECTORY = declare(
+    'AP4024', ERROR, 'a savepoint setting without a savepoint directory',
+    fix='set the savepoint directory the message names',
+)
+ROLLBACK_NEEDS_HA = declare(
+    'AP4025', ERROR, 'rollbacks without high availability',
+    fix='set config.high-availability.type',
+)
+HEALTH_CHECK_NEEDS_RECOVERY = declare(
+    'AP4026', ERROR, 'the cluster health check without JobManager recovery',
+    fix='set the recovery key the message names to true',
+)
+NATIVE_UPGRADE_MODE_IGNORED = declare(
+    'AP4103', WARNING, 'upgradeMode on a native Kubernetes cluster has no effect',
+    fix='remove it or use target kubernetes-operator',
+)
+HA_NEEDS_STORAGE_DIR = declare(
+    'AP4027', ERROR, 'high availability without high-availability.storageDir',
+    fix='set config.high-availability.storageDir',
+)
 
 OPERATOR_VERSION = "1.15.0"
 OPERATOR_SOURCE = f"Flink Kubernetes Operator {OPERATOR_VERSION} DefaultValidator"
@@ -69,7 +107,7 @@ def _check_operator(c: FlinkCluster) -> Iterator[Problem]:
             c.field_path("version"),
             f"the {OPERATOR_SOURCE} knows Flink up to {NEWEST_OPERATOR_FLINK[0]}.{NEWEST_OPERATOR_FLINK[1]} "
             f"(flinkVersion v{NEWEST_OPERATOR_FLINK[0]}_{NEWEST_OPERATOR_FLINK[1]}); use a Flink version it "
-            "supports or target kubernetes",
+            "supports or target kubernetes", OPERATOR_FLINK_TOO_NEW,
         )
     mode = c.job.upgrade_mode if c.job is not None else None
     mode_path = c.field_path("job", "upgradeMode")
@@ -77,21 +115,21 @@ def _check_operator(c: FlinkCluster) -> Iterator[Problem]:
         yield Problem(
             mode_path,
             f"upgradeMode {mode} restores from checkpoints: set {_dir_hint(checkpoints_dir_keys(c))}; the "
-            f"{OPERATOR_SOURCE} rejects the FlinkDeployment without it",
+            f"{OPERATOR_SOURCE} rejects the FlinkDeployment without it", UPGRADE_NEEDS_CHECKPOINTS,
         )
     has_savepoint_dir = is_set(c, savepoints_dir_keys(c))
     if mode == "savepoint" and not has_savepoint_dir:
         yield Problem(
             mode_path,
             f"upgradeMode savepoint takes a savepoint on every upgrade: set {_dir_hint(savepoints_dir_keys(c))}; "
-            f"the {OPERATOR_SOURCE} rejects the FlinkDeployment without it",
+            f"the {OPERATOR_SOURCE} rejects the FlinkDeployment without it", UPGRADE_NEEDS_SAVEPOINTS,
         )
     if mode == "last-state" and not ha_enabled(c):
         yield Problem(
             mode_path,
             "upgradeMode last-state restores from the HA metadata; without high availability "
             "(config.high-availability.type: kubernetes and config.high-availability.storageDir) the "
-            "operator cannot upgrade a job whose JobManager is gone; enable HA or use upgradeMode savepoint",
+            "operator cannot upgrade a job whose JobManager is gone; enable HA or use upgradeMode savepoint", LAST_STATE_NEEDS_HA,
         )
     if not has_savepoint_dir:
         for key, what in (
@@ -102,19 +140,19 @@ def _check_operator(c: FlinkCluster) -> Iterator[Problem]:
                 yield Problem(
                     c.field_path("config", key),
                     f"{what} need a savepoint directory: set {_dir_hint(savepoints_dir_keys(c))}; the "
-                    f"{OPERATOR_SOURCE} rejects the FlinkDeployment without it",
+                    f"{OPERATOR_SOURCE} rejects the FlinkDeployment without it", SAVEPOINTS_NEED_DIRECTORY,
                 )
     if _flag(c, ROLLBACK_KEY, False) and not ha_enabled(c):
         yield Problem(
             c.field_path("config", ROLLBACK_KEY),
             f"rollbacks need high availability (config.high-availability.type); the {OPERATOR_SOURCE} "
-            "rejects the FlinkDeployment without it",
+            "rejects the FlinkDeployment without it", ROLLBACK_NEEDS_HA,
         )
     if _flag(c, HEALTH_CHECK_KEY, False) and not _flag(c, JM_RECOVERY_KEY, True):
         yield Problem(
             c.field_path("config", HEALTH_CHECK_KEY),
             f"the cluster health check needs {JM_RECOVERY_KEY}: true; the {OPERATOR_SOURCE} rejects the "
-            "FlinkDeployment otherwise",
+            "FlinkDeployment otherwise", HEALTH_CHECK_NEEDS_RECOVERY,
         )
 
 
@@ -127,7 +165,7 @@ def check(spec: Spec) -> Iterator[Problem]:
             yield Problem(
                 c.field_path("job", "upgradeMode"),
                 "upgradeMode is a Flink Kubernetes Operator setting and native Kubernetes (target "
-                "kubernetes) would ignore it; remove it or use target kubernetes-operator",
+                "kubernetes) would ignore it; remove it or use target kubernetes-operator", NATIVE_UPGRADE_MODE_IGNORED,
             )
         if ha_mode(c) in ("zookeeper", "kubernetes") and not is_set(c, HA_STORAGE_KEYS):
             found = config_value(c, ("high-availability.type", "recovery.mode", "high-availability"))
@@ -135,5 +173,5 @@ def check(spec: Spec) -> Iterator[Problem]:
             yield Problem(
                 c.field_path("config", found[0]),
                 f"{ha_mode(c)} high availability keeps its metadata in high-availability.storageDir; Flink "
-                "refuses to start the JobManager without it: set config.high-availability.storageDir",
+                "refuses to start the JobManager without it: set config.high-availability.storageDir", HA_NEEDS_STORAGE_DIR,
             )

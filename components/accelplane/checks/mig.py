@@ -16,7 +16,13 @@ from accelplane.derive.dra import cluster_device_class
 from accelplane.derive.flink_keys import KUBERNETES_TARGETS, gpu_amount
 from accelplane.derive.gpu_resources import candidate_pools, kubernetes_gpu_resource
 from accelplane.errors import Problem
+from accelplane.findings import WARNING, declare
 from accelplane.model import FlinkCluster, Spec
+
+MIG_SEVERAL_PER_TASKMANAGER = declare(
+    'AP3110', WARNING, 'a TaskManager asks for several MIG devices; one JVM uses only one',
+    fix='ask for 1 and raise taskManager.replicas',
+)
 
 MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
 MIG_DEVICES_PER_PROCESS = 1
@@ -54,5 +60,5 @@ def check(spec: Spec) -> Iterator[Problem]:
                 cluster.field_path("taskManager", "gpu", "amount"),
                 f"{amount} MIG devices per TaskManager: one CUDA process (the TaskManager JVM) can use only "
                 "one MIG device (NVIDIA MIG user guide, CUDA device enumeration), so the others would be "
-                "reserved and idle; ask for 1 and raise taskManager.replicas instead",
+                "reserved and idle; ask for 1 and raise taskManager.replicas instead", MIG_SEVERAL_PER_TASKMANAGER,
             )

@@ -16,7 +16,29 @@ from collections.abc import Iterator
 from accelplane.derive.mig_parted import ALL_DISABLED, MIG_CONFIG_LABEL, mig_config_name, mig_pools
 from accelplane.derive.namespaces import external_namespace_owner, namespace_uses
 from accelplane.errors import Problem
+from accelplane.findings import ERROR, WARNING, declare
 from accelplane.model import Spec
+
+NAMESPACE_UNUSED = declare(
+    'AP6101', WARNING, 'namespace settings for a namespace no object of the stack lives in',
+    fix='remove the entry or fix the name', whole_spec=True,
+)
+NAMESPACE_EXTERNAL = declare(
+    'AP6102', WARNING, 'namespace settings for a namespace another component creates (never accelplane)',
+    fix='remove the entry',
+)
+SERVICE_ACCOUNT_OPERATOR_CLASH = declare(
+    'AP6001', ERROR, "a native cluster's service account is the operator's job service account",
+    fix='give the cluster its own service account',
+)
+MIG_POOL_NAME_RESERVED = declare(
+    'AP3051', ERROR, 'a MIG pool is named after the layout that turns MIG off',
+    fix='rename the pool',
+)
+MIG_CONFIG_LABEL_MISMATCH = declare(
+    'AP3052', ERROR, "a pool's nvidia.com/mig.config label differs from its derived layout",
+    fix='remove the label or set it to the derived layout',
+)
 
 
 def _check_settings(spec: Spec) -> Iterator[Problem]:
@@ -27,12 +49,12 @@ def _check_settings(spec: Spec) -> Iterator[Problem]:
             shown = ", ".join(sorted(used)) or "none"
             yield Problem(
                 settings.path,
-                f"no object of this stack lives in namespace {settings.name!r} (used: {shown}); remove the entry",
+                f"no object of this stack lives in namespace {settings.name!r} (used: {shown}); remove the entry", NAMESPACE_UNUSED,
             )
         elif owner is not None:
             yield Problem(
                 settings.path,
-                f"namespace {settings.name!r} is created by {owner}, never by accelplane; remove the entry",
+                f"namespace {settings.name!r} is created by {owner}, never by accelplane; remove the entry", NAMESPACE_EXTERNAL,
             )
 
 
@@ -50,7 +72,7 @@ def _check_service_accounts(spec: Spec) -> Iterator[Problem]:
                 f"service account {c.service_account!r} in namespace {c.namespace!r} is the Flink Kubernetes "
                 f"Operator's job service account for operator cluster {other.name} (its Helm chart creates it "
                 "with its own Role), and accelplane would create it again for this native cluster; give this "
-                "cluster another serviceAccount or another namespace",
+                "cluster another serviceAccount or another namespace", SERVICE_ACCOUNT_OPERATOR_CLASH,
             )
 
 
@@ -60,14 +82,14 @@ def _check_mig(spec: Spec) -> Iterator[Problem]:
             yield Problem(
                 (*pool.path, "name"),
                 f"a MIG pool's name is its MIG manager layout (nvidia.com/mig.config), and {ALL_DISABLED!r} is "
-                "the layout that turns MIG off; rename the pool",
+                "the layout that turns MIG off; rename the pool", MIG_POOL_NAME_RESERVED,
             )
         declared = dict(pool.labels).get(MIG_CONFIG_LABEL)
         if declared is not None and declared != mig_config_name(pool):
             yield Problem(
                 (*pool.path, "labels", MIG_CONFIG_LABEL),
                 f"the MIG manager layout of this pool is {mig_config_name(pool)!r} (derived from gpu.mig and "
-                f"the pool name); remove the label or set it to {mig_config_name(pool)!r}",
+                f"the pool name); remove the label or set it to {mig_config_name(pool)!r}", MIG_CONFIG_LABEL_MISMATCH,
             )
 
 

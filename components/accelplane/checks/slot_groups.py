@@ -30,8 +30,82 @@ from accelplane.derive.slot_groups import (
     taskmanager_shapes,
 )
 from accelplane.errors import Problem
+from accelplane.findings import ERROR, WARNING, declare
 from accelplane.model import FlinkCluster, SlotGroup, Spec
 from accelplane.names import normalize_gpu_model
+
+SLOT_GROUP_CPU = declare(
+    'AP4001', ERROR, 'a slot group has no cpu',
+    fix='give the group cpu above 0',
+)
+SLOT_GROUP_HEAP = declare(
+    'AP4002', ERROR, "a slot group's task heap is not a positive whole number of MiB",
+    fix='write it in whole MiB, e.g. 512Mi',
+)
+SLOT_GROUP_MANAGED = declare(
+    'AP4003', ERROR, "a slot group's managed memory is not a whole number of MiB",
+    fix='write it in whole MiB or 0',
+)
+SLOT_GROUP_GPU_FRACTION = declare(
+    'AP4004', ERROR, 'a slot group asks for a fraction of GPUs above 1',
+    fix='use a whole number or a fraction below 1',
+)
+SLOT_GROUP_MODEL_UNUSED = declare(
+    'AP4101', WARNING, 'gpuModel on a slot group without GPUs has no effect',
+    fix='remove gpuModel or set gpu',
+)
+SLOT_GROUP_GPU_WITHOUT_TASKMANAGER_GPU = declare(
+    'AP4005', ERROR, 'a slot group asks for GPUs the TaskManagers do not have',
+    fix='remove gpu or give the TaskManagers GPUs',
+)
+SLOT_GROUP_MODEL_NEEDED = declare(
+    'AP4006', ERROR, 'hosts have several GPU models and the group names none',
+    fix='set gpuModel',
+)
+SLOT_GROUP_MODEL_ABSENT = declare(
+    'AP4007', ERROR, "no host of the cluster has the group's GPU model",
+    fix='fix gpuModel',
+)
+SLOT_GROUP_MODEL_MISMATCH = declare(
+    'AP4008', ERROR, "the group's GPU model differs from the TaskManagers'",
+    fix='fix gpuModel or taskManager.gpu',
+)
+SLOT_GROUP_TASKMANAGER_SHAPE = declare(
+    'AP4009', ERROR, 'the TaskManager memory cannot be split for slot groups',
+    fix='fix taskManager.memory as the message says',
+)
+SLOT_GROUP_TOO_BIG = declare(
+    'AP4010', ERROR, 'one slot of a group does not fit any TaskManager',
+    fix='shrink the group or grow taskManager',
+)
+SLOT_GROUP_TOO_MANY_PACKINGS = declare(
+    'AP4011', ERROR, 'too many packings to derive the TaskManager count',
+    fix='use fewer distinct group shapes or fewer slots',
+)
+SLOT_GROUP_NO_ROOM = declare(
+    'AP4012', ERROR, "the groups' slots do not always fit the TaskManagers",
+    fix='add TaskManagers or shrink the groups',
+)
+SLOT_GROUP_COUNT_VARIES = declare(
+    'AP4013', ERROR, 'Flink may start a varying number of TaskManagers for the groups',
+    fix='make the groups divide a TaskManager evenly',
+)
+SLOT_GROUP_REPLICAS = declare(
+    'AP4014', ERROR, 'taskManager.replicas differs from what Flink packs the groups into',
+    fix='set replicas to the count the message names',
+)
+SLOT_GROUP_REACTIVE = declare(
+    'AP4015', ERROR, 'reactive mode ignores slot group resources',
+    fix='remove scheduler-mode or slotGroups',
+)
+SLOT_GROUP_FLINK_VERSION = declare(
+    'AP4016', ERROR, 'GPU slot groups on a Flink version they are not verified with',
+    fix='use Flink 1.20',
+)
+SLOT_GROUP_DEFAULT_MISSING = declare(
+    'AP4017', ERROR, "GPU slot groups without a group named 'default'",
+    fix='declare a group named default',
+)
 
 SUPPORTED_VERSIONS = ((1, 20),)
 _FIELDS = ("cpu", "taskHeap", "managedMemory")
@@ -39,24 +113,24 @@ _FIELDS = ("cpu", "taskHeap", "managedMemory")
 
 def _check_group(spec: Spec, c: FlinkCluster, g: SlotGroup) -> Iterator[Problem]:
     if g.cpu.value <= 0:
-        yield Problem((*g.path, "cpu"), "must be more than 0 (Flink requires cpu cores for a group with resources)")
+        yield Problem((*g.path, "cpu"), "must be more than 0 (Flink requires cpu cores for a group with resources)", SLOT_GROUP_CPU)
     if not whole_mebibytes(g.task_heap):
-        yield Problem((*g.path, "taskHeap"), "must be a positive whole number of MiB (e.g. 512Mi)")
+        yield Problem((*g.path, "taskHeap"), "must be a positive whole number of MiB (e.g. 512Mi)", SLOT_GROUP_HEAP)
     if g.managed_memory.value and not whole_mebibytes(g.managed_memory):
-        yield Problem((*g.path, "managedMemory"), "must be a whole number of MiB (e.g. 256Mi) or 0")
+        yield Problem((*g.path, "managedMemory"), "must be a whole number of MiB (e.g. 256Mi) or 0", SLOT_GROUP_MANAGED)
     if g.gpu > 1 and g.gpu != g.gpu.to_integral_value():
         yield Problem(
             (*g.path, "gpu"),
             f"{g.gpu} GPUs: use a whole number of GPUs or a fraction below 1 (slots sharing one device); "
-            "a slot cannot own part of a second device",
+            "a slot cannot own part of a second device", SLOT_GROUP_GPU_FRACTION,
         )
     if g.gpu == 0:
         if g.gpu_model is not None:
-            yield Problem((*g.path, "gpuModel"), "the group asks for no GPU (gpu is 0), so a model means nothing; remove gpuModel or set gpu")
+            yield Problem((*g.path, "gpuModel"), "the group asks for no GPU (gpu is 0), so a model means nothing; remove gpuModel or set gpu", SLOT_GROUP_MODEL_UNUSED)
         return
     amount = gpu_amount(c)
     if amount == 0:
-        yield Problem((*g.path, "gpu"), "the cluster's TaskManagers have no GPUs (taskManager.gpu); remove gpu or give the TaskManagers GPUs")
+        yield Problem((*g.path, "gpu"), "the cluster's TaskManagers have no GPUs (taskManager.gpu); remove gpu or give the TaskManagers GPUs", SLOT_GROUP_GPU_WITHOUT_TASKMANAGER_GPU)
         return
     models = pool_models(spec, c)
     known = ", ".join(repr(m) for m in models.values()) or "none named"
@@ -64,24 +138,24 @@ def _check_group(spec: Spec, c: FlinkCluster, g: SlotGroup) -> Iterator[Problem]
         if g.gpu_model is None:
             yield Problem(
                 (*g.path, "gpuModel"),
-                f"the cluster's hosts have several GPU models ({known}); name the model this group needs",
+                f"the cluster's hosts have several GPU models ({known}); name the model this group needs", SLOT_GROUP_MODEL_NEEDED,
             )
         elif normalize_gpu_model(g.gpu_model) not in models:
-            yield Problem((*g.path, "gpuModel"), f"no host of this cluster has {g.gpu_model!r} GPUs (models: {known})")
+            yield Problem((*g.path, "gpuModel"), f"no host of this cluster has {g.gpu_model!r} GPUs (models: {known})", SLOT_GROUP_MODEL_ABSENT)
     elif g.gpu_model is not None:
         have = [m for m in models if m == normalize_gpu_model(g.gpu_model)]
         if not have:
             yield Problem(
                 (*g.path, "gpuModel"),
                 f"the cluster's TaskManagers run on {known} GPUs, not {g.gpu_model!r}; every TaskManager "
-                "of this cluster is alike, so fix gpuModel or taskManager.gpu",
+                "of this cluster is alike, so fix gpuModel or taskManager.gpu", SLOT_GROUP_MODEL_MISMATCH,
             )
 
 
 def _check_fit(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
     shapes = taskmanager_shapes(spec, c)
     if isinstance(shapes, str):
-        yield Problem(c.field_path("taskManager", "memory"), shapes)
+        yield Problem(c.field_path("taskManager", "memory"), shapes, SLOT_GROUP_TASKMANAGER_SHAPE)
         return
     order = resource_order(spec, c)
     offers = [shape_vector(s, order) for s in shapes]
@@ -104,7 +178,7 @@ def _check_fit(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
             g.path,
             f"one slot of group {g.name!r} does not fit any TaskManager ({'; '.join(short) or 'no TaskManager offers all of it at once'}); "
             "a slot lives in one TaskManager: shrink the group or grow taskManager (task heap and managed memory "
-            "are Flink's split of taskManager.memory)",
+            "are Flink's split of taskManager.memory)", SLOT_GROUP_TOO_BIG,
         )
 
 
@@ -118,7 +192,7 @@ def _check_packing(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
         yield Problem(
             (*c.path, "slotGroups"),
             "too many ways to pack these groups to derive the TaskManager count Flink ends with; use fewer "
-            "distinct group shapes or fewer slots",
+            "distinct group shapes or fewer slots", SLOT_GROUP_TOO_MANY_PACKINGS,
         )
         return
     if c.target == "standalone":
@@ -127,7 +201,7 @@ def _check_packing(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
                 path,
                 f"the slot groups' slots do not always fit the {replicas} TaskManagers: in some order Flink "
                 "places them, a slot finds no TaskManager with room and the job fails with "
-                "NoResourceAvailableException; add TaskManagers or shrink the groups",
+                "NoResourceAvailableException; add TaskManagers or shrink the groups", SLOT_GROUP_NO_ROOM,
             )
         return
     counts = sorted(result.taskmanagers)
@@ -136,13 +210,13 @@ def _check_packing(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
             path,
             f"Flink may start anywhere from {counts[0]} to {counts[-1]} TaskManagers for these slot groups, "
             "depending on the order it serves them; the PodGroup and queue checks need one count: make the "
-            "groups divide a TaskManager evenly",
+            "groups divide a TaskManager evenly", SLOT_GROUP_COUNT_VARIES,
         )
     elif counts and counts[0] != replicas:
         yield Problem(
             path,
             f"Flink packs the slot groups into {counts[0]} TaskManager(s), not {replicas}; set replicas to "
-            f"{counts[0]} (the PodGroup's minResources and the queue checks are derived from it)",
+            f"{counts[0]} (the PodGroup's minResources and the queue checks are derived from it)", SLOT_GROUP_REPLICAS,
         )
 
 
@@ -153,7 +227,7 @@ def _check_config(c: FlinkCluster) -> Iterator[Problem]:
         yield Problem(
             c.field_path("config", "scheduler-mode"),
             "reactive mode runs the adaptive scheduler, which ignores slot group resources; remove "
-            "scheduler-mode or slotGroups",
+            "scheduler-mode or slotGroups", SLOT_GROUP_REACTIVE,
         )
 
 
@@ -163,7 +237,7 @@ def _check_cluster(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
         yield Problem(
             (*c.path, "slotGroups"),
             f"GPU slot groups are verified with Flink 1.20 (fine-grained slot manager, scheduler keys); "
-            f"this cluster runs {c.version}",
+            f"this cluster runs {c.version}", SLOT_GROUP_FLINK_VERSION,
         )
         return
     # Duplicate names are reported by the generic named-list check (references).
@@ -172,7 +246,7 @@ def _check_cluster(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
             (*c.path, "slotGroups"),
             "declare a group named 'default' (e.g. cpu 0.5, taskHeap 256Mi): operators that name no group "
             "land in it, and without resources of its own Flink gives each of its slots TaskManager total ÷ "
-            "taskManager.slots, GPUs included, which leaves the GPU groups no room",
+            "taskManager.slots, GPUs included, which leaves the GPU groups no room", SLOT_GROUP_DEFAULT_MISSING,
         )
     bad = False
     for g in groups:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from accelplane.derive.gpu_resources import YARN_GPU, candidate_pools, yarn_gpu_type
-from accelplane.derive.yarn_capacity import plan_queues
+from accelplane.derive.yarn_capacity import plan_queues, queue_mode
 from accelplane.derive.yarn_labels import (
     candidate_labels,
     cluster_labels,
@@ -34,8 +34,114 @@ from accelplane.derive.yarn_types import (
     yarn_pools,
 )
 from accelplane.errors import Problem
+from accelplane.findings import ERROR, WARNING, declare
 from accelplane.model import NodePool, Spec
 from accelplane.names import is_valid_yarn_resource_name
+
+YARN_POOL_PLATFORM_MISSING = declare(
+    'AP5001', ERROR, 'a YARN pool on a cluster without the yarn platform',
+    fix='add yarn to cluster.platforms or move the pool',
+)
+YARN_TARGET_PLATFORM_MISSING = declare(
+    'AP5002', ERROR, 'a YARN Flink cluster on a cluster without the yarn platform',
+    fix='add yarn to cluster.platforms or change the target',
+)
+YARN_MIG = declare(
+    'AP5003', ERROR, 'MIG on a YARN pool',
+    fix='use mig strategy none',
+)
+YARN_SHARING = declare(
+    'AP5004', ERROR, 'GPU sharing on a YARN pool',
+    fix='use sharing strategy none',
+)
+YARN_ALLOWED_DEVICES_VENDOR = declare(
+    'AP5005', ERROR, 'allowedDevices on a pool that is not NVIDIA',
+    fix='remove allowedDevices',
+)
+YARN_ALLOWED_DEVICES_TOO_MANY = declare(
+    'AP5006', ERROR, 'more allowed devices than GPUs per node',
+    fix='list at most perNode devices',
+)
+YARN_ALLOWED_DEVICES_DUPLICATE = declare(
+    'AP5007', ERROR, 'an index or minor number repeats in allowedDevices',
+    fix='list each once',
+)
+YARN_ALLOWED_DEVICES_INDEX = declare(
+    'AP5008', ERROR, 'an allowed device index does not exist',
+    fix='use indexes 0..perNode-1',
+)
+YARN_NODE_LABEL_INVALID = declare(
+    'AP5009', ERROR, 'a GPU model gives a node label Hadoop rejects',
+    fix='write the model without such characters',
+)
+YARN_PER_MODEL_TYPES = declare(
+    'AP5010', ERROR, "per-model resource types bypass YARN's GPU plugin",
+    fix='remove perModelTypes and set yarn.nodeLabels: true',
+)
+YARN_LABELS_WITHOUT_MODELS = declare(
+    'AP5101', WARNING, 'yarn.nodeLabels without any GPU pool model has no effect',
+    fix='set gpu.model on the YARN GPU pools or remove nodeLabels',
+)
+YARN_LABELS_WITHOUT_DEFAULT_POOL = declare(
+    'AP5011', ERROR, 'node labels without a YARN pool in the default partition',
+    fix='add a YARN node pool without GPUs (or without a model), with cpu and memory',
+)
+YARN_NO_POOL_FOR_CLUSTER = declare(
+    'AP5012', ERROR, 'no YARN pool has the GPUs a cluster asks for',
+    fix='add such a pool or fix taskManager.gpu', whole_spec=True,
+)
+YARN_SEVERAL_PARTITIONS = declare(
+    'AP5013', ERROR, 'the candidate pools lie in several node partitions',
+    fix='set taskManager.gpu.model or pool',
+)
+YARN_MODEL_NOT_ENFORCED = declare(
+    'AP5014', ERROR, 'a GPU model or pool is asked for but YARN could place the container elsewhere',
+    fix='set yarn.nodeLabels: true or remove the model/pool',
+)
+YARN_TYPE_RESERVED = declare(
+    'AP5015', ERROR, 'a mandatory resource is declared as a resource type',
+    fix='remove it',
+)
+YARN_TYPE_NAME_INVALID = declare(
+    'AP5016', ERROR, 'a resource type name Hadoop rejects',
+    fix='fix the name',
+)
+YARN_TYPE_BUILTIN_UNITS = declare(
+    'AP5017', ERROR, 'units on a built-in countable type',
+    fix='remove units',
+)
+YARN_TYPE_UNITS = declare(
+    'AP5018', ERROR, 'units on a GPU type',
+    fix='remove units',
+)
+YARN_TYPE_MIN_ALLOCATION = declare(
+    'AP5019', ERROR, 'a minimum allocation above 0 for a GPU type',
+    fix='use 0',
+)
+YARN_TYPE_UNUSED = declare(
+    'AP5102', WARNING, 'a declared resource type nothing provides or requests',
+    fix='fix the name or remove the entry', whole_spec=True,
+)
+YARN_MODEL_TYPE_INVALID = declare(
+    'AP5020', ERROR, 'a GPU model gives a resource type name Hadoop rejects',
+    fix='write the model without such characters',
+)
+YARN_OVER_MAX_ALLOCATION = declare(
+    'AP5021', ERROR, 'a TaskManager requests more GPUs than the maximum allocation',
+    fix='raise maximumAllocation or lower the amount',
+)
+YARN_TYPE_NOT_PROVIDED = declare(
+    'AP5022', ERROR, 'no YARN pool provides the requested type',
+    fix='add a pool providing it or fix taskManager.gpu', whole_spec=True,
+)
+YARN_GPUS_OVER_NODE = declare(
+    'AP5023', ERROR, 'a TaskManager requests more GPUs than any NodeManager has',
+    fix='use at most the amount the message names',
+)
+YARN_DOCKER_RUNTIME = declare(
+    'AP5024', ERROR, 'NVIDIA GPU pools without the nvidia Docker runtime',
+    fix='set yarn.docker.runtime: nvidia',
+)
 
 NAME_RULE = (
     "Hadoop accepts an optional namespace of dot-separated letter/digit/dash groups and '/', then a "
@@ -50,14 +156,14 @@ def _check_platforms(spec: Spec) -> Iterator[Problem]:
         yield Problem(
             (*pool.path, "platform"),
             f"node pool {pool.name!r} is on platform yarn but cluster.platforms does not list yarn; "
-            "add yarn to cluster.platforms or move the pool to another platform",
+            "add yarn to cluster.platforms or move the pool to another platform", YARN_POOL_PLATFORM_MISSING,
         )
     for c in spec.flink_clusters:
         if c.target == "yarn":
             yield Problem(
                 c.field_path("target"),
                 f"Flink cluster {c.name!r} targets yarn but cluster.platforms does not list yarn; "
-                "add yarn to cluster.platforms or choose another target",
+                "add yarn to cluster.platforms or choose another target", YARN_TARGET_PLATFORM_MISSING,
             )
 
 
@@ -70,20 +176,20 @@ def _check_pool(spec: Spec, pool: NodePool) -> Iterator[Problem]:
         yield Problem(
             (*gpath, "mig", "strategy"),
             "YARN's GPU plugin hands out whole GPUs (yarn.io/gpu); MIG is Kubernetes-only — "
-            "use mig strategy none for a platform: yarn pool",
+            "use mig strategy none for a platform: yarn pool", YARN_MIG,
         )
     if gpu.sharing.strategy != "none":
         yield Problem(
             (*gpath, "sharing", "strategy"),
             "YARN has no GPU sharing (time-slicing/MPS is a Kubernetes device-plugin feature) — "
-            "use sharing strategy none for a platform: yarn pool",
+            "use sharing strategy none for a platform: yarn pool", YARN_SHARING,
         )
     if gpu.allowed_devices:
         if gpu.vendor != "nvidia":
             yield Problem(
                 (*gpath, "allowedDevices"),
                 "allowedDevices configures YARN's GPU plugin, which discovers NVIDIA GPUs only; "
-                f"remove it from this {gpu.vendor} pool",
+                f"remove it from this {gpu.vendor} pool", YARN_ALLOWED_DEVICES_VENDOR,
             )
         pairs = [tuple(int(x) for x in d.split(":")) for d in gpu.allowed_devices]
         indexes = [i for i, _ in pairs]
@@ -91,19 +197,19 @@ def _check_pool(spec: Spec, pool: NodePool) -> Iterator[Problem]:
         if len(pairs) > gpu.per_node:
             yield Problem(
                 (*gpath, "allowedDevices"),
-                f"{len(pairs)} allowed devices but perNode is {gpu.per_node}; list at most {gpu.per_node}",
+                f"{len(pairs)} allowed devices but perNode is {gpu.per_node}; list at most {gpu.per_node}", YARN_ALLOWED_DEVICES_TOO_MANY,
             )
         if len(set(indexes)) != len(indexes) or len(set(minors)) != len(minors):
             yield Problem(
                 (*gpath, "allowedDevices"),
-                "each GPU index and each minor number may appear only once in allowedDevices",
+                "each GPU index and each minor number may appear only once in allowedDevices", YARN_ALLOWED_DEVICES_DUPLICATE,
             )
         too_high = sorted({i for i in indexes if i >= gpu.per_node})
         if too_high:
             yield Problem(
                 (*gpath, "allowedDevices"),
                 f"GPU index {', '.join(map(str, too_high))} does not exist on a node with perNode "
-                f"{gpu.per_node} (nvidia-smi indexes are 0..{gpu.per_node - 1})",
+                f"{gpu.per_node} (nvidia-smi indexes are 0..{gpu.per_node - 1})", YARN_ALLOWED_DEVICES_INDEX,
             )
     label = pool_label(spec, pool)
     if label is not None and not is_valid_label(label):
@@ -111,7 +217,7 @@ def _check_pool(spec: Spec, pool: NodePool) -> Iterator[Problem]:
             (*gpath, "model"),
             f"GPU model {gpu.model!r} gives the YARN node label {label!r}, which Hadoop rejects (node "
             "labels are letters, digits, '-' and '_', starting with a letter or digit, at most 255 "
-            "characters); write the model without such characters",
+            "characters); write the model without such characters", YARN_NODE_LABEL_INVALID,
         )
 
 
@@ -123,7 +229,7 @@ def _check_labels(spec: Spec) -> Iterator[Problem]:
             "per-model resource types (yarn.io/gpu-<model>) take the GPU away from YARN's GPU plugin, "
             "which assigns and isolates devices only for containers requesting yarn.io/gpu; remove "
             "perModelTypes and set yarn.nodeLabels: true to place TaskManagers by GPU model with one "
-            "node partition per model (docs/yarn.md)",
+            "node partition per model (docs/yarn.md)", YARN_PER_MODEL_TYPES,
         )
     if not labels_enabled(spec):
         return
@@ -131,7 +237,7 @@ def _check_labels(spec: Spec) -> Iterator[Problem]:
         yield Problem(
             ("yarn", "nodeLabels"),
             "no YARN node pool has GPUs with a model, so there is no partition to place TaskManagers "
-            "in; set gpu.model on the YARN GPU pools or remove nodeLabels",
+            "in; set gpu.model on the YARN GPU pools or remove nodeLabels", YARN_LABELS_WITHOUT_MODELS,
         )
         return
     if not label_pools(spec, None):
@@ -139,7 +245,9 @@ def _check_labels(spec: Spec) -> Iterator[Problem]:
             ("yarn", "nodeLabels"),
             "every YARN node pool is in a GPU-model partition, but ApplicationMasters (the Flink "
             "JobManagers) request no node label and run only in the default partition; add a YARN "
-            "node pool without GPUs (or without a GPU model) for them",
+            "node pool without GPUs (or without a GPU model) for them"
+            f"{', with cpu and memory (queues get absolute capacities)' if queue_mode(spec) == 'absolute' else ''}",
+            YARN_LABELS_WITHOUT_DEFAULT_POOL,
         )
 
 
@@ -160,7 +268,7 @@ def _check_placement(spec: Spec) -> Iterator[Problem]:
                 yield Problem(
                     path,
                     f"Flink cluster {c.name!r} asks for {wanted} on YARN but no YARN node pool has them "
-                    f"(YARN pools with GPUs: {with_gpus or 'none'})",
+                    f"(YARN pools with GPUs: {with_gpus or 'none'})", YARN_NO_POOL_FOR_CLUSTER,
                 )
             continue
         if labels_enabled(spec):
@@ -171,7 +279,7 @@ def _check_placement(spec: Spec) -> Iterator[Problem]:
                     path,
                     f"the pools that may host these TaskManagers lie in several node partitions "
                     f"({shown}) and a container request names one node label; set taskManager.gpu.model "
-                    "or pool",
+                    "or pool", YARN_SEVERAL_PARTITIONS,
                 )
             continue
         others = sorted(p.name for p in gpu_pools if p not in candidates)
@@ -181,7 +289,7 @@ def _check_placement(spec: Spec) -> Iterator[Problem]:
                 path,
                 f"these TaskManagers ask for {wanted}, but a YARN container requests only yarn.io/gpu and "
                 f"could be placed on pools {', '.join(others)} too; set yarn.nodeLabels: true (one node "
-                "partition per GPU model, yarn.taskmanager.node-label) or remove the model/pool",
+                "partition per GPU model, yarn.taskmanager.node-label) or remove the model/pool", YARN_MODEL_NOT_ENFORCED,
             )
 
 
@@ -192,12 +300,12 @@ def _check_resource_types(spec: Spec) -> Iterator[Problem]:
             yield Problem(
                 (*r.path, "name"),
                 f"{r.name!r} is one of Hadoop's mandatory resources (memory-mb, vcores) and cannot be "
-                "declared in resource-types.xml; only list GPU types such as yarn.io/gpu",
+                "declared in resource-types.xml; only list GPU types such as yarn.io/gpu", YARN_TYPE_RESERVED,
             )
             continue
         if not is_valid_yarn_resource_name(r.name):
             yield Problem(
-                (*r.path, "name"), f"{r.name!r} is not a valid YARN resource type name ({NAME_RULE})"
+                (*r.path, "name"), f"{r.name!r} is not a valid YARN resource type name ({NAME_RULE})", YARN_TYPE_NAME_INVALID
             )
             continue
         if r.units is not None:
@@ -205,27 +313,27 @@ def _check_resource_types(spec: Spec) -> Iterator[Problem]:
                 yield Problem(
                     (*r.path, "units"),
                     f"{r.name} is built into Hadoop as a countable resource without units and "
-                    "ResourceUtils refuses any units for it; remove units",
+                    "ResourceUtils refuses any units for it; remove units", YARN_TYPE_BUILTIN_UNITS,
                 )
             elif r.units != "":
                 yield Problem(
                     (*r.path, "units"),
                     f"GPU types count whole devices; with units {r.units!r} Hadoop would convert the "
-                    f"NodeManager amounts into {r.units!r} (4 GPUs → 0{r.units}); remove units",
+                    f"NodeManager amounts into {r.units!r} (4 GPUs → 0{r.units}); remove units", YARN_TYPE_UNITS,
                 )
         if r.minimum_allocation is not None and r.minimum_allocation > 0:
             yield Problem(
                 (*r.path, "minimumAllocation"),
                 f"the ResourceManager raises every container request to the minimum allocation, so "
                 f"every container (ApplicationMasters and JobManagers too) would hold "
-                f"{r.minimum_allocation} {r.name}; use 0",
+                f"{r.minimum_allocation} {r.name}; use 0", YARN_TYPE_MIN_ALLOCATION,
             )
         if r.name not in needed and r.name != YARN_GPU:  # bounds of yarn.io/gpu may come from a shared base
             used = ", ".join(sorted(needed)) or "none"
             yield Problem(
                 (*r.path, "name"),
                 f"resource type {r.name} is not provided by any YARN node pool nor requested by any "
-                f"Flink cluster on YARN (types in use: {used}); fix the name or remove the entry",
+                f"Flink cluster on YARN (types in use: {used}); fix the name or remove the entry", YARN_TYPE_UNUSED,
             )
 
 
@@ -243,7 +351,7 @@ def _check_flink(spec: Spec) -> Iterator[Problem]:
                 yield Problem(
                     c.field_path("taskManager", "gpu", "model"),
                     f"GPU model {gpu.model!r} gives the YARN resource type {config_key!r}, which Hadoop "
-                    f"rejects ({NAME_RULE})",
+                    f"rejects ({NAME_RULE})", YARN_MODEL_TYPE_INVALID,
                 )
             continue
         for t, amount in container_gpu_request(spec, c).items():
@@ -253,7 +361,7 @@ def _check_flink(spec: Spec) -> Iterator[Problem]:
                     amount_path,
                     f"{amount} GPUs per TaskManager exceed the maximum-allocation {b.maximum_allocation} "
                     f"of {t} (yarn.resourceTypes); the ResourceManager would reject the container — "
-                    f"raise maximumAllocation to at least {amount} or lower the amount",
+                    f"raise maximumAllocation to at least {amount} or lower the amount", YARN_OVER_MAX_ALLOCATION,
                 )
         label = taskmanager_label(spec, c)
         pools = providing_pools(spec, config_key)
@@ -266,7 +374,7 @@ def _check_flink(spec: Spec) -> Iterator[Problem]:
             yield Problem(
                 amount_path,
                 f"Flink cluster {c.name!r} requests {config_key} on YARN but no YARN node pool provides "
-                f"it (YARN pools with GPUs: {with_gpus or 'none'})",
+                f"it (YARN pools with GPUs: {with_gpus or 'none'})", YARN_TYPE_NOT_PROVIDED,
             )
             continue
         most = max(n for _, n in pools)
@@ -275,7 +383,7 @@ def _check_flink(spec: Spec) -> Iterator[Problem]:
             yield Problem(
                 amount_path,
                 f"{gpu.amount} GPUs per TaskManager do not fit on any NodeManager offering {config_key} "
-                f"(per node: {per_pool}); a container cannot span nodes — use at most {most}",
+                f"(per node: {per_pool}); a container cannot span nodes — use at most {most}", YARN_GPUS_OVER_NODE,
             )
 
 
@@ -288,7 +396,7 @@ def _check_docker(spec: Spec) -> Iterator[Problem]:
         yield Problem(
             ("yarn", "docker", "runtime"),
             f"YARN's nvidia-docker-v2 GPU plugin starts GPU containers with --runtime=nvidia, and "
-            f"pools {', '.join(nvidia)} have NVIDIA GPUs; set yarn.docker.runtime: nvidia",
+            f"pools {', '.join(nvidia)} have NVIDIA GPUs; set yarn.docker.runtime: nvidia", YARN_DOCKER_RUNTIME,
         )
 
 

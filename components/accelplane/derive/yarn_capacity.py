@@ -43,7 +43,25 @@ from accelplane.derive.yarn_types import (
     yarn_pools,
 )
 from accelplane.errors import Problem
+from accelplane.findings import ERROR, declare
 from accelplane.model import VENDOR_RESOURCE, Queue, ResourceList, Spec
+
+YARN_QUEUE_TYPE_UNKNOWN = declare(
+    'AP5030', ERROR, 'a queue limits a yarn.io/gpu* type the cluster does not declare',
+    fix='use nvidia.com/gpu with yarn.nodeLabels',
+)
+YARN_DESERVED_OVER_PARTITION = declare(
+    'AP5031', ERROR, "queues' deserved amounts exceed what the YARN pools provide",
+    fix='lower deserved to fit',
+)
+YARN_QUEUE_WITHOUT_MEMORY = declare(
+    'AP5032', ERROR, 'a queue would get 0 MiB of memory as its YARN capacity',
+    fix='give it a larger weight, deserved or capability memory',
+)
+YARN_POOL_NEEDS_CPU_MEMORY = declare(
+    'AP5033', ERROR, 'a YARN pool lacks cpu or memory for absolute capacities',
+    fix='set cpu and memory on the pool',
+)
 
 PREFIX = "yarn.scheduler.capacity."
 RESOURCE_CALCULATOR = "org.apache.hadoop.yarn.util.resource.DominantResourceCalculator"
@@ -66,6 +84,29 @@ class QueuePlan:
     spec that has any, because the pipeline runs the checks first)."""
     without_memory: set[str] = field(default_factory=set)
     """Queues already reported for a capacity without memory (reported once, not per partition)."""
+    overcommitted: dict[str, tuple[list[Queue], list[str]]] = field(default_factory=dict)
+    """Per parent queue path: its children whose deserved amounts do not fit, and each dimension ×
+    partition that does not (one finding names them all: one cause, one finding)."""
+
+    def overcommit(self, path: str, queues: list[Queue], what: str) -> None:
+        """Record that the deserved amounts of ``queues`` under ``path`` exceed ``what``."""
+        known, whats = self.overcommitted.setdefault(path, ([], []))
+        known.extend(q for q in queues if q not in known)
+        whats.append(what)
+
+    def report_overcommitted(self) -> None:
+        """One `YARN_DESERVED_OVER_PARTITION` per parent, at the first of its children named."""
+        for path, (queues, whats) in sorted(self.overcommitted.items()):
+            first = min(queues, key=lambda q: q.name)
+            names = ", ".join(repr(q.name) for q in sorted(queues, key=lambda q: q.name))
+            self.infeasible.append(
+                Problem(
+                    (*first.path, "deserved"),
+                    f"the deserved amounts of the queues under {path} ({names}) add up to more than "
+                    f"there is: {'; '.join(whats)}; lower deserved to fit",
+                    YARN_DESERVED_OVER_PARTITION,
+                )
+            )
 
 
 def distribute(total: int, weights: Sequence[tuple[str, int]]) -> dict[str, int]:
@@ -198,7 +239,7 @@ def _explicit(
                         (*queue.path, field_name, name),
                         f"{name} is not a YARN resource type of this cluster "
                         f"(declared: {', '.join(sorted(declared)) or 'none'}); to reserve GPUs of one "
-                        "model use yarn.nodeLabels (a partition per model) and nvidia.com/gpu",
+                        "model use yarn.nodeLabels (a partition per model) and nvidia.com/gpu", YARN_QUEUE_TYPE_UNKNOWN,
                     )
                 )
     if vendor_amounts and YARN_GPU not in out and YARN_GPU in declared:
@@ -305,17 +346,13 @@ def _absolute(
         explicit = {q.name: deserved[q.name][d] for q in children if d in deserved[q.name]}
         rest = pmin[d] - sum(explicit.values())
         if rest < 0:
-            where = f"queue {parent.name!r} gets" if parent else "the YARN node pools provide"
-            for name in sorted(explicit):
-                q = next(c for c in children if c.name == name)
-                plan.infeasible.append(
-                    Problem(
-                        (*q.path, "deserved"),
-                        f"the deserved {_label(d)} of the queues under {path} add up to "
-                        f"{sum(explicit.values())}, more than {where} ({pmin[d]}){part.where()}; "
-                        "lower deserved to fit",
-                    )
-                )
+            where = f" of queue {parent.name!r}" if parent else ""
+            plan.overcommit(
+                path,
+                [c for c in children if c.name in explicit],
+                f"{_label(d)} {sum(explicit.values())} > {pmin[d]}{where}"
+                f"{part.where() or ' in the default partition'}",
+            )
             rest = 0
         shares = distribute(rest, [(q.name, q.weight) for q in children if q.name not in explicit])
         for q in children:
@@ -330,7 +367,7 @@ def _absolute(
                     q.path,
                     f"queue {q.name!r} would get 0 MiB of memory as its YARN capacity{part.where()}; Hadoop "
                     "ignores an absolute capacity without memory — give it a larger weight, deserved "
-                    "memory or capability memory (or more memory to the YARN node pools)",
+                    "memory or capability memory (or more memory to the YARN node pools)", YARN_QUEUE_WITHOUT_MEMORY,
                 )
             )
         if part.label is None:
@@ -369,16 +406,11 @@ def _check_cluster_deserved(spec: Spec, plan: QueuePlan, totals: TypeTotals) -> 
     for d, have in cluster.items():
         explicit = {name: v[d] for name, v in asked.items() if d in v}
         if sum(explicit.values()) > have:
-            for name in sorted(explicit):
-                q = next(c for c in top if c.name == name)
-                plan.infeasible.append(
-                    Problem(
-                        (*q.path, "deserved"),
-                        f"the deserved {_label(d)} of the queues under root add up to "
-                        f"{sum(explicit.values())}, more than the YARN node pools provide ({have}); lower "
-                        "deserved to fit",
-                    )
-                )
+            plan.overcommit(
+                ROOT_QUEUE,
+                [c for c in top if c.name in explicit],
+                f"{_label(d)} {sum(explicit.values())} > {have} in the whole cluster",
+            )
 
 
 def partitions(spec: Spec) -> list[Partition]:
@@ -430,18 +462,24 @@ def plan_queues(spec: Spec) -> QueuePlan:
                     Problem(
                         pool.path,
                         f"YARN node pool {pool.name!r} must set {missing}: queues limit cpu/memory/GPUs, so "
-                        "capacity-scheduler.xml uses absolute resources computed from the pools' totals",
+                        "capacity-scheduler.xml uses absolute resources computed from the pools' totals", YARN_POOL_NEEDS_CPU_MEMORY,
                     )
                 )
         return plan
     if labels_enabled(spec):
         _check_cluster_deserved(spec, plan, totals)
     for part in partitions(spec):
-        part_totals = cluster_totals(spec, label_pools(spec, part.label))
+        pools = label_pools(spec, part.label)
+        part_totals = cluster_totals(spec, pools)
         root: Vector = {MEMORY: part_totals.memory_mib, VCORES: part_totals.vcores}
         for t in _dims(spec)[2:]:
             root[t] = part_totals.gpu(t)
+        if part.label is None and part.cap_deserved and not pools:
+            # no pool in the default partition: the YARN check reports that one cause, not "0 MiB"
+            # and over-committed queues there too (the spec is invalid, so nothing is written)
+            continue
         _absolute(spec, plan, None, ROOT_QUEUE, dict(root), dict(root), part, children_of)
+    plan.report_overcommitted()
     return plan
 
 

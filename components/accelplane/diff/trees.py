@@ -39,6 +39,7 @@ class Side:
     kind: SideKind
     files: Tree
     model: Spec | None = None
+    warnings: tuple[SpecError, ...] = ()  # the spec's warnings (printed by `accelplane diff`)
 
 
 def read_tree(directory: str | os.PathLike[str]) -> Tree:
@@ -84,17 +85,19 @@ def _read_entry(path: Path) -> tuple[str | bytes, int]:
         return data, mode
 
 
-def _load_and_render(path: str | os.PathLike[str], root: Path | None = None) -> tuple[Tree, Spec, list[Path]]:
+def _load_and_render(
+    path: str | os.PathLike[str], root: Path | None = None
+) -> tuple[Tree, Spec, list[Path], tuple[SpecError, ...]]:
     from accelplane.pipeline import render_spec
 
     rendered = render_spec(path, root)
     files: Tree = dict(rendered.files)
-    return files, rendered.model, list(rendered.validated.loaded.files)
+    return files, rendered.model, list(rendered.validated.loaded.files), rendered.validated.warnings
 
 
 def render_spec(path: str | os.PathLike[str]) -> tuple[Tree, Spec]:
     """Validate and render a spec in-process (raises `SpecErrors`)."""
-    files, model, _ = _load_and_render(path)
+    files, model, _, _ = _load_and_render(path)
     return files, model
 
 
@@ -105,8 +108,8 @@ def load_side(arg: str, cwd: str | os.PathLike[str] | None = None) -> Side:
     if path.is_dir():
         return Side(arg, "directory", read_tree(path))
     if path.is_file():
-        files, model = render_spec(arg if cwd is None else path)  # errors name the file as typed
-        return Side(arg, "spec", files, model)
+        files, model, _, warnings = _load_and_render(arg if cwd is None else path)  # errors name the file as typed
+        return Side(arg, "spec", files, model, warnings)
     if path.exists():
         raise UsageError(f"{arg}: not a regular file or directory")
     rev, sep, rel = arg.partition(":")
@@ -157,7 +160,7 @@ def git_side(arg: str, rev: str, rel: str, cwd: Path) -> Side:
         if target.is_dir():
             return Side(arg, "git", read_tree(target))
         try:
-            files, model, sources = _load_and_render(target, root=tmp)  # bases: this revision's tree
+            files, model, sources, warnings = _load_and_render(target, root=tmp)  # bases: this revision's tree
         except SpecErrors as exc:
             raise SpecErrors(_relabel(exc.errors, tmp, rev)) from None
         outside = sorted(str(p) for p in sources if not p.resolve().is_relative_to(tmp))
@@ -166,7 +169,7 @@ def git_side(arg: str, rev: str, rel: str, cwd: Path) -> Side:
                 f"{arg}: extends files outside the repository, which a git revision cannot provide: "
                 + ", ".join(outside)
             )
-        return Side(arg, "git", files, model)
+        return Side(arg, "git", files, model, tuple(_relabel(list(warnings), tmp, rev)))
 
 
 def _archive(commit: str, top: Path, dest: Path, arg: str) -> None:
@@ -214,5 +217,5 @@ def _relabel(errors: list[SpecError], tmp: Path, rev: str) -> list[SpecError]:
     out = []
     for e in errors:
         message = e.message.replace(prefix + os.sep, f"{rev}:").replace(str(tmp) + os.sep, f"{rev}:")
-        out.append(SpecError(rename(e.file), e.path, message))
+        out.append(SpecError(rename(e.file), e.path, message, e.finding))
     return out

@@ -7,6 +7,7 @@ slot groups what each group's slots take of its TaskManagers' GPUs.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -19,6 +20,7 @@ from accelplane.derive.gpu_resources import (
 )
 from accelplane.derive.queues import queue_parent
 from accelplane.derive.slot_groups import gpu_resources, group_resource, spans_models, standalone_hosts
+from accelplane.errors import SpecError
 from accelplane.model import NodePool, Queue, Spec, is_gpu_resource
 
 REPORT_FORMATS = ("text", "markdown", "json")
@@ -126,6 +128,7 @@ class Report:
     groups: tuple[GroupRow, ...] = ()
     scheduler: str = ""
     """The Kubernetes scheduler enforcing the queues (``volcano``/``yunikorn``; empty off Kubernetes)."""
+    warnings: tuple[SpecError, ...] = ()  # the spec's warnings, listed under the tables
 
     def cluster_total(self, resource: str) -> int:
         """Cluster GPUs of ``resource`` over the basis pools (as the scheduler counts them)."""
@@ -187,8 +190,9 @@ def _value(queue: Queue, field: str, resource: str) -> Decimal | None:
     return q.value if q is not None else None
 
 
-def build_report(spec: Spec) -> Report:
-    """Compute the capacity report of a validated spec."""
+def build_report(spec: Spec, warnings: Sequence[SpecError] = ()) -> Report:
+    """Compute the capacity report of a validated spec; ``warnings`` (`ValidatedSpec.warnings`)
+    are listed with it."""
     basis = _basis(spec)
     pools = [
         PoolGpus(
@@ -254,8 +258,16 @@ def build_report(spec: Spec) -> Report:
     limited = {row.queue for row in rows}
     without = tuple(q.name for q, _ in _queue_order(spec) if q.name not in limited)
     return Report(
-        spec.name, basis, report_pools, ordered_resources, tuple(rows), tuple(flink), without, group_rows(spec),
+        spec.name,
+        basis,
+        report_pools,
+        ordered_resources,
+        tuple(rows),
+        tuple(flink),
+        without,
+        group_rows(spec),
         spec.scheduler if spec.has_platform("kubernetes") else "",
+        tuple(warnings),
     )
 
 

@@ -8,6 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 from accelplane.display import escape_controls, escape_controls_json, md_text
+from accelplane.finding_output import as_dict, text_line
 from accelplane.quantity import format_quantity
 from accelplane.report.data import FlinkRow, GroupRow, QueueRow, Report
 
@@ -158,6 +159,9 @@ def format_text(report: Report) -> str:
     if report.groups:
         out += ["", "Slot groups (GPUs all slots of a group take, of its cluster's TaskManagers' GPUs)"]
         out += ["  " + line for line in _columns(GROUP_HEADER, [_group_cells(r) for r in report.groups])]
+    if report.warnings:
+        out += ["", f"Warnings ({len(report.warnings)})"]
+        out += [f"  {text_line(w)}" for w in report.warnings]
     return "\n".join(out) + "\n"
 
 
@@ -186,6 +190,12 @@ def format_markdown(report: Report) -> str:
     if report.groups:
         out += ["", "### Slot groups", ""]
         out += _md_table(GROUP_HEADER, [_group_cells(r) for r in report.groups])
+    if report.warnings:
+        out += ["", "### Warnings", ""]
+        out += _md_table(
+            ["Code", "File", "Path", "Message"],
+            [[w.finding.code if w.finding else "", w.file, w.path, w.message] for w in report.warnings],
+        )
     return "\n".join(out) + "\n"
 
 
@@ -196,7 +206,8 @@ def _dec(value: Decimal | None) -> int | float | None:
 
 
 def to_json(report: Report) -> dict[str, Any]:
-    """Plain data."""
+    """Plain data (``warnings`` only when the spec has some)."""
+    warnings = {"warnings": [as_dict(w, line=False) for w in report.warnings]} if report.warnings else {}
     return {
         "cluster": report.cluster,
         "basis": report.basis,
@@ -262,6 +273,7 @@ def to_json(report: Report) -> dict[str, Any]:
             }
             for r in report.groups
         ],
+        **warnings,
     }
 
 
