@@ -190,6 +190,22 @@ class Queue:
     deserved: ResourceList
     guarantee: ResourceList
     description: str = ""
+    gpu_models: tuple[QueueGpuModel, ...] = ()
+    """YARN GPU-model partitions the queue may use (``gpuModels``), sorted by model."""
+
+    def gpu_model(self, model: str) -> QueueGpuModel | None:
+        """The queue's ``gpuModels`` entry for ``model``, None when it does not list it."""
+        return next((g for g in self.gpu_models if g.model == model), None)
+
+
+@dataclass(frozen=True)
+class QueueGpuModel:
+    """One ``gpuModels`` entry of a queue: GPUs of one model it deserves and may use at most."""
+
+    model: str
+    path: PathTuple
+    deserved: int | None
+    capability: int | None
 
 
 @dataclass(frozen=True)
@@ -732,6 +748,10 @@ def build_model(data: dict[str, Any]) -> tuple[Spec | None, list[Problem]]:
                 deserved=b.resources(d.get("deserved"), (*p, "deserved")),
                 guarantee=b.resources(d.get("guarantee"), (*p, "guarantee")),
                 description=d.get("description", ""),
+                gpu_models=tuple(
+                    QueueGpuModel(m, (*p, "gpuModels", m), g.get("deserved"), g.get("capability"))
+                    for m, g in sorted(d.get("gpuModels", {}).items())
+                ),
             )
             for p, d in _sorted_named(data.get("queues", []), ("queues",))
         ),

@@ -39,23 +39,25 @@ from tests.conftest import EXAMPLE_SPECS
 from tests.support.render import files_for
 from tests.support.specs import model_of
 from tests.yarn.hadoop import Probe
-from tests.yarn.support import BASE, parse_configuration
+from tests.yarn.support import BASE, parse_configuration, without_gpu_models
 
 pytestmark = pytest.mark.hadoop
 
 LONG_MAX = str(2**63 - 1)
 ABSOLUTE = BASE.replace(
-    "  - {name: stream, weight: 2}\n  - {name: batch, weight: 1}\n",
+    "  - {name: stream, weight: 2, gpuModels: {Tesla V100-SXM2-32GB: {}}}\n"
+    "  - {name: batch, weight: 1, gpuModels: {Tesla T4: {}, AMD Instinct MI300X: {}}}\n",
     "  - {name: stream, weight: 2, capability: {cpu: 200, memory: 2Ti, pods: 50, nvidia.com/gpu: 16}, "
-    "deserved: {nvidia.com/gpu: 8}}\n"
+    "gpuModels: {Tesla V100-SXM2-32GB: {deserved: 6}}}\n"
     "  - {name: batch, weight: 1}\n"
-    "  - {name: nightly, parent: batch, priority: 5}\n"
-    "  - {name: adhoc, parent: batch, reclaimable: false, capability: {cpu: 100, memory: 1Ti, pods: 10, amd.com/gpu: 4}}\n",
+    "  - {name: nightly, parent: batch, priority: 5, gpuModels: {Tesla T4: {deserved: 4, capability: 8}}}\n"
+    "  - {name: adhoc, parent: batch, reclaimable: false, capability: {cpu: 100, memory: 1Ti, pods: 10, amd.com/gpu: 4}, "
+    "gpuModels: {AMD Instinct MI300X: {}, Tesla T4: {}}}\n",
 )
 SPECS = {
     "base": BASE,
     "absolute-queues": ABSOLUTE,
-    "no-labels": BASE.replace("  nodeLabels: true\n", "").replace(
+    "no-labels": without_gpu_models(BASE).replace("  nodeLabels: true\n", "").replace(
         "gpu: {amount: 2, model: Tesla V100-SXM2-32GB}", "gpu: {amount: 2}"
     ),
     "cgroups-v1-no-docker": BASE.replace("cgroups: v2", "cgroups: v1").replace(

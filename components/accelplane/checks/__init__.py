@@ -20,6 +20,7 @@ from accelplane.checks import (
     scheduling,
     slot_groups,
     yarn,
+    yarn_partitions,
 )
 from accelplane.errors import Problem
 from accelplane.model import Spec
@@ -33,6 +34,7 @@ CHECKS: tuple[Check, ...] = (
     dra.check,
     discovery_paths.check,
     yarn.check,
+    yarn_partitions.check,
     flink.check,
     slot_groups.check,
     mig.check,
