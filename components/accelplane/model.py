@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import Any, Literal, TypeVar
 
 from accelplane.errors import PathTuple, Problem
+from accelplane.flink_options import resolve_config
 from accelplane.quantity import Quantity, QuantityError
 from accelplane.schema_document import schema_default
 
@@ -302,9 +303,17 @@ class FlinkCluster:
     job: Job | None
     from_defaults: frozenset[tuple[str, ...]] = frozenset()
     slot_groups: tuple[SlotGroup, ...] = ()
+    config_renamed: tuple[tuple[str, str], ...] = ()
+    """``config`` keys written under the name the cluster's Flink reads, as ``(that name, the key
+    as the spec wrote it)`` (`accelplane.flink_options.resolve_config`); ``config`` holds the new names."""
 
     def field_path(self, *keys: str) -> PathTuple:
-        """Merged-document path of a field, pointing into ``flink.defaults`` when it was inherited."""
+        """Merged-document path of a field, pointing into ``flink.defaults`` when it was inherited;
+        a renamed ``config`` key is located under the name the spec wrote."""
+        if len(keys) >= 2 and keys[0] == "config":
+            written = dict(self.config_renamed).get(keys[1])
+            if written is not None:
+                keys = ("config", written, *keys[2:])
         if keys in self.from_defaults:
             return ("flink", "defaults", *keys)
         return (*self.path, *keys)
@@ -584,6 +593,8 @@ def _flink_cluster(
     )
     job = c.get("job")
     disc = c.get("discovery", {})
+    major, minor = version.split(".")[:2]
+    config, renamed = resolve_config((int(major), int(minor)), c.get("config", {}))
     return FlinkCluster(
         name=c["name"],
         path=path,
@@ -609,7 +620,8 @@ def _flink_cluster(
         ),
         coordination=disc.get("coordination", schema_default("$defs.discoverySettings.coordination")),
         coordination_file=disc.get("coordinationFile", discovery.coordination_file),
-        config=tuple(sorted(c.get("config", {}).items())),
+        config=tuple(config),
+        config_renamed=tuple(renamed),
         job=(
             Job(
                 job.get("jarURI"),

@@ -14,6 +14,7 @@ from accelplane.checks import (
     dra,
     flink,
     flink_state,
+    flink_versions,
     mig,
     namespaces,
     references,
@@ -39,6 +40,7 @@ CHECKS: tuple[Check, ...] = (
     slot_groups.check,
     mig.check,
     flink_state.check,
+    flink_versions.check,
     namespaces.check,
 )
 
