@@ -172,3 +172,10 @@ def test_the_1_20_table_is_what_flinks_own_classes_declare(tmp_path: Path) -> No
     assert len(probed) == 10
     for row in probed:
         assert row in rows, row
+
+
+def test_the_example_1_18_cluster_gets_the_name_1_18_reads() -> None:
+    files = files_for(REPO / "stacks" / "edge-standalone.yaml")
+    text = files["flink/edge-inference/flink-conf.yaml"][0]
+    assert "state.checkpoints.dir: file:///var/lib/flink/checkpoints\n" in text
+    assert "execution.checkpointing.dir" not in text
