@@ -203,3 +203,14 @@ def test_report_without_node_labels_has_no_partitions(write_spec: WriteSpec) -> 
     report = build_report(model_of(write_spec(text)))
     assert report.partitions == () and report.without_partition == ()
     assert "YARN GPU partitions" not in render_report(report, "text")
+
+
+def test_a_gpu_capability_of_0_leaves_no_share_of_the_gpu_nodes(write_spec: WriteSpec) -> None:
+    # a queue that may use the T4 partition but caps its GPUs at 0 holds none of those nodes' memory
+    text = TWO_MODELS.replace(
+        "  - {name: ml, weight: 3}\n",
+        "  - {name: ml, weight: 3}\n  - {name: probe, weight: 1, capability: {nvidia.com/gpu: 0}, gpuModels: {Tesla T4: {}}}\n",
+    )
+    props = {p.name: p.value for p in plan_queues(model_of(write_spec(text))).properties}
+    assert _vector(props[f"{CS}root.probe.{T4}capacity"]) == {"memory": 0, "vcores": 0, "yarn.io/gpu": 0}
+    assert _vector(props[f"{CS}root.probe.{T4}maximum-capacity"])["yarn.io/gpu"] == 0

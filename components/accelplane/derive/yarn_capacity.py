@@ -352,10 +352,17 @@ def _queue_extras(plan: QueuePlan, q: Queue, qpath: str) -> None:
 
 
 def _gpu_partition_split(
-    plan: QueuePlan, parent: Queue | None, path: str, pmin: Vector, children: list[Queue], part: Partition
+    plan: QueuePlan,
+    parent: Queue | None,
+    path: str,
+    pmin: Vector,
+    children: list[Queue],
+    part: Partition,
+    maxes: dict[str, Vector],
 ) -> dict[str, Vector]:
     """Guaranteed vectors of the children that may use a GPU partition: GPUs from
-    ``gpuModels.<model>.deserved`` or a weight share of the rest, memory and vcores in proportion."""
+    ``gpuModels.<model>.deserved`` or a weight share of the rest (at most the queue's GPU maximum),
+    memory and vcores in proportion to those GPUs."""
     assert part.model is not None
     gpu_dims = [d for d in pmin if d not in (MEMORY, VCORES)]
     have = max((pmin[d] for d in gpu_dims), default=0)  # every GPU of the partition is of its model
@@ -384,6 +391,7 @@ def _gpu_partition_split(
     out: dict[str, Vector] = {}
     for q in children:
         gpus = explicit.get(q.name, shares.get(q.name, 0))
+        gpus = min([gpus, *(maxes[q.name][d] for d in gpu_dims if pmin[d] > 0)])
         out[q.name] = {
             d: (min(gpus, pmin[d]) if d in gpu_dims else (pmin[d] * gpus // have if have else 0)) for d in pmin
         }
@@ -435,7 +443,7 @@ def _absolute(
         deserved[q.name] = des
     mins: dict[str, Vector] = {q.name: {} for q in children}
     if part.model is not None:
-        split = _gpu_partition_split(plan, parent, path, pmin, children, part)
+        split = _gpu_partition_split(plan, parent, path, pmin, children, part, maxes)
         mins = {name: {d: min(v, maxes[name][d]) for d, v in vec.items()} for name, vec in split.items()}
     else:
         for d in dims:
