@@ -17,14 +17,14 @@ mode, chosen from the spec:
   ``capacity`` = its ``deserved`` where set; what the parent has left in a dimension is shared by
   ``weight`` among the siblings that did not set it; each value is capped at the queue's maximum.
 
-With ``yarn.nodeLabels`` each GPU model's NodeManagers form a partition of their own (
-`accelplane.derive.yarn_labels`). Only the queues that list the model in ``gpuModels`` (and their
+With ``yarn.nodeLabels`` each GPU model's NodeManagers form a partition of their own
+(`accelplane.derive.yarn_labels`). Only the queues that list the model in ``gpuModels`` (and their
 ancestors) may use it (``accessible-node-labels``; every other queue gets ``" "``, Hadoop's "no
 label", since an unset list inherits the parent's and root's is ``*``). In the partition:
 
 * percentage mode: those siblings share 100 % by ``weight``;
 * absolute mode: a queue's GPUs are its ``gpuModels.<model>.deserved`` or a weight share of what
-  the parent has left there; its memory and vcores there are the same fraction of the parent's as
+  the parent has left there, at most its GPU maximum; its memory and vcores there are the same fraction of the parent's as
   its GPUs (the NodeManagers' cpu and memory serve the GPUs); ``maximum-capacity`` is
   ``gpuModels.<model>.capability`` GPUs and the queue's cpu/memory ``capability``, capped at the
   parent's maximum.
