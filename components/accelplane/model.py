@@ -15,6 +15,7 @@ from typing import Any, Literal, TypeVar
 
 from accelplane.errors import PathTuple, Problem
 from accelplane.findings import ERROR, declare
+from accelplane.flink_options import resolve_config
 from accelplane.quantity import Quantity, QuantityError
 from accelplane.schema_document import schema_default
 
@@ -202,6 +203,22 @@ class Queue:
     deserved: ResourceList
     guarantee: ResourceList
     description: str = ""
+    gpu_models: tuple[QueueGpuModel, ...] = ()
+    """YARN GPU-model partitions the queue may use (``gpuModels``), sorted by model."""
+
+    def gpu_model(self, model: str) -> QueueGpuModel | None:
+        """The queue's ``gpuModels`` entry for ``model``, None when it does not list it."""
+        return next((g for g in self.gpu_models if g.model == model), None)
+
+
+@dataclass(frozen=True)
+class QueueGpuModel:
+    """One ``gpuModels`` entry of a queue: GPUs of one model it deserves and may use at most."""
+
+    model: str
+    path: PathTuple
+    deserved: int | None
+    capability: int | None
 
 
 @dataclass(frozen=True)
@@ -313,9 +330,17 @@ class FlinkCluster:
     job: Job | None
     from_defaults: frozenset[tuple[str, ...]] = frozenset()
     slot_groups: tuple[SlotGroup, ...] = ()
+    config_renamed: tuple[tuple[str, str], ...] = ()
+    """``config`` keys written under the name the cluster's Flink reads, as ``(that name, the key
+    as the spec wrote it)`` (`accelplane.flink_options.resolve_config`); ``config`` holds the new names."""
 
     def field_path(self, *keys: str) -> PathTuple:
-        """Merged-document path of a field, pointing into ``flink.defaults`` when it was inherited."""
+        """Merged-document path of a field, pointing into ``flink.defaults`` when it was inherited;
+        a renamed ``config`` key is located under the name the spec wrote."""
+        if len(keys) >= 2 and keys[0] == "config":
+            written = dict(self.config_renamed).get(keys[1])
+            if written is not None:
+                keys = ("config", written, *keys[2:])
         if keys in self.from_defaults:
             return ("flink", "defaults", *keys)
         return (*self.path, *keys)
@@ -610,6 +635,8 @@ def _flink_cluster(
     )
     job = c.get("job")
     disc = c.get("discovery", {})
+    major, minor = version.split(".")[:2]
+    config, renamed = resolve_config((int(major), int(minor)), c.get("config", {}))
     return FlinkCluster(
         name=c["name"],
         path=path,
@@ -635,7 +662,8 @@ def _flink_cluster(
         ),
         coordination=disc.get("coordination", schema_default("$defs.discoverySettings.coordination")),
         coordination_file=disc.get("coordinationFile", discovery.coordination_file),
-        config=tuple(sorted(c.get("config", {}).items())),
+        config=tuple(config),
+        config_renamed=tuple(renamed),
         job=(
             Job(
                 job.get("jarURI"),
@@ -786,6 +814,10 @@ def build_model(data: dict[str, Any]) -> tuple[Spec | None, list[Problem]]:
                 deserved=b.resources(d.get("deserved"), (*p, "deserved")),
                 guarantee=b.resources(d.get("guarantee"), (*p, "guarantee")),
                 description=d.get("description", ""),
+                gpu_models=tuple(
+                    QueueGpuModel(m, (*p, "gpuModels", m), g.get("deserved"), g.get("capability"))
+                    for m, g in sorted(d.get("gpuModels", {}).items())
+                ),
             )
             for p, d in _sorted_named(data.get("queues", []), ("queues",))
         ),

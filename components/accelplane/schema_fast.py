@@ -1382,6 +1382,57 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_queue(data, c
             data_keys.remove("guarantee")
             data__guarantee = data["guarantee"]
             validate_https___accelplane_io_schemas_spec_schema_json___defs_resourcelist(data__guarantee, custom_formats, (name_prefix or "data") + ".guarantee")
+        if "gpuModels" in data_keys:
+            data_keys.remove("gpuModels")
+            data__gpuModels = data["gpuModels"]
+            if not isinstance(data__gpuModels, (dict)):
+                raise JsonSchemaValueException('invalid')
+            data__gpuModels_is_dict = isinstance(data__gpuModels, dict)
+            if data__gpuModels_is_dict:
+                data__gpuModels_keys = set(data__gpuModels.keys())
+                for data__gpuModels_key in data__gpuModels_keys:
+                    if data__gpuModels_key not in []:
+                        data__gpuModels_value = data__gpuModels.get(data__gpuModels_key)
+                        if not isinstance(data__gpuModels_value, (dict)):
+                            raise JsonSchemaValueException('invalid')
+                        data__gpuModels_value_is_dict = isinstance(data__gpuModels_value, dict)
+                        if data__gpuModels_value_is_dict:
+                            data__gpuModels_value_keys = set(data__gpuModels_value.keys())
+                            if "deserved" in data__gpuModels_value_keys:
+                                data__gpuModels_value_keys.remove("deserved")
+                                data__gpuModels_value__deserved = data__gpuModels_value["deserved"]
+                                if not isinstance(data__gpuModels_value__deserved, (int)) and not (isinstance(data__gpuModels_value__deserved, float) and data__gpuModels_value__deserved.is_integer()) or isinstance(data__gpuModels_value__deserved, bool):
+                                    raise JsonSchemaValueException('invalid')
+                                if isinstance(data__gpuModels_value__deserved, (int, float, Decimal)) and not isinstance(data__gpuModels_value__deserved, bool):
+                                    if data__gpuModels_value__deserved < 0:
+                                        raise JsonSchemaValueException('invalid')
+                            if "capability" in data__gpuModels_value_keys:
+                                data__gpuModels_value_keys.remove("capability")
+                                data__gpuModels_value__capability = data__gpuModels_value["capability"]
+                                if not isinstance(data__gpuModels_value__capability, (int)) and not (isinstance(data__gpuModels_value__capability, float) and data__gpuModels_value__capability.is_integer()) or isinstance(data__gpuModels_value__capability, bool):
+                                    raise JsonSchemaValueException('invalid')
+                                if isinstance(data__gpuModels_value__capability, (int, float, Decimal)) and not isinstance(data__gpuModels_value__capability, bool):
+                                    if data__gpuModels_value__capability < 0:
+                                        raise JsonSchemaValueException('invalid')
+                            if data__gpuModels_value_keys:
+                                raise JsonSchemaValueException('invalid')
+                data__gpuModels_len = len(data__gpuModels)
+                if data__gpuModels_len != 0:
+                    data__gpuModels_property_names = True
+                    for data__gpuModels_key in data__gpuModels:
+                        try:
+                            if not isinstance(data__gpuModels_key, (str)):
+                                raise JsonSchemaValueException('invalid')
+                            if isinstance(data__gpuModels_key, str):
+                                data__gpuModels_key_len = len(data__gpuModels_key)
+                                if data__gpuModels_key_len < 1:
+                                    raise JsonSchemaValueException('invalid')
+                                if data__gpuModels_key_len > 253:
+                                    raise JsonSchemaValueException('invalid')
+                        except (JsonSchemaValueException, JsonSchemaValuesException):
+                            data__gpuModels_property_names = False
+                    if not data__gpuModels_property_names:
+                        raise JsonSchemaValueException('invalid')
         if data_keys:
             raise JsonSchemaValueException('invalid')
     return data

@@ -21,7 +21,8 @@ PACKAGE = SOURCE_ROOT / "accelplane"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("accelplane", "accelplane.errors", "accelplane.findings", "accelplane.quantity", "accelplane.names", "accelplane.package_data",
      "accelplane.yaml_io", "accelplane.discovery_constants", "accelplane.discovery", "accelplane.display",
-     "accelplane.job_helpers", "accelplane.dataclass_bytecode", "accelplane.finding_output"),
+     "accelplane.job_helpers", "accelplane.dataclass_bytecode", "accelplane.finding_output",
+     "accelplane.flink_options"),
     ("accelplane.templating", "accelplane.spec_loader", "accelplane.schema", "accelplane.schema_docs",
      "accelplane.schema_fast", "accelplane.schema_codegen",
      "accelplane.schema_document", "accelplane.partial", "accelplane.lint",

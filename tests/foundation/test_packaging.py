@@ -45,6 +45,7 @@ def test_wheel_contains_templates_schemas_and_entry_point(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     assert "accelplane/_data/schemas/spec.schema.json" in names
     assert "accelplane/_data/templates/volcano/volcano-scheduler.conf.j2" in names
+    assert "accelplane/flink_options/1.20.tsv" in names  # Flink's option keys per release
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert "accelplane = accelplane.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 

@@ -21,6 +21,7 @@ from accelplane.model import build_model
 
 from tests.support.findings_text import without_tags
 from tests.support.flink.home import require_flink_home
+from tests.support.specs import model_of
 
 HEAD = """\
 cluster: {name: c, platforms: [kubernetes]}
@@ -63,13 +64,18 @@ def test_flink_before_1_20_reads_only_the_former_names(
     write_spec: Callable[..., Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     text = HEAD + '      version: "1.18"\n' + JOB % "savepoint"
-    text += "      config: {execution.checkpointing.dir: s3://b/c, execution.checkpointing.savepoint-dir: s3://b/s}\n"
+    # without any directory: the errors name the keys Flink 1.18 reads
     errors = _errors(write_spec, capsys, text)
     assert errors == [
         f"flink.clusters[0].job.upgradeMode: upgradeMode savepoint restores from checkpoints: set config.state.checkpoints.dir; {SOURCE}",
         f"flink.clusters[0].job.upgradeMode: upgradeMode savepoint takes a savepoint on every upgrade: set config.state.savepoints.dir; {SOURCE}",
         "accelplane: 2 errors",
     ]
+    # the 1.20 names are written as the names 1.18 reads (issue 29), so the operator finds them
+    text += "      config: {execution.checkpointing.dir: s3://b/c, execution.checkpointing.savepoint-dir: s3://b/s}\n"
+    assert _errors(write_spec, capsys, text) == []
+    (cluster,) = model_of(write_spec(text, "renamed.yaml")).flink_clusters
+    assert dict(cluster.config) == {"state.checkpoints.dir": "s3://b/c", "state.savepoints.dir": "s3://b/s"}
 
 
 def test_last_state_needs_checkpoints_and_ha(

@@ -37,8 +37,8 @@ nodePools:
     cpu: 48
     memory: 192Gi
 queues:
-  - {name: stream, weight: 2}
-  - {name: batch, weight: 1}
+  - {name: stream, weight: 2, gpuModels: {Tesla V100-SXM2-32GB: {}}}
+  - {name: batch, weight: 1, gpuModels: {Tesla T4: {}, AMD Instinct MI300X: {}}}
 yarn:
   nodeLabels: true
   cgroups: v2
@@ -53,6 +53,19 @@ flink:
       queue: stream
       taskManager: {replicas: 2, slots: 1, cpu: 4, memory: 8Gi, gpu: {amount: 2, model: Tesla V100-SXM2-32GB}}
 """
+
+
+QUEUES_WITH_MODELS = (
+    "  - {name: stream, weight: 2, gpuModels: {Tesla V100-SXM2-32GB: {}}}\n"
+    "  - {name: batch, weight: 1, gpuModels: {Tesla T4: {}, AMD Instinct MI300X: {}}}\n"
+)
+
+
+def without_gpu_models(text: str) -> str:
+    """``text`` with the base queues' ``gpuModels`` removed (for specs without node labels, where
+    they would only add the warning that they have no effect)."""
+    assert QUEUES_WITH_MODELS in text
+    return text.replace(QUEUES_WITH_MODELS, "  - {name: stream, weight: 2}\n  - {name: batch, weight: 1}\n")
 
 
 def yarn_files(path: Path) -> dict[str, str]:

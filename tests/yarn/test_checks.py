@@ -10,7 +10,7 @@ from accelplane.cli import main
 from accelplane.errors import Problem
 
 from tests.support.specs import WriteSpec, expect_findings, model_of
-from tests.yarn.support import BASE
+from tests.yarn.support import BASE, without_gpu_models
 
 RT = "  resourceTypes:\n    - {name: yarn.io/gpu, minimumAllocation: 0, maximumAllocation: 4}\n"
 V100_REQUEST = "gpu: {amount: 2, model: Tesla V100-SXM2-32GB}"
@@ -81,7 +81,7 @@ CASES: list[tuple[str, str, list[str]]] = [
     ),
     (
         "model-request-without-node-labels",
-        BASE.replace("  nodeLabels: true\n", ""),
+        without_gpu_models(BASE.replace("  nodeLabels: true\n", "")),
         [
             "flink.clusters[0].taskManager.gpu: these TaskManagers ask for model 'Tesla V100-SXM2-32GB', but a "
             "YARN container requests only yarn.io/gpu and could be placed on pools mi, t4 too; set "
@@ -109,7 +109,8 @@ CASES: list[tuple[str, str, list[str]]] = [
     ),
     (
         "node-labels-without-models",
-        BASE.replace("model: Tesla V100-SXM2-32GB, ", "")
+        without_gpu_models(BASE)
+        .replace("model: Tesla V100-SXM2-32GB, ", "")
         .replace("model: Tesla T4, ", "")
         .replace("model: AMD Instinct MI300X, ", "")
         .replace(V100_REQUEST, "gpu: {amount: 2, vendor: nvidia}"),
@@ -203,7 +204,9 @@ CASES: list[tuple[str, str, list[str]]] = [
     ),
     (
         "model-makes-illegal-type",
-        BASE.replace("model: Tesla T4,", "model: NVIDIA A100 (80GB),"),
+        BASE.replace("model: Tesla T4,", "model: NVIDIA A100 (80GB),").replace(
+            "Tesla T4: {}", "NVIDIA A100 (80GB): {}"
+        ),
         [
             "nodePools[1].gpu.model: GPU model 'NVIDIA A100 (80GB)' gives the YARN node label "
             "'gpu-nvidiaa100(80gb)', which Hadoop rejects (node labels are letters, digits, '-' and '_', starting "
@@ -220,7 +223,7 @@ CASES: list[tuple[str, str, list[str]]] = [
     ),
     (
         "yarn-pool-without-yarn-platform",
-        BASE[: BASE.index("flink:")].replace("platforms: [yarn]", "platforms: [kubernetes]"),
+        without_gpu_models(BASE[: BASE.index("flink:")]).replace("platforms: [yarn]", "platforms: [kubernetes]"),
         [
             f"nodePools[{i}].platform: node pool {name!r} is on platform yarn but cluster.platforms does not list "
             "yarn; add yarn to cluster.platforms or move the pool to another platform"
@@ -238,7 +241,7 @@ CASES: list[tuple[str, str, list[str]]] = [
     (
         "absolute-queues-need-pool-sizes",
         BASE.replace("    cpu: 48\n    memory: 192Gi\n", "").replace(
-            "{name: batch, weight: 1}", "{name: batch, weight: 1, deserved: {cpu: 4}}"
+            "{name: batch, weight: 1,", "{name: batch, weight: 1, deserved: {cpu: 4},"
         ),
         [
             "nodePools[3]: YARN node pool 'cpu' must set cpu and memory: queues limit cpu/memory/GPUs, so "
@@ -248,7 +251,7 @@ CASES: list[tuple[str, str, list[str]]] = [
     (
         "deserved-beyond-the-cluster",
         BASE.replace(
-            "{name: stream, weight: 2}", "{name: stream, weight: 2, deserved: {nvidia.com/gpu: 100}}"
+            "{name: stream, weight: 2,", "{name: stream, weight: 2, deserved: {nvidia.com/gpu: 100},"
         ),
         [
             "queues[0].deserved: the deserved amounts of the queues under root ('stream') add up to more than "
@@ -257,7 +260,7 @@ CASES: list[tuple[str, str, list[str]]] = [
     ),
     (
         "queue-names-undeclared-yarn-type",
-        BASE.replace("{name: batch, weight: 1}", "{name: batch, weight: 1, deserved: {yarn.io/gpu-h100: 1}}"),
+        BASE.replace("{name: batch, weight: 1,", "{name: batch, weight: 1, deserved: {yarn.io/gpu-h100: 1},"),
         [
             "queues[1].deserved.yarn.io/gpu-h100: yarn.io/gpu-h100 is not a YARN resource type of this cluster "
             "(declared: yarn.io/gpu); to reserve GPUs of one model use yarn.nodeLabels (a partition per model) "
@@ -266,7 +269,7 @@ CASES: list[tuple[str, str, list[str]]] = [
     ),
     (
         "queue-without-memory",
-        BASE.replace("{name: batch, weight: 1}", "{name: batch, weight: 1, capability: {memory: 0}}"),
+        BASE.replace("{name: batch, weight: 1,", "{name: batch, weight: 1, capability: {memory: 0},"),
         [
             "queues[1]: queue 'batch' would get 0 MiB of memory as its YARN capacity; Hadoop ignores an absolute "
             "capacity without memory — give it a larger weight, deserved memory or capability memory (or more "

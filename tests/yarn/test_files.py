@@ -27,10 +27,16 @@ from accelplane.templating import render_template
 from tests.conftest import EXAMPLE_SPECS
 from tests.support.render import files_for
 from tests.support.specs import WriteSpec, model_of
-from tests.yarn.support import BASE, parse_configuration, parse_container_executor, yarn_files
+from tests.yarn.support import (
+    BASE,
+    parse_configuration,
+    parse_container_executor,
+    without_gpu_models,
+    yarn_files,
+)
 
 # without node labels: the Flink cluster may run on any GPU pool, so it names no model
-NO_LABELS = BASE.replace("  nodeLabels: true\n", "").replace(
+NO_LABELS = without_gpu_models(BASE).replace("  nodeLabels: true\n", "").replace(
     "gpu: {amount: 2, model: Tesla V100-SXM2-32GB}", "gpu: {amount: 2}"
 )
 V1_NO_DOCKER = BASE.replace("cgroups: v2", "cgroups: v1").replace(
@@ -255,7 +261,12 @@ def test_model_placement_is_a_node_label_and_the_request_stays_yarn_io_gpu(write
         assert site["yarn.nodemanager.node-labels.provider.configured-node-partition"] == label
     assert not [k for k, _ in parse_configuration(files["yarn-site/cpu.xml"]) if "node-labels" in k]
     amd = model_of(
-        write_spec(BASE.replace("model: Tesla V100-SXM2-32GB}}", "model: AMD Instinct MI300X}}"), "a.yaml")
+        write_spec(
+            BASE.replace("model: Tesla V100-SXM2-32GB}}", "model: AMD Instinct MI300X}}").replace(
+                "gpuModels: {Tesla V100-SXM2-32GB: {}}", "gpuModels: {AMD Instinct MI300X: {}}"
+            ),
+            "a.yaml",
+        )
     )
     (c,) = yarn_gpu_clusters(amd)
     assert container_gpu_request(amd, c) == {"yarn.io/gpu": 2}

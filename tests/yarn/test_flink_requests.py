@@ -23,15 +23,17 @@ from tests.conftest import EXAMPLE_SPECS
 from tests.support.render import files_for
 from tests.support.specs import model_of
 from tests.yarn.hadoop import FlinkProbe
-from tests.yarn.support import BASE
+from tests.yarn.support import BASE, without_gpu_models
 
 pytestmark = pytest.mark.hadoop
 
 YARN_STACKS = [p for p in EXAMPLE_SPECS if "yarn" in model_of(p).platforms]
 SPECS = {
     "base": BASE,
-    "amd-model": BASE.replace("model: Tesla V100-SXM2-32GB}}", "model: AMD Instinct MI300X}}"),
-    "no-labels": BASE.replace("  nodeLabels: true\n", "").replace(
+    "amd-model": BASE.replace("model: Tesla V100-SXM2-32GB}}", "model: AMD Instinct MI300X}}").replace(
+        "gpuModels: {Tesla V100-SXM2-32GB: {}}", "gpuModels: {AMD Instinct MI300X: {}}"
+    ),
+    "no-labels": without_gpu_models(BASE).replace("  nodeLabels: true\n", "").replace(
         "gpu: {amount: 2, model: Tesla V100-SXM2-32GB}", "gpu: {amount: 3}"
     ),
 }

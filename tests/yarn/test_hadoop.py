@@ -39,23 +39,25 @@ from tests.conftest import EXAMPLE_SPECS
 from tests.support.render import files_for
 from tests.support.specs import model_of
 from tests.yarn.hadoop import Probe
-from tests.yarn.support import BASE, parse_configuration
+from tests.yarn.support import BASE, parse_configuration, without_gpu_models
 
 pytestmark = pytest.mark.hadoop
 
 LONG_MAX = str(2**63 - 1)
 ABSOLUTE = BASE.replace(
-    "  - {name: stream, weight: 2}\n  - {name: batch, weight: 1}\n",
+    "  - {name: stream, weight: 2, gpuModels: {Tesla V100-SXM2-32GB: {}}}\n"
+    "  - {name: batch, weight: 1, gpuModels: {Tesla T4: {}, AMD Instinct MI300X: {}}}\n",
     "  - {name: stream, weight: 2, capability: {cpu: 200, memory: 2Ti, pods: 50, nvidia.com/gpu: 16}, "
-    "deserved: {nvidia.com/gpu: 8}}\n"
+    "gpuModels: {Tesla V100-SXM2-32GB: {deserved: 6}}}\n"
     "  - {name: batch, weight: 1}\n"
-    "  - {name: nightly, parent: batch, priority: 5}\n"
-    "  - {name: adhoc, parent: batch, reclaimable: false, capability: {cpu: 100, memory: 1Ti, pods: 10, amd.com/gpu: 4}}\n",
+    "  - {name: nightly, parent: batch, priority: 5, gpuModels: {Tesla T4: {deserved: 4, capability: 8}}}\n"
+    "  - {name: adhoc, parent: batch, reclaimable: false, capability: {cpu: 100, memory: 1Ti, pods: 10, amd.com/gpu: 4}, "
+    "gpuModels: {AMD Instinct MI300X: {}, Tesla T4: {}}}\n",
 )
 SPECS = {
     "base": BASE,
     "absolute-queues": ABSOLUTE,
-    "no-labels": BASE.replace("  nodeLabels: true\n", "").replace(
+    "no-labels": without_gpu_models(BASE).replace("  nodeLabels: true\n", "").replace(
         "gpu: {amount: 2, model: Tesla V100-SXM2-32GB}", "gpu: {amount: 2}"
     ),
     "cgroups-v1-no-docker": BASE.replace("cgroups: v2", "cgroups: v1").replace(
@@ -264,3 +266,50 @@ def test_hadoop_rejects_the_node_labels_our_checks_reject(hadoop_probe: Probe, t
     records = hadoop_probe.run(*args)
     verdicts = [r[0] == "ok" for r in records if r[0] in ("ok", "error") and r[1] == "labels"]
     assert verdicts == [is_valid_label(n) for n in names] == [True, True, True, False, False, False, False]
+
+
+def test_hadoop_reads_the_per_partition_capacities_intended(
+    hadoop_probe: Probe, write_spec, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """The two-model cluster (A100, T4, CPU-only NodeManagers; a CPU-only queue and GPU queues):
+    Hadoop's Configuration reads the rendered capacity-scheduler.xml, and the per-partition figures
+    follow from what it read by CapacitySchedulerConfiguration's rules (accessible labels: blank
+    entries dropped, unset inherits the parent's, root's is ``*``; a label's capacity is 0 unless
+    set). The ResourceManager classes themselves (hadoop-yarn-server-resourcemanager) are not in
+    the hadoop-client jars that pyspark ships, so the scheduler cannot be started here."""
+    from tests.yarn.test_partitions import TWO_MODELS
+
+    out = write_tree(files_for(write_spec(TWO_MODELS)), tmp_path / "out") / "yarn"
+    xml = out / "capacity-scheduler.xml"
+    vectors = sorted({v for _, v in parse_configuration(xml.read_text()) if v.startswith("[")})
+    records = hadoop_probe.run("conf", str(xml), *[a for v in vectors for a in ("vector", v)], conf_dir=out)
+    assert [r for r in records if r[0] == "error"] == []
+    conf = {r[2]: r[3] for r in records if r[0] == "prop"}
+    prefix = "yarn.scheduler.capacity."
+
+    def labels(queue: str) -> set[str]:
+        value = conf.get(f"{prefix}{queue}.accessible-node-labels")
+        if value is None:
+            return {"*"} if queue == "root" else labels(queue.rsplit(".", 1)[0])
+        return {x.strip() for x in value.split(",") if x.strip()}
+
+    def gpus(queue: str, label: str, what: str) -> int:
+        value = conf.get(f"{prefix}{queue}.accessible-node-labels.{label}.{what}", "[yarn.io/gpu=0]")
+        return dict((k, int(v)) for k, v in (p.split("=") for p in value.strip("[]").split(",")))["yarn.io/gpu"]
+
+    a100, t4 = "gpu-nvidiaa100sxm480gb", "gpu-teslat4"
+    queues = ["root.etl", "root.ml", "root.ml.sessions", "root.ml.batch"]
+    assert {q: labels(q) for q in queues} == {
+        "root.etl": set(),
+        "root.ml": {a100, t4},
+        "root.ml.sessions": {a100},
+        "root.ml.batch": {t4},
+    }
+    assert {(q, lb): (gpus(q, lb, "capacity"), gpus(q, lb, "maximum-capacity")) for q in queues for lb in labels(q)} == {
+        ("root.ml", a100): (16, 16),
+        ("root.ml", t4): (8, 8),
+        ("root.ml.sessions", a100): (12, 16),
+        ("root.ml.batch", t4): (6, 8),
+    }
+    # every vector names only memory, vcores and declared resource types (as Hadoop parses them)
+    assert len([r for r in records if r[0] == "vector"]) == sum(v.count("=") for v in vectors)

@@ -14,12 +14,14 @@ from accelplane.checks import (
     dra,
     flink,
     flink_state,
+    flink_versions,
     mig,
     namespaces,
     references,
     scheduling,
     slot_groups,
     yarn,
+    yarn_partitions,
     yunikorn,
 )
 from accelplane.errors import Problem
@@ -35,10 +37,12 @@ CHECKS: tuple[Check, ...] = (
     dra.check,
     discovery_paths.check,
     yarn.check,
+    yarn_partitions.check,
     flink.check,
     slot_groups.check,
     mig.check,
     flink_state.check,
+    flink_versions.check,
     namespaces.check,
 )
 

@@ -17,6 +17,22 @@ mode, chosen from the spec:
   ``capacity`` = its ``deserved`` where set; what the parent has left in a dimension is shared by
   ``weight`` among the siblings that did not set it; each value is capped at the queue's maximum.
 
+With ``yarn.nodeLabels`` each GPU model's NodeManagers form a partition of their own
+(`accelplane.derive.yarn_labels`). Only the queues that list the model in ``gpuModels`` (and their
+ancestors) may use it (``accessible-node-labels``; every other queue gets ``" "``, Hadoop's "no
+label", since an unset list inherits the parent's and root's is ``*``). In the partition:
+
+* percentage mode: those siblings share 100 % by ``weight``;
+* absolute mode: a queue's GPUs are its ``gpuModels.<model>.deserved`` or a weight share of what
+  the parent has left there, at most its GPU maximum; its memory and vcores there are the same fraction of the parent's as
+  its GPUs (the NodeManagers' cpu and memory serve the GPUs); ``maximum-capacity`` is
+  ``gpuModels.<model>.capability`` GPUs and the queue's cpu/memory ``capability``, capped at the
+  parent's maximum.
+
+The cluster-wide ``deserved``/``capability`` apply in the default partition (CPU-only and
+model-less GPU NodeManagers). `QueuePlan.shares` records every queue's figures per partition for
+the report.
+
 Both modes: ``reclaimable: false`` → ``disable_preemption=true``; ``priority`` → ``priority`` (with
 ``ordering-policy=priority-utilization`` on the parent, without which Hadoop ignores it).
 The plan records why it cannot be written (`QueuePlan.infeasible`); `accelplane.checks.yarn` reports
@@ -62,6 +78,12 @@ YARN_POOL_NEEDS_CPU_MEMORY = declare(
     'AP5033', ERROR, 'a YARN pool lacks cpu or memory for absolute capacities',
     fix='set cpu and memory on the pool',
 )
+PARTITION_DESERVED_TOO_LARGE = declare(
+    "AP5601",
+    ERROR,
+    "the gpuModels deserved GPUs of sibling queues exceed what their parent has of that model",
+    fix="lower gpuModels.<model>.deserved so the siblings' sum fits the parent's GPUs of the model",
+)
 
 PREFIX = "yarn.scheduler.capacity."
 RESOURCE_CALCULATOR = "org.apache.hadoop.yarn.util.resource.DominantResourceCalculator"
@@ -87,6 +109,8 @@ class QueuePlan:
     overcommitted: dict[str, tuple[list[Queue], list[str]]] = field(default_factory=dict)
     """Per parent queue path: its children whose deserved amounts do not fit, and each dimension ×
     partition that does not (one finding names them all: one cause, one finding)."""
+    shares: list[PartitionShare] = field(default_factory=list)
+    """Every queue's capacity in every partition it may use, in the order written."""
 
     def overcommit(self, path: str, queues: list[Queue], what: str) -> None:
         """Record that the deserved amounts of ``queues`` under ``path`` exceed ``what``."""
@@ -107,6 +131,21 @@ class QueuePlan:
                     YARN_DESERVED_OVER_PARTITION,
                 )
             )
+
+
+@dataclass(frozen=True)
+class PartitionShare:
+    """A queue's figures in one node partition, as ``capacity-scheduler.xml`` states them."""
+
+    queue: str
+    path: str
+    label: str | None
+    model: str | None
+    capacity: Vector | None
+    """Absolute mode: the guaranteed vector; None in percentage mode."""
+    maximum: Vector | None
+    percent: int | None = None
+    """Percentage mode: capacity in hundredths of a percent of the parent's share of the partition."""
 
 
 def distribute(total: int, weights: Sequence[tuple[str, int]]) -> dict[str, int]:
@@ -161,12 +200,15 @@ def _maps_to_yarn(name: str) -> bool:
 
 
 def queue_mode(spec: Spec) -> Mode:
-    """``absolute`` when any queue limits a resource YARN schedules and the spec describes the
-    NodeManagers (YARN node pools) to compute absolute amounts from, else ``percentage``."""
+    """``absolute`` when any queue limits a resource YARN schedules (GPUs of a model in
+    ``gpuModels`` included) and the spec describes the NodeManagers (YARN node pools) to compute
+    absolute amounts from, else ``percentage``."""
     if not yarn_pools(spec):
         return "percentage"
     for q in spec.queues:
         if any(_maps_to_yarn(n) for n in (*q.capability.names(), *q.deserved.names())):
+            return "absolute"
+        if labels_enabled(spec) and any(g.deserved is not None or g.capability is not None for g in q.gpu_models):
             return "absolute"
     return "percentage"
 
@@ -190,7 +232,9 @@ class Partition:
     vendors: dict[str, int]
     """GPUs per vendor in the partition (a capability that leaves a vendor out counts its total)."""
     cap_deserved: bool
-    """With node labels a queue's deserved amounts apply in every partition, up to its size."""
+    """With node labels the cluster-wide deserved amounts apply in the default partition, up to its size."""
+    model: str | None = None
+    """The GPU model of a labelled partition's NodeManagers."""
 
     def key(self, qpath: str, name: str) -> str:
         """Property of a queue in this partition: ``<qpath>.<name>`` or
@@ -250,10 +294,25 @@ def _explicit(
     return out, problems
 
 
-def _percentage(
-    spec: Spec, plan: QueuePlan, parent: Queue | None, path: str, part: Partition, children_of: Children
-) -> None:
-    children = children_of.get(parent.name if parent else None, [])
+@dataclass(frozen=True)
+class Tree:
+    """What every step of a plan asks of the queue tree, computed once per plan."""
+
+    children_of: Children
+    access: dict[str, frozenset[str]]
+    labels: dict[str, str]
+    """GPU model → its partition's node label."""
+
+    def children(self, parent: Queue | None, part: Partition) -> list[Queue]:
+        """The children of ``parent`` that may use ``part`` (all of them in the default partition)."""
+        children = self.children_of.get(parent.name if parent else None, [])
+        if part.label is None:
+            return children
+        return [q for q in children if part.model in self.access[q.name]]
+
+
+def _percentage(spec: Spec, plan: QueuePlan, parent: Queue | None, path: str, part: Partition, tree: Tree) -> None:
+    children = tree.children(parent, part)
     if not children:
         return
     if part.label is None:
@@ -264,30 +323,47 @@ def _percentage(
     for q in children:
         qpath = f"{path}.{q.name}"
         if part.label is None:
-            _accessible_labels(spec, plan, qpath)
+            _accessible_labels(spec, plan, qpath, q, tree)
         plan.properties.append(
             ConfProperty(
                 part.key(qpath, "capacity"),
                 format_percent(shares[q.name]),
-                f"weight {q.weight} of {total_weight} among the children of {path}{part.where()}",
+                f"weight {q.weight} of {total_weight} among the children of {path}"
+                + (f" that list {part.model} in gpuModels" if part.label else "")
+                + part.where(),
             )
         )
         plan.properties.append(ConfProperty(part.key(qpath, "maximum-capacity"), "100"))
+        plan.shares.append(PartitionShare(q.name, qpath, part.label, part.model, None, None, shares[q.name]))
         if part.label is None:
             _queue_extras(plan, q, qpath)
-        _percentage(spec, plan, q, qpath, part, children_of)
+        _percentage(spec, plan, q, qpath, part, tree)
 
 
-def _accessible_labels(spec: Spec, plan: QueuePlan, qpath: str) -> None:
+NO_LABEL = " "
+"""Hadoop's value for "no node label" (``CapacitySchedulerConfiguration.getAccessibleNodeLabels``
+drops blank entries; an unset list would inherit the parent's, and root's is ``*``)."""
+
+
+def _accessible_labels(spec: Spec, plan: QueuePlan, qpath: str, q: Queue | None, tree: Tree | None) -> None:
     labels = cluster_labels(spec)
-    if labels:
+    if not labels:
+        return
+    if q is None or tree is None:  # the spec declares no queues: root.default uses every partition
         plan.properties.append(
-            ConfProperty(
-                f"{PREFIX}{qpath}.accessible-node-labels",
-                ",".join(labels),
-                "every queue may use every GPU-model partition, with the capacities below",
-            )
+            ConfProperty(f"{PREFIX}{qpath}.accessible-node-labels", ",".join(labels), "the only queue")
         )
+        return
+    mine = sorted(lb for m, lb in tree.labels.items() if m in tree.access[q.name])
+    plan.properties.append(
+        ConfProperty(
+            f"{PREFIX}{qpath}.accessible-node-labels",
+            ",".join(mine) or NO_LABEL,
+            "the partitions of the GPU models this queue or a queue below it lists in gpuModels"
+            if mine
+            else "no GPU partition: the queue and those below it list no gpuModels",
+        )
+    )
 
 
 def _ordering(spec: Spec, plan: QueuePlan, children: list[Queue], path: str) -> None:
@@ -314,6 +390,66 @@ def _queue_extras(plan: QueuePlan, q: Queue, qpath: str) -> None:
         )
 
 
+def _gpu_partition_split(
+    plan: QueuePlan,
+    parent: Queue | None,
+    path: str,
+    pmin: Vector,
+    children: list[Queue],
+    part: Partition,
+    maxes: dict[str, Vector],
+) -> dict[str, Vector]:
+    """Guaranteed vectors of the children that may use a GPU partition: GPUs from
+    ``gpuModels.<model>.deserved`` or a weight share of the rest (at most the queue's GPU maximum),
+    memory and vcores in proportion to those GPUs."""
+    assert part.model is not None
+    gpu_dims = [d for d in pmin if d not in (MEMORY, VCORES)]
+    have = max((pmin[d] for d in gpu_dims), default=0)  # every GPU of the partition is of its model
+    explicit: dict[str, int] = {}
+    for q in children:
+        entry = q.gpu_model(part.model)
+        if entry is not None and entry.deserved is not None:
+            explicit[q.name] = entry.deserved
+    rest = have - sum(explicit.values())
+    if rest < 0:
+        where = f"queue {parent.name!r} gets" if parent else "the YARN node pools provide"
+        for name in sorted(explicit):
+            q = next(c for c in children if c.name == name)
+            entry = q.gpu_model(part.model)
+            assert entry is not None
+            plan.infeasible.append(
+                Problem(
+                    (*entry.path, "deserved"),
+                    f"the gpuModels deserved {part.model} GPUs of the queues under {path} add up to "
+                    f"{sum(explicit.values())}, more than {where} ({have}){part.where()}; lower deserved to fit",
+                    PARTITION_DESERVED_TOO_LARGE,
+                )
+            )
+        rest = 0
+    shares = distribute(rest, [(q.name, q.weight) for q in children if q.name not in explicit])
+    out: dict[str, Vector] = {}
+    for q in children:
+        gpus = explicit.get(q.name, shares.get(q.name, 0))
+        gpus = min([gpus, *(maxes[q.name][d] for d in gpu_dims if pmin[d] > 0)])
+        out[q.name] = {
+            d: (min(gpus, pmin[d]) if d in gpu_dims else (pmin[d] * gpus // have if have else 0)) for d in pmin
+        }
+    return out
+
+
+def _gpu_partition_max(spec: Spec, q: Queue, cap: Vector, pmax: Vector, part: Partition) -> Vector:
+    """``maximum-capacity`` of a queue in a GPU partition: its cpu/memory/GPU capability and
+    ``gpuModels.<model>.capability``, each capped at the parent's maximum."""
+    assert part.model is not None
+    entry = q.gpu_model(part.model)
+    out = {d: min(cap.get(d, pmax[d]), pmax[d]) for d in pmax}
+    if entry is not None and entry.capability is not None:
+        for d in out:
+            if d not in (MEMORY, VCORES):
+                out[d] = min(out[d], entry.capability)
+    return out
+
+
 def _absolute(
     spec: Spec,
     plan: QueuePlan,
@@ -322,9 +458,9 @@ def _absolute(
     pmin: Vector,
     pmax: Vector,
     part: Partition,
-    children_of: Children,
+    tree: Tree,
 ) -> None:
-    children = children_of.get(parent.name if parent else None, [])
+    children = tree.children(parent, part)
     if not children:
         return
     if part.label is None:
@@ -337,30 +473,38 @@ def _absolute(
         cap, problems = _explicit(spec, q, q.capability, "capability", True, part)
         des, more = _explicit(spec, q, q.deserved, "deserved", False, part)
         plan.infeasible.extend(problems + more)
-        maxes[q.name] = {d: min(cap.get(d, pmax[d]), pmax[d]) for d in dims}
+        if part.model is not None:
+            maxes[q.name] = _gpu_partition_max(spec, q, cap, pmax, part)
+        else:
+            maxes[q.name] = {d: min(cap.get(d, pmax[d]), pmax[d]) for d in dims}
         if part.cap_deserved:
             des = {d: min(v, pmin[d]) for d, v in des.items() if d in pmin}
         deserved[q.name] = des
     mins: dict[str, Vector] = {q.name: {} for q in children}
-    for d in dims:
-        explicit = {q.name: deserved[q.name][d] for q in children if d in deserved[q.name]}
-        rest = pmin[d] - sum(explicit.values())
-        if rest < 0:
-            where = f" of queue {parent.name!r}" if parent else ""
-            plan.overcommit(
-                path,
-                [c for c in children if c.name in explicit],
-                f"{_label(d)} {sum(explicit.values())} > {pmin[d]}{where}"
-                f"{part.where() or ' in the default partition'}",
-            )
-            rest = 0
-        shares = distribute(rest, [(q.name, q.weight) for q in children if q.name not in explicit])
-        for q in children:
-            value = explicit.get(q.name, shares.get(q.name, 0))
-            mins[q.name][d] = min(value, maxes[q.name][d])
+    if part.model is not None:
+        split = _gpu_partition_split(plan, parent, path, pmin, children, part, maxes)
+        mins = {name: {d: min(v, maxes[name][d]) for d, v in vec.items()} for name, vec in split.items()}
+    else:
+        for d in dims:
+            explicit = {q.name: deserved[q.name][d] for q in children if d in deserved[q.name]}
+            rest = pmin[d] - sum(explicit.values())
+            if rest < 0:
+                where = f" of queue {parent.name!r}" if parent else ""
+                plan.overcommit(
+                    path,
+                    [c for c in children if c.name in explicit],
+                    f"{_label(d)} {sum(explicit.values())} > {pmin[d]}{where}"
+                    f"{part.where() or ' in the default partition'}",
+                )
+                rest = 0
+            shares = distribute(rest, [(q.name, q.weight) for q in children if q.name not in explicit])
+            for q in children:
+                value = explicit.get(q.name, shares.get(q.name, 0))
+                mins[q.name][d] = min(value, maxes[q.name][d])
     for q in children:
         qpath = f"{path}.{q.name}"
-        if mins[q.name][MEMORY] < 1 and q.name not in plan.without_memory:
+        gpu_share = part.model is None or any(v for d, v in mins[q.name].items() if d not in (MEMORY, VCORES))
+        if mins[q.name][MEMORY] < 1 and gpu_share and q.name not in plan.without_memory:
             plan.without_memory.add(q.name)
             plan.infeasible.append(
                 Problem(
@@ -371,12 +515,15 @@ def _absolute(
                 )
             )
         if part.label is None:
-            _accessible_labels(spec, plan, qpath)
+            _accessible_labels(spec, plan, qpath, q, tree)
         plan.properties.append(
             ConfProperty(
                 part.key(qpath, "capacity"),
                 format_vector(mins[q.name]),
-                "deserved where set, else a weight share of what the parent has left",
+                "deserved where set, else a weight share of what the parent has left"
+                if part.model is None
+                else f"gpuModels deserved {part.model} GPUs (else a weight share of the parent's), "
+                "memory and vcores in proportion",
             )
         )
         plan.properties.append(
@@ -386,9 +533,10 @@ def _absolute(
                 "capability where set, capped at the parent maximum",
             )
         )
+        plan.shares.append(PartitionShare(q.name, qpath, part.label, part.model, mins[q.name], maxes[q.name]))
         if part.label is None:
             _queue_extras(plan, q, qpath)
-        _absolute(spec, plan, q, qpath, mins[q.name], maxes[q.name], part, children_of)
+        _absolute(spec, plan, q, qpath, mins[q.name], maxes[q.name], part, tree)
 
 
 def _check_cluster_deserved(spec: Spec, plan: QueuePlan, totals: TypeTotals) -> None:
@@ -416,10 +564,33 @@ def _check_cluster_deserved(spec: Spec, plan: QueuePlan, totals: TypeTotals) -> 
 def partitions(spec: Spec) -> list[Partition]:
     """The default partition, then one per node label (sorted)."""
     labelled = labels_enabled(spec)
-    return [
-        Partition(label, vendor_totals(spec, label_pools(spec, label)), labelled)
-        for label in [None, *cluster_labels(spec)]
-    ]
+    out = []
+    for label in [None, *cluster_labels(spec)]:
+        pools = label_pools(spec, label)
+        model = pools[0].gpu.model if label is not None and pools[0].gpu is not None else None
+        out.append(Partition(label, vendor_totals(spec, pools), labelled, model))
+    return out
+
+
+def gpu_model_access(spec: Spec) -> dict[str, frozenset[str]]:
+    """Queue name → the GPU models whose partitions it may use: those it lists in ``gpuModels``
+    and those any queue below it lists (Hadoop requires a child's labels to be its parent's too)."""
+    children_of = children_by_parent(spec)
+    out: dict[str, frozenset[str]] = {}
+
+    def walk(q: Queue, seen: frozenset[str]) -> frozenset[str]:
+        if q.name in out:
+            return out[q.name]
+        models = {g.model for g in q.gpu_models}
+        for c in children_of.get(q.name, []):
+            if c.name not in seen:
+                models |= walk(c, seen | {c.name})
+        out[q.name] = frozenset(models)
+        return out[q.name]
+
+    for q in spec.queues:
+        walk(q, frozenset({q.name}))
+    return out
 
 
 def plan_queues(spec: Spec) -> QueuePlan:
@@ -437,7 +608,7 @@ def plan_queues(spec: Spec) -> QueuePlan:
         plan.properties += [
             ConfProperty(f"{PREFIX}{ROOT_QUEUE}.queues", DEFAULT_QUEUE, "the spec declares no queues"),
         ]
-        _accessible_labels(spec, plan, f"{ROOT_QUEUE}.{DEFAULT_QUEUE}")
+        _accessible_labels(spec, plan, f"{ROOT_QUEUE}.{DEFAULT_QUEUE}", None, None)
         for part in partitions(spec):
             plan.properties += [
                 ConfProperty(part.key(f"{ROOT_QUEUE}.{DEFAULT_QUEUE}", "capacity"), "100"),
@@ -446,10 +617,15 @@ def plan_queues(spec: Spec) -> QueuePlan:
         return plan
     if not tree_is_sound(spec):
         return plan  # the scheduling check reports the broken tree
-    children_of = children_by_parent(spec)
+    parts = partitions(spec)
+    tree = Tree(
+        children_by_parent(spec),
+        gpu_model_access(spec),
+        {p.model: p.label for p in parts if p.model is not None and p.label is not None},
+    )
     if mode == "percentage":
-        for part in partitions(spec):
-            _percentage(spec, plan, None, ROOT_QUEUE, part, children_of)
+        for part in parts:
+            _percentage(spec, plan, None, ROOT_QUEUE, part, tree)
         return plan
     totals = cluster_totals(spec)
     if not totals.complete:
@@ -468,7 +644,7 @@ def plan_queues(spec: Spec) -> QueuePlan:
         return plan
     if labels_enabled(spec):
         _check_cluster_deserved(spec, plan, totals)
-    for part in partitions(spec):
+    for part in parts:
         pools = label_pools(spec, part.label)
         part_totals = cluster_totals(spec, pools)
         root: Vector = {MEMORY: part_totals.memory_mib, VCORES: part_totals.vcores}
@@ -478,7 +654,7 @@ def plan_queues(spec: Spec) -> QueuePlan:
             # no pool in the default partition: the YARN check reports that one cause, not "0 MiB"
             # and over-committed queues there too (the spec is invalid, so nothing is written)
             continue
-        _absolute(spec, plan, None, ROOT_QUEUE, dict(root), dict(root), part, children_of)
+        _absolute(spec, plan, None, ROOT_QUEUE, dict(root), dict(root), part, tree)
     plan.report_overcommitted()
     return plan
 

@@ -10,8 +10,8 @@ JobManager requests no label). The labels reach YARN by stock mechanisms only:
   and the cluster label list for ``yarn rmadmin -addToClusterNodeLabels``;
 * NodeManagers of a labelled pool: ``yarn.nodemanager.node-labels.provider=config`` and
   ``yarn.nodemanager.node-labels.provider.configured-node-partition=<label>`` (their yarn-site fragment);
-* CapacityScheduler: every queue may use every partition (``accessible-node-labels``) with a
-  per-partition capacity (`accelplane.derive.yarn_capacity`);
+* CapacityScheduler: a queue may use the partitions of the models it lists in ``gpuModels``
+  (``accessible-node-labels``), with a per-partition capacity (`accelplane.derive.yarn_capacity`);
 * Flink: ``yarn.taskmanager.node-label`` (``YarnConfigOptions.TASK_MANAGER_NODE_LABEL``), which
   Flink's ``YarnResourceManagerDriver`` puts on every TaskManager ``ContainerRequest``.
 """

@@ -20,6 +20,9 @@ from accelplane.derive.gpu_resources import (
 )
 from accelplane.derive.queues import queue_parent
 from accelplane.derive.slot_groups import gpu_resources, group_resource, spans_models, standalone_hosts
+from accelplane.derive.yarn_capacity import MEMORY, VCORES, plan_queues
+from accelplane.derive.yarn_labels import label_pools, labels_enabled
+from accelplane.derive.yarn_types import vendor_totals
 from accelplane.errors import SpecError
 from accelplane.model import NodePool, Queue, Spec, is_gpu_resource
 
@@ -115,6 +118,31 @@ class GroupRow:
 
 
 @dataclass(frozen=True)
+class PartitionRow:
+    """One queue in one YARN GPU-model partition (node label), as ``capacity-scheduler.xml`` sets it."""
+
+    label: str
+    model: str
+    queue: str
+    depth: int
+    parent: str | None
+    gpus: int
+    """GPUs of the partition (all NodeManagers with the label)."""
+    capacity_gpus: int | None
+    maximum_gpus: int | None
+    capacity_memory_mib: int | None
+    capacity_vcores: int | None
+    percent: Decimal | None = None
+    """Percentage mode: capacity as a percentage of the parent's share of the partition."""
+
+    def share(self) -> Decimal | None:
+        """Guaranteed GPUs as a percentage of the partition's GPUs."""
+        if self.capacity_gpus is None or self.gpus == 0:
+            return None
+        return Decimal(self.capacity_gpus) * 100 / self.gpus
+
+
+@dataclass(frozen=True)
 class Report:
     """The capacity report of one spec."""
 
@@ -129,6 +157,10 @@ class Report:
     scheduler: str = ""
     """The Kubernetes scheduler enforcing the queues (``volcano``/``yunikorn``; empty off Kubernetes)."""
     warnings: tuple[SpecError, ...] = ()  # the spec's warnings, listed under the tables
+    partitions: tuple[PartitionRow, ...] = ()
+    """YARN with node labels: every queue's figures in every GPU-model partition it may use."""
+    without_partition: tuple[str, ...] = ()
+    """YARN with node labels: the queues that may use no GPU partition."""
 
     def cluster_total(self, resource: str) -> int:
         """Cluster GPUs of ``resource`` over the basis pools (as the scheduler counts them)."""
@@ -257,6 +289,8 @@ def build_report(spec: Spec, warnings: Sequence[SpecError] = ()) -> Report:
     ]
     limited = {row.queue for row in rows}
     without = tuple(q.name for q, _ in _queue_order(spec) if q.name not in limited)
+    parts = partition_rows(spec)
+    with_partition = {r.queue for r in parts}
     return Report(
         spec.name,
         basis,
@@ -268,7 +302,51 @@ def build_report(spec: Spec, warnings: Sequence[SpecError] = ()) -> Report:
         group_rows(spec),
         spec.scheduler if spec.has_platform("kubernetes") else "",
         tuple(warnings),
+        parts,
+        tuple(q.name for q, _ in _queue_order(spec) if parts and q.name not in with_partition),
     )
+
+
+def partition_rows(spec: Spec) -> tuple[PartitionRow, ...]:
+    """Per GPU-model partition (by label) and queue (tree order): the capacities that
+    `accelplane.derive.yarn_capacity.plan_queues` writes; empty without YARN node labels."""
+    if not labels_enabled(spec):
+        return ()
+    plan = plan_queues(spec)
+    if plan.infeasible:
+        return ()
+    order = {q.name: (i, depth, queue_parent(q)) for i, (q, depth) in enumerate(_queue_order(spec))}
+    rows = []
+    for share in plan.shares:
+        if share.label is None or share.model is None:
+            continue
+        gpus = sum(vendor_totals(spec, label_pools(spec, share.label)).values())
+        cap, mx = share.capacity, share.maximum
+        _, depth, parent = order[share.queue]
+        rows.append(
+            PartitionRow(
+                label=share.label,
+                model=share.model,
+                queue=share.queue,
+                depth=depth,
+                parent=parent,
+                gpus=gpus,
+                capacity_gpus=_gpu_dim(cap),
+                maximum_gpus=_gpu_dim(mx),
+                capacity_memory_mib=cap[MEMORY] if cap else None,
+                capacity_vcores=cap[VCORES] if cap else None,
+                percent=Decimal(share.percent) / 100 if share.percent is not None else None,
+            )
+        )
+    rows.sort(key=lambda r: (r.label, order[r.queue][0]))
+    return tuple(rows)
+
+
+def _gpu_dim(vector: dict[str, int] | None) -> int | None:
+    """The GPUs of a capacity vector (every GPU type of a partition counts the same GPUs)."""
+    if vector is None:
+        return None
+    return max((v for d, v in vector.items() if d not in (MEMORY, VCORES)), default=0)
 
 
 def group_rows(spec: Spec) -> tuple[GroupRow, ...]:

@@ -1,5 +1,6 @@
 """The capacity report as a deterministic SVG bar chart built from plain strings (no plotting
-dependency): the queue tree by x offsets, each queue's shares, and its Flink clusters' GPUs.
+dependency): the queue tree by x offsets, each queue's shares, and its Flink clusters' GPUs; with
+YARN node labels also each queue's GPUs per GPU-model partition.
 """
 
 from __future__ import annotations
@@ -41,6 +42,61 @@ def _f(x: Decimal) -> str:
 def label_x(depth: int) -> int:
     """Where the label of a queue at ``depth`` (0 = top level) starts."""
     return LABEL_X + INDENT * depth
+
+
+def _partitions(report: Report, body: list[str], y: int) -> int:
+    """One group per YARN GPU-model partition: each queue's maximum (light) and guaranteed (dark)
+    GPUs of the partition's model, against the partition's GPUs (red line). Returns the next y."""
+    for label in sorted({r.label for r in report.partitions}):
+        rows = [r for r in report.partitions if r.label == label]
+        total = rows[0].gpus
+        scale = Decimal(BAR_WIDTH) / total if total > 0 else Decimal(0)
+        title = f"YARN partition {label} ({rows[0].model}): {total} GPUs"
+        body.append(
+            f'<g class="partition" data-label="{_attr(label)}" data-model="{_attr(rows[0].model)}" '
+            f'data-gpus="{total}">'
+        )
+        body.append(
+            f'<text x="{LABEL_X}" y="{y + 14}" font-size="13" font-weight="bold">{escape(title)}</text>'
+        )
+        y += 22
+        first_row = y
+        for r in rows:
+            x = label_x(r.depth)
+            body.append(f'<g class="queue" data-queue="{_attr(r.queue)}" data-label="{_attr(label)}">')
+            body.append(f'<text x="{x}" y="{y + 16}" font-size="12">{escape(r.queue)}</text>')
+            for field, value, inset, height in (
+                ("capability", r.maximum_gpus, 3, 18),
+                ("deserved", r.capacity_gpus, 7, 10),
+            ):
+                if value is None:
+                    continue
+                what = "maximum" if field == "capability" else "guaranteed"
+                body.append(
+                    f'<rect class="{field}" x="{BAR_X}" y="{y + inset}" width="{_f(Decimal(value) * scale)}" '
+                    f'height="{height}" fill="{COLOURS[field]}" data-value="{value}">'
+                    f"<title>{escape(f'{r.queue} {what}: {value} {r.model} GPUs in {label}')}</title></rect>"
+                )
+            if r.percent is not None:
+                note = f"{show_number(r.percent)}% of the parent's share"
+            else:
+                note = f"guaranteed {r.capacity_gpus} ({show_percent(r.share())}) · max {r.maximum_gpus}"
+            body.append(
+                f'<text x="{BAR_X + BAR_WIDTH + 10}" y="{y + 16}" font-size="11">{escape(note)}</text></g>'
+            )
+            y += ROW_HEIGHT
+        line_x = Decimal(BAR_X) + Decimal(total) * scale
+        body.append(
+            f'<line class="cluster" x1="{_f(line_x)}" y1="{first_row}" x2="{_f(line_x)}" y2="{y}" '
+            f'stroke="{COLOURS["cluster"]}" stroke-dasharray="4 3" data-value="{total}"/>'
+        )
+        body.append("</g>")
+        y += 16
+    if report.without_partition:
+        text = f"Without a GPU partition: {', '.join(report.without_partition)}"
+        body.append(f'<text class="without-partition" x="{LABEL_X}" y="{y + 12}" font-size="11">{escape(text)}</text>')
+        y += 24
+    return y
 
 
 def render_svg(report: Report) -> str:
@@ -115,6 +171,7 @@ def render_svg(report: Report) -> str:
         )
         body.append("</g>")
         y += 16
+    y = _partitions(report, body, y)
     legend = [
         ("capability", "capability"),
         ("deserved", "deserved"),

@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
 from accelplane.display import escape_controls, escape_controls_json, md_text
 from accelplane.finding_output import as_dict, text_line
 from accelplane.quantity import format_quantity
-from accelplane.report.data import FlinkRow, GroupRow, QueueRow, Report
+from accelplane.report.data import FlinkRow, GroupRow, PartitionRow, QueueRow, Report
 
 # -- formatting ----------------------------------------------------------------------------------------
 
@@ -76,6 +77,39 @@ GROUP_HEADER = [
     "GPUs used",
     "Of TaskManager GPUs",
 ]
+
+
+PARTITION_HEADER = [
+    "Partition",
+    "GPU model",
+    "Queue",
+    "GPUs guaranteed",
+    "GPUs max",
+    "Partition GPUs",
+    "Guaranteed %",
+    "Memory, vcores guaranteed",
+]
+PARTITION_TITLE = "YARN GPU partitions (capacity-scheduler.xml, per node label)"
+
+
+def _partition_cells(row: PartitionRow, indent: str) -> list[str]:
+    if row.percent is not None:  # percentage mode: a share of the parent's share
+        guaranteed, maximum, share, rest = f"{show_number(row.percent)}% of parent", "100% of parent", "—", "—"
+    else:
+        guaranteed, maximum = show_number(row.capacity_gpus), show_number(row.maximum_gpus)
+        share = show_percent(row.share())
+        memory = format_quantity(Decimal(row.capacity_memory_mib or 0) * 2**20, binary=True)
+        rest = f"{memory}, {row.capacity_vcores}"
+    return [row.label, row.model, indent * row.depth + row.queue, guaranteed, maximum, str(row.gpus), share, rest]
+
+
+def _partition_lines(
+    report: Report, indent: str, table: Callable[[list[str], list[list[str]]], list[str]]
+) -> list[str]:
+    out = table(PARTITION_HEADER, [_partition_cells(r, indent) for r in report.partitions])
+    if report.without_partition:
+        out += ["", f"Without a GPU partition (CPU-only NodeManagers): {', '.join(report.without_partition)}"]
+    return out
 
 
 def _group_cells(row: GroupRow) -> list[str]:
@@ -159,6 +193,9 @@ def format_text(report: Report) -> str:
     if report.groups:
         out += ["", "Slot groups (GPUs all slots of a group take, of its cluster's TaskManagers' GPUs)"]
         out += ["  " + line for line in _columns(GROUP_HEADER, [_group_cells(r) for r in report.groups])]
+    if report.partitions:
+        out += ["", PARTITION_TITLE]
+        out += [("  " + line).rstrip() for line in _partition_lines(report, "  ", _columns)]
     if report.warnings:
         out += ["", f"Warnings ({len(report.warnings)})"]
         out += [f"  {text_line(w)}" for w in report.warnings]
@@ -190,6 +227,9 @@ def format_markdown(report: Report) -> str:
     if report.groups:
         out += ["", "### Slot groups", ""]
         out += _md_table(GROUP_HEADER, [_group_cells(r) for r in report.groups])
+    if report.partitions:
+        out += ["", f"### {PARTITION_TITLE}", ""]
+        out += [md_text(line) if line.startswith("Without") else line for line in _partition_lines(report, "\u00a0\u00a0", _md_table)]
     if report.warnings:
         out += ["", "### Warnings", ""]
         out += _md_table(
@@ -273,6 +313,22 @@ def to_json(report: Report) -> dict[str, Any]:
             }
             for r in report.groups
         ],
+        "yarn_partitions": [
+            {
+                "label": r.label,
+                "gpu_model": r.model,
+                "queue": r.queue,
+                "depth": r.depth,
+                "partition_gpus": r.gpus,
+                "capacity_gpus": r.capacity_gpus,
+                "maximum_gpus": r.maximum_gpus,
+                "capacity_memory_mib": r.capacity_memory_mib,
+                "capacity_vcores": r.capacity_vcores,
+                "capacity_pct_of_parent": _dec(r.percent),
+            }
+            for r in report.partitions
+        ],
+        "queues_without_yarn_partition": list(report.without_partition),
         **warnings,
     }
 

@@ -1,0 +1,135 @@
+"""Checks of the queues' shares of YARN's GPU-model partitions (``queues[].gpuModels``).
+
+With ``yarn.nodeLabels`` every GPU model's NodeManagers are a partition of their own, and only the
+queues that list the model in ``gpuModels`` may use it (`accelplane.derive.yarn_capacity`). These
+checks find the specs whose GPU shares would silently come to nothing: a model no partition has, a
+GPU amount on a queue that reaches no partition, a Flink cluster whose queue may not use its
+TaskManagers' partition, a partition no queue may use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from accelplane.derive.yarn_capacity import gpu_model_access, partitions
+from accelplane.derive.yarn_labels import label_pools, labels_enabled, taskmanager_label
+from accelplane.derive.yarn_types import vendor_totals, yarn_gpu_clusters
+from accelplane.errors import Problem
+from accelplane.findings import ERROR, WARNING, declare
+from accelplane.model import VENDOR_RESOURCE, Spec
+
+GPU_MODEL_NOT_A_PARTITION = declare(
+    "AP5602",
+    ERROR,
+    "a queue's gpuModels names a GPU model that no YARN node partition has",
+    fix="use the gpu.model of a YARN node pool (each model is a partition with yarn.nodeLabels)",
+)
+GPU_MODELS_WITHOUT_LABELS = declare(
+    "AP5603",
+    WARNING,
+    "gpuModels has no effect without YARN node labels",
+    fix="set yarn.nodeLabels: true (one partition per GPU model) or remove gpuModels",
+)
+GPUS_REACH_NO_PARTITION = declare(
+    "AP5604",
+    ERROR,
+    "a queue's GPU capability/deserved reaches no YARN partition: it lists no gpuModels",
+    fix="list the GPU models it may use: gpuModels: {<gpu.model>: {deserved: N}}",
+)
+FLINK_QUEUE_WITHOUT_PARTITION = declare(
+    "AP5605",
+    ERROR,
+    "a Flink cluster's queue may not use the GPU partition of its TaskManagers",
+    fix="add the TaskManagers' GPU model to the queue's gpuModels",
+)
+PARTITION_WITHOUT_QUEUE = declare(
+    "AP5606",
+    WARNING,
+    "no queue may use a GPU-model partition: its NodeManagers stay idle",
+    fix="list the model in the gpuModels of the queues that should use it",
+)
+DESERVED_OVER_CAPABILITY = declare(
+    "AP5607",
+    WARNING,
+    "gpuModels deserved exceeds capability; the capacity written is the capability",
+    fix="lower deserved to at most capability",
+)
+
+
+def _vendor_of(resource: str) -> str | None:
+    return next((v for v, r in VENDOR_RESOURCE.items() if r == resource), None)
+
+
+def check(spec: Spec) -> Iterator[Problem]:
+    """Problems of the queues' GPU-model partition shares."""
+    with_models = [q for q in spec.queues if q.gpu_models]
+    if not labels_enabled(spec):
+        for q in with_models:
+            yield Problem(
+                (*q.path, "gpuModels"),
+                f"queue {q.name!r} lists gpuModels, which only YARN node partitions use "
+                "(yarn.nodeLabels: true); set yarn.nodeLabels: true or remove gpuModels",
+                GPU_MODELS_WITHOUT_LABELS,
+            )
+        return
+    models = {p.model: p.label for p in partitions(spec) if p.model is not None}
+    for q in with_models:
+        for g in q.gpu_models:
+            if g.model not in models:
+                yield Problem(
+                    g.path,
+                    f"queue {q.name!r}: no YARN node pool has GPUs of model {g.model!r}, so this "
+                    f"share would give nothing; use one of: {', '.join(sorted(models)) or 'none'}",
+                    GPU_MODEL_NOT_A_PARTITION,
+                )
+            elif g.deserved is not None and g.capability is not None and g.deserved > g.capability:
+                yield Problem(
+                    (*g.path, "deserved"),
+                    f"queue {q.name!r}: deserved {g.deserved} {g.model} GPUs exceed its capability "
+                    f"{g.capability}; the capacity written is {g.capability}: lower deserved to at most "
+                    f"{g.capability}",
+                    DESERVED_OVER_CAPABILITY,
+                )
+    access = gpu_model_access(spec)
+    default_vendors = vendor_totals(spec, label_pools(spec, None))
+    for q in spec.queues:
+        if access[q.name]:
+            continue
+        for field in ("deserved", "capability"):
+            for name, amount in getattr(q, field).items:
+                vendor = _vendor_of(name)
+                if not models or vendor is None or amount.value <= 0 or default_vendors.get(vendor, 0) > 0:
+                    continue
+                yield Problem(
+                    (*q.path, field, name),
+                    f"queue {q.name!r} has {field} {name}: {amount.value} but with yarn.nodeLabels "
+                    "every GPU is in a GPU-model partition and the queue lists no gpuModels, so on "
+                    f"YARN it gets no GPU; list the models it may use, e.g. gpuModels: "
+                    f"{{{sorted(models)[0]!r}: {{{field}: {amount.value}}}}}",
+                    GPUS_REACH_NO_PARTITION,
+                )
+    for c in yarn_gpu_clusters(spec):
+        label = taskmanager_label(spec, c)
+        queue = spec.queue(c.queue) if c.queue else None
+        if label is None or queue is None:
+            continue
+        model = next(m for m, lb in models.items() if lb == label)
+        if model not in access[queue.name]:
+            yield Problem(
+                c.field_path("queue"),
+                f"Flink cluster {c.name!r} runs its TaskManagers in partition {label} ({model}) but "
+                f"queue {queue.name!r} may not use it (its gpuModels do not list {model!r}), so YARN "
+                f"never allocates them; add {model!r} to the gpuModels of queue {queue.name!r}",
+                FLINK_QUEUE_WITHOUT_PARTITION,
+            )
+    if spec.queues:
+        used = set().union(*access.values())
+        for model, label in sorted(models.items()):
+            if model not in used:
+                yield Problem(
+                    ("yarn", "nodeLabels"),
+                    f"no queue lists GPU model {model!r} in gpuModels, so no queue may use partition "
+                    f"{label} and its NodeManagers stay idle; add it to the gpuModels of the queues "
+                    "that should use it",
+                    PARTITION_WITHOUT_QUEUE,
+                )

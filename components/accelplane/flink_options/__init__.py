@@ -1,0 +1,168 @@
+"""Flink's own configuration keys per release, and the name a cluster's Flink reads for a key.
+
+The tables beside this file (``<major>.<minor>.tsv``, one per Flink minor release the schema
+accepts and PyPI ships, the newest patch of each) list every ``ConfigOption`` key of that
+release's ``flink-dist`` jar with its fallback and deprecated keys, as Flink declares them. They
+are written by ``tools/flink_options/extract.py`` (provenance in each file's header) and checked
+against the local flink-dist jar by ``tests/flink/test_option_tables.py``.
+
+A key a user writes in ``config`` meets one of these fates for a cluster's Flink version
+(`key_fate`):
+
+* ``readable`` — the version reads it (an option key, or a fallback/deprecated key Flink still reads);
+* ``renamed`` — the version does not read it, but one of its options is the same option under
+  another name (its key or fallback keys meet the key's in another release): the file gets that
+  name (``execution.checkpointing.dir`` → ``state.checkpoints.dir`` on 1.18);
+* ``absent`` — some release knows the key but this one has no such option: the value would be lost;
+* ``unknown`` — no release's flink-dist declares it (connectors, the Table API, user options): left alone;
+* ``unchecked`` — there is no table for the version (1.11, 1.12, releases newer than the tables).
+
+Keys with a ``<placeholder>`` (``metrics.reporter.<name>.factory.class``) are templates and never
+match a user key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Literal, TypeVar
+
+TABLE_DIR = Path(__file__).resolve().parent
+Version = tuple[int, int]
+V = TypeVar("V")
+Fate = Literal["readable", "renamed", "absent", "unknown", "unchecked"]
+
+
+@dataclass(frozen=True)
+class OptionKeys:
+    """One ``ConfigOption``: its key, then the other names Flink reads it under."""
+
+    key: str
+    fallback: tuple[str, ...]
+    deprecated: tuple[str, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every name Flink reads the option under, its key first."""
+        return (self.key, *self.fallback, *self.deprecated)
+
+
+@dataclass(frozen=True)
+class OptionTable:
+    """The options of one Flink release."""
+
+    version: str
+    """The release the table was extracted from (``1.18.1``)."""
+    options: tuple[OptionKeys, ...]
+    owner: dict[str, str]
+    """Every name the release reads → the key of the option it belongs to."""
+
+
+@dataclass(frozen=True)
+class KeyFate:
+    """What a cluster's Flink does with one user key."""
+
+    fate: Fate
+    name: str
+    """The name to write: the version's name for ``renamed``, else the key as written."""
+    table: str | None = None
+    """The release whose table decided (``1.18.1``), None for ``unchecked``."""
+    known_in: tuple[str, ...] = ()
+    """``absent``: the releases whose flink-dist has the key."""
+
+
+def table_versions() -> tuple[Version, ...]:
+    """(major, minor) of every table, oldest first."""
+    found = []
+    for path in TABLE_DIR.glob("*.tsv"):
+        major, minor = path.stem.split(".")
+        found.append((int(major), int(minor)))
+    return tuple(sorted(found))
+
+
+def _parse(text: str) -> OptionTable:
+    version = ""
+    options = []
+    for line in text.splitlines():
+        if line.startswith("#"):
+            if line.startswith("# Flink "):
+                version = line.removeprefix("# Flink ").split(":")[0]
+            continue
+        key, fallback, deprecated = line.split("\t")
+        if "<" in key:
+            continue
+        options.append(
+            OptionKeys(
+                key,
+                tuple(k for k in fallback.split(",") if k and "<" not in k),
+                tuple(k for k in deprecated.split(",") if k and "<" not in k),
+            )
+        )
+    owner: dict[str, str] = {}
+    for o in options:
+        for name in o.names:
+            owner.setdefault(name, o.key)
+    return OptionTable(version, tuple(options), owner)
+
+
+@cache
+def option_table(version: Version) -> OptionTable | None:
+    """The option table of a Flink minor release, None when there is none."""
+    path = TABLE_DIR / f"{version[0]}.{version[1]}.tsv"
+    if not path.is_file():
+        return None
+    return _parse(path.read_text(encoding="utf-8"))
+
+
+@cache
+def _aliases() -> dict[str, frozenset[str]]:
+    """Name → every name of every option (in any release) that reads it: the same option's
+    names across releases."""
+    out: dict[str, set[str]] = {}
+    for v in table_versions():
+        table = option_table(v)
+        assert table is not None
+        for o in table.options:
+            for name in o.names:
+                out.setdefault(name, set()).update(o.names)
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+def key_fate(version: Version, key: str) -> KeyFate:
+    """What a Flink ``version`` does with ``key`` in its configuration (see the module doc)."""
+    table = option_table(version)
+    if table is None:
+        return KeyFate("unchecked", key)
+    if key in table.owner:
+        return KeyFate("readable", key, table.version)
+    aliases = _aliases().get(key)
+    if aliases is None:
+        return KeyFate("unknown", key, table.version)
+    counterparts = sorted({table.owner[a] for a in aliases if a in table.owner})
+    if len(counterparts) == 1:
+        return KeyFate("renamed", counterparts[0], table.version)
+    known = []
+    for v in table_versions():
+        other = option_table(v)
+        assert other is not None
+        if key in other.owner:
+            known.append(other.version)
+    return KeyFate("absent", key, table.version, tuple(known))
+
+
+def resolve_config(version: Version, config: Mapping[str, V]) -> tuple[list[tuple[str, V]], list[tuple[str, str]]]:
+    """``config`` with every renamed key under the name ``version`` reads, sorted by key, and the
+    renames made as ``(new name, key as written)``. A key is not renamed when the spec sets the new
+    name too (`accelplane.checks.flink_versions` reports that clash)."""
+    out: dict[str, V] = {}
+    renamed: list[tuple[str, str]] = []
+    for key, value in config.items():
+        fate = key_fate(version, key)
+        if fate.fate == "renamed" and fate.name not in config and fate.name not in out:
+            out[fate.name] = value
+            renamed.append((fate.name, key))
+        else:
+            out[key] = value
+    return sorted(out.items()), sorted(renamed)
