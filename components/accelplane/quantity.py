@@ -48,7 +48,7 @@ def parse_quantity(value: str | int | float) -> Decimal:
         return Decimal(value)
     if isinstance(value, float):
         return Decimal(repr(value))
-    match = QUANTITY_RE.match(value.strip()) if isinstance(value, str) else None
+    match = QUANTITY_RE.fullmatch(value.strip()) if isinstance(value, str) else None
     if not match or value != value.strip():
         raise QuantityError(f"{value!r} is not a Kubernetes quantity (e.g. 4, 500m, 16Gi, 1e3)")
     try:

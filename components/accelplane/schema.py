@@ -9,13 +9,15 @@ the authority (a document the fast check refuses but jsonschema accepts is valid
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from accelplane.display import short_repr
 from accelplane.errors import PathTuple, Problem
-from accelplane.schema_document import load_schema
+from accelplane.schema_document import load_schema, python_pattern
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -23,12 +25,32 @@ if TYPE_CHECKING:
 
 
 @cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(python_pattern(pattern))
+
+
+def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: dict[str, Any]) -> Iterator[ValidationError]:
+    """jsonschema's ``pattern`` keyword with ECMA-262 semantics: ``$`` is the end of the string.
+
+    jsonschema applies a pattern with Python's ``re.search``, whose ``$`` also matches before a final
+    newline, so ``"flink\\n"`` would pass ``^[a-z]+$``. `python_pattern` is the translation the
+    generated fast validator uses too, so both validators judge every string alike.
+    """
+    from jsonschema.exceptions import ValidationError
+
+    if isinstance(instance, str) and not _compiled(pattern).search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+@cache
 def _validator() -> Draft202012Validator:
     from jsonschema import Draft202012Validator
+    from jsonschema.validators import extend
 
     schema = load_schema()
     Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema)
+    ecma = extend(Draft202012Validator, {"pattern": _ecma_pattern})  # type: ignore[no-untyped-call]
+    return ecma(schema)  # type: ignore[no-any-return]
 
 
 def _extra_keys(error: ValidationError) -> list[str]:
