@@ -10,10 +10,10 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-# The Kubernetes quantity grammar (same regex as the CRD schemas in Volcano).
+# The Kubernetes quantity grammar (the regex of the CRD schemas in Volcano, applied with fullmatch).
 QUANTITY_RE = re.compile(
-    r"^(?P<num>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
-    r"(?P<suffix>[KMGTPE]i|[numkMGTPE]|[eE][+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))?$"
+    r"(?P<num>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
+    r"(?P<suffix>[KMGTPE]i|[numkMGTPE]|[eE][+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))?"
 )
 QUANTITY_PATTERN = QUANTITY_RE.pattern
 

@@ -8,16 +8,22 @@ The converse holds too: both apply every schema pattern through `schema_document
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
-from accelplane.schema import full_problems
+import pytest
+from accelplane.schema import _validator, full_problems
 from accelplane.schema_document import load_schema
 from accelplane.schema_fast import is_valid
+from accelplane.spec_loader import load_spec
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.conftest import EXAMPLE_SPECS
 from tests.fuzz.schema_strategy import spec_documents
 from tests.fuzz.test_fuzz_specs import _corrupt
+from tests.support.hostile import WHITESPACE_VARIANTS, string_sites, with_variant
 
 SCHEMA = load_schema()
 
@@ -36,3 +42,21 @@ def test_fast_validator_never_accepts_an_invalid_document(document: dict[str, An
         assert problems == [], problems
     else:
         assert problems, "fast check refused a document jsonschema accepts"
+
+
+LONG = os.environ.get("ACCELPLANE_FUZZ_PROFILE") == "long"
+
+
+@pytest.mark.parametrize("stack", EXAMPLE_SPECS, ids=lambda p: p.name)
+def test_both_validators_agree_on_the_hostile_corpus(stack: Path) -> None:
+    """Every string leaf and map key of an example stack with a trailing "\\n", a trailing space or
+    a leading space (one variant per site in CI, rotating; all three with the long profile): the
+    generated validator and jsonschema give the same verdict, and a name never passes with a
+    trailing newline (the ``$`` both once read differently)."""
+    data = load_spec(stack).data
+    variants = list(WHITESPACE_VARIANTS.items())
+    for i, site in enumerate(string_sites(data)):
+        for name, variant in variants if LONG else [variants[i % len(variants)]]:
+            document = with_variant(data, site, variant)
+            fast, authority = is_valid(document), _validator().is_valid(document)
+            assert fast == authority, f"{site} {name}: fast {fast}, jsonschema {authority}"

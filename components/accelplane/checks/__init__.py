@@ -19,6 +19,7 @@ from accelplane.checks import (
     references,
     scheduling,
     slot_groups,
+    spec_strings,
     yarn,
 )
 from accelplane.errors import Problem
@@ -38,6 +39,7 @@ CHECKS: tuple[Check, ...] = (
     mig.check,
     flink_state.check,
     namespaces.check,
+    spec_strings.check,
 )
 
 

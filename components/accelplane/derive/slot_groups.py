@@ -123,6 +123,12 @@ class StandaloneHost:
     """(resource name, GPUs per node) for every model the host's pools give it."""
 
 
+def host_script_name(host: str) -> str:
+    """The start script of a standalone host's TaskManagers, ``<host>.sh`` (under
+    ``flink/<cluster>/taskmanagers/``); checks keep it within the file-name limit."""
+    return f"{host}.sh"
+
+
 def standalone_hosts(spec: Spec, cluster: FlinkCluster) -> list[StandaloneHost]:
     """Hosts of a standalone GPU cluster whose pools list them, TaskManagers spread round-robin over
     them (pool, then host order, each host once); empty otherwise. Where the hosts have one GPU
