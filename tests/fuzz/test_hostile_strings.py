@@ -58,6 +58,10 @@ HOSTILE = [
     "del\x7f c1\x85\x9b nonchar\ufffe\uffff",
     "esc\x1b]0;title\x07 \x1b[2J nul\x00",
     "bidi\u202eevil\u202c",
+    # Issue 26: Python's `$` matches before one final newline; surrounding space.
+    "ends-in-newline\n",
+    "trailing-space ",
+    " leading-space",
 ]
 
 Mutation = Callable[[dict[str, Any], str], None]
@@ -272,7 +276,7 @@ def _structure(path: str, text: str) -> Any:
     or XML file; the number of lines of any other file (a script, a legacy flink-conf.yaml): a
     value never adds a line, so it never adds a command or a setting."""
     if path.endswith((".yaml", ".yml", ".json")):
-        return [_shape(doc) for doc in yaml.safe_load_all(text)]
+        return [_shape(doc) for doc in yaml.load_all(text, Loader=yaml.CSafeLoader)]
     if path.endswith(".xml"):
         root = ElementTree.fromstring(text)
         return [(el.tag, sorted(el.attrib), len(el)) for el in root.iter()]
@@ -299,10 +303,7 @@ def test_whitespace_variants_of_every_string(stack: Path, tmp_path: Path) -> Non
     a leading space: never a traceback; a rejection names file and path; an acceptance renders the
     same files with the same structure (a value never becomes a line of YAML, XML or shell)."""
     spec = tmp_path / "spec.yaml"
-    baseline = {
-        path: _structure(path, text)
-        for path, (text, _) in bundle_files(build_all(load_validated(stack).model)).items()
-    }
+    baseline = {path: text for path, (text, _) in bundle_files(build_all(load_validated(stack).model)).items()}
     rejected = accepted = 0
     for label, free_text, document in _variants(stack):
         if not is_valid(document):
@@ -322,5 +323,8 @@ def test_whitespace_variants_of_every_string(stack: Path, tmp_path: Path) -> Non
         files = bundle_files(build_all(validated.model))
         assert sorted(files) == sorted(baseline), f"{label}: the rendered files changed"
         for path, (text, _) in files.items():
-            assert _structure(path, text) == baseline[path], f"{label}: the structure of {path} changed"
+            if text != baseline[path]:
+                assert _structure(path, text) == _structure(path, baseline[path]), (
+                    f"{label}: the structure of {path} changed"
+                )
     assert rejected and accepted, (rejected, accepted)
