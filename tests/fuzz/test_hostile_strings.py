@@ -328,3 +328,29 @@ def test_whitespace_variants_of_every_string(stack: Path, tmp_path: Path) -> Non
                     f"{label}: the structure of {path} changed"
                 )
     assert rejected and accepted, (rejected, accepted)
+
+
+LOADER_KEYS = frozenset({"extends", "$remove", "$schema"})
+"""Strings the loader consumes before the merged document exists (so `load_spec(...).data` has none)."""
+
+
+def test_whitespace_variants_of_loader_strings(stacks_copy: Path) -> None:
+    """`extends` entries and `$remove` keys of every example stack file, with the same variants:
+    refused with a located error (a base path with a newline or space is no base)."""
+    checked = 0
+    for stack in EXAMPLE_SPECS:
+        original = stack.read_text(encoding="utf-8")
+        doc = yaml.safe_load(original)
+        try:
+            for site in string_sites(doc):
+                if not LOADER_KEYS & {p for p in site.path if isinstance(p, str)}:
+                    continue
+                for name, variant in WHITESPACE_VARIANTS.items():
+                    write_spec(stacks_copy, with_variant(doc, site, variant), stack.name)
+                    with pytest.raises(SpecErrors) as exc:
+                        load_validated(stacks_copy / stack.name)
+                    assert all(e.path and e.message for e in exc.value.errors), (site, name)
+                    checked += 1
+        finally:
+            (stacks_copy / stack.name).write_text(original, encoding="utf-8")
+    assert checked
