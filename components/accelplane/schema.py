@@ -4,7 +4,9 @@ Two validators, one schema. `accelplane.schema_fast` (generated ahead of time fr
 `accelplane.schema_codegen`, imports only ``re``) answers first; a valid spec — the common case,
 and every cold `accelplane validate`/`render` of a working stack — never imports jsonschema. Only
 when it says "invalid" does jsonschema run, to report every error at once with its path; it is
-the authority (a document the fast check refuses but jsonschema accepts is valid).
+the authority (a document the fast check refuses but jsonschema accepts is valid). Both apply the
+schema's ECMA-262 patterns through `schema_document.python_pattern` (``$`` is the end of the string,
+never before a final newline), so they agree on every document (tests/fuzz/test_schema_fast_agrees.py).
 """
 
 from __future__ import annotations
