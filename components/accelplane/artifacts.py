@@ -45,7 +45,13 @@ class K8sObject:
     @property
     def filename(self) -> str:
         """Deterministic file name under ``kubernetes/``: ``<kind>_<namespace>_<name>.yaml`` (namespace empty when cluster-scoped)."""
-        return f"{self.kind.lower()}_{self.namespace or CLUSTER_SCOPED}_{self.name}.yaml"
+        return object_file_name(self.kind, self.namespace, self.name)
+
+
+def object_file_name(kind: str, namespace: str | None, name: str) -> str:
+    """The file a Kubernetes object is rendered to under ``kubernetes/``: ``<kind>_<namespace>_<name>.yaml``
+    (namespace empty when cluster-scoped); checks ask it to keep file names within their limit."""
+    return f"{kind.lower()}_{namespace or CLUSTER_SCOPED}_{name}.yaml"
 
 
 @dataclass(frozen=True)

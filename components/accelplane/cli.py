@@ -60,8 +60,8 @@ def _print_warnings(warnings: Sequence[SpecError]) -> None:
         sys.stderr.write(text_report(warnings))
 
 
-PULUMI_STACK_FILE = re.compile(r"^Pulumi\.(?P<stack>.+)\.ya?ml$")
-PULUMI_PROJECT_FILE = re.compile(r"^Pulumi\.ya?ml$")
+PULUMI_STACK_FILE = re.compile(r"Pulumi\.(?P<stack>.+)\.ya?ml")
+PULUMI_PROJECT_FILE = re.compile(r"Pulumi\.ya?ml")
 
 
 def _stack_spec(stack_file: str) -> str:
@@ -120,11 +120,11 @@ def _validate_targets(paths: list[str], quiet: bool) -> tuple[list[str], bool]:
     for path in paths:
         base = os.path.basename(path)
         target = path
-        if PULUMI_PROJECT_FILE.match(base):
+        if PULUMI_PROJECT_FILE.fullmatch(base):
             if not quiet:
                 print(f"{path}: Pulumi project file, not a cluster spec (skipped)")
             continue
-        if PULUMI_STACK_FILE.match(base):
+        if PULUMI_STACK_FILE.fullmatch(base):
             try:
                 target = _stack_spec(path)
             except SpecErrors as exc:

@@ -18,12 +18,12 @@ from typing import Any
 from accelplane.errors import PathTuple, format_path
 from accelplane.spec_loader import LoadedSpec, Origin
 
-_PLAIN_KEY = re.compile(r"^[A-Za-z$][A-Za-z0-9_.\-/$]*$")
+_PLAIN_KEY = re.compile(r"[A-Za-z$][A-Za-z0-9_.\-/$]*")
 _RESERVED = {"y", "n", "yes", "no", "on", "off", "true", "false", "null"}
 
 
 def _key(key: str) -> str:
-    if _PLAIN_KEY.match(key) and key.lower() not in _RESERVED:
+    if _PLAIN_KEY.fullmatch(key) and key.lower() not in _RESERVED:
         return key
     return json.dumps(key, ensure_ascii=True)
 

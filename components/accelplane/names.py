@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import re
 
-DNS1123_LABEL_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-DNS1123_SUBDOMAIN_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+DNS1123_LABEL_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+DNS1123_SUBDOMAIN_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 # Kubernetes extended resource names: optional DNS-subdomain prefix + "/" + name part.
 RESOURCE_NAME_RE = re.compile(
-    r"^(?:[a-z0-9]([-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
+    r"(?:[a-z0-9]([-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?"
 )
 # Hadoop ResourceUtils rule: optional namespace of dot-separated alnum/dash groups + "/", then a
 # letter followed by [A-Za-z0-9_.-]*.
 YARN_RESOURCE_NAME_RE = re.compile(
-    r"^(?:(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?/)?[A-Za-z][A-Za-z0-9_.-]*$"
+    r"(?:(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?/)?[A-Za-z][A-Za-z0-9_.-]*"
 )
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "accelplane"}
@@ -28,12 +28,12 @@ GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
 
 def is_dns1123_label(name: str) -> bool:
     """True when ``name`` is a valid DNS-1123 label (≤ 63 chars): namespaces, containers, queues."""
-    return len(name) <= 63 and bool(DNS1123_LABEL_RE.match(name))
+    return len(name) <= 63 and bool(DNS1123_LABEL_RE.fullmatch(name))
 
 
 def is_dns1123_subdomain(name: str) -> bool:
     """True when ``name`` is a valid DNS-1123 subdomain (≤ 253 chars): most object names."""
-    return len(name) <= 253 and bool(DNS1123_SUBDOMAIN_RE.match(name))
+    return len(name) <= 253 and bool(DNS1123_SUBDOMAIN_RE.fullmatch(name))
 
 
 def normalize_gpu_model(model: str) -> str:
@@ -48,7 +48,7 @@ def normalize_gpu_model(model: str) -> str:
 
 
 _GFD_DROP_RE = re.compile(r"[^A-Za-z0-9_. -]")
-LABEL_VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+LABEL_VALUE_RE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
 
 
 def _gfd_sanitise(part: str) -> str:
@@ -79,9 +79,9 @@ def gfd_product_label(model: str, *, mig_profile: str | None = None, shared: boo
 
 def is_label_value(value: str) -> bool:
     """True when ``value`` is a valid Kubernetes label value (≤ 63 chars, alnum at both ends)."""
-    return len(value) <= 63 and bool(LABEL_VALUE_RE.match(value))
+    return len(value) <= 63 and bool(LABEL_VALUE_RE.fullmatch(value))
 
 
 def is_valid_yarn_resource_name(name: str) -> bool:
     """True when Hadoop's ResourceUtils would accept ``name`` as a resource type name."""
-    return bool(YARN_RESOURCE_NAME_RE.match(name))
+    return bool(YARN_RESOURCE_NAME_RE.fullmatch(name))

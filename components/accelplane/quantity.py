@@ -10,10 +10,10 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-# The Kubernetes quantity grammar (same regex as the CRD schemas in Volcano).
+# The Kubernetes quantity grammar (the regex of the CRD schemas in Volcano, applied with fullmatch).
 QUANTITY_RE = re.compile(
-    r"^(?P<num>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
-    r"(?P<suffix>[KMGTPE]i|[numkMGTPE]|[eE][+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))?$"
+    r"(?P<num>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
+    r"(?P<suffix>[KMGTPE]i|[numkMGTPE]|[eE][+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))?"
 )
 QUANTITY_PATTERN = QUANTITY_RE.pattern
 
@@ -48,7 +48,7 @@ def parse_quantity(value: str | int | float) -> Decimal:
         return Decimal(value)
     if isinstance(value, float):
         return Decimal(repr(value))
-    match = QUANTITY_RE.match(value.strip()) if isinstance(value, str) else None
+    match = QUANTITY_RE.fullmatch(value.strip()) if isinstance(value, str) else None
     if not match or value != value.strip():
         raise QuantityError(f"{value!r} is not a Kubernetes quantity (e.g. 4, 500m, 16Gi, 1e3)")
     try:

@@ -4,11 +4,15 @@ Two validators, one schema. `accelplane.schema_fast` (generated ahead of time fr
 `accelplane.schema_codegen`, imports only ``re``) answers first; a valid spec — the common case,
 and every cold `accelplane validate`/`render` of a working stack — never imports jsonschema. Only
 when it says "invalid" does jsonschema run, to report every error at once with its path; it is
-the authority (a document the fast check refuses but jsonschema accepts is valid).
+the authority (a document the fast check refuses but jsonschema accepts is valid). Both apply the
+schema's ECMA-262 patterns through `schema_document.python_pattern` (``$`` is the end of the string,
+never before a final newline), so they agree on every document (tests/fuzz/test_schema_fast_agrees.py).
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -16,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from accelplane.display import short_repr
 from accelplane.errors import PathTuple, Problem
 from accelplane.findings import ERROR, Finding, declare
-from accelplane.schema_document import load_schema
+from accelplane.schema_document import load_schema, python_pattern
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -87,12 +91,32 @@ def schema_finding(keyword: str) -> Finding:
 
 
 @cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(python_pattern(pattern))
+
+
+def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: dict[str, Any]) -> Iterator[ValidationError]:
+    """jsonschema's ``pattern`` keyword with ECMA-262 semantics: ``$`` is the end of the string.
+
+    jsonschema applies a pattern with Python's ``re.search``, whose ``$`` also matches before a final
+    newline, so ``"flink\\n"`` would pass ``^[a-z]+$``. `python_pattern` is the translation the
+    generated fast validator uses too, so both validators judge every string alike.
+    """
+    from jsonschema.exceptions import ValidationError
+
+    if isinstance(instance, str) and not _compiled(pattern).search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+@cache
 def _validator() -> Draft202012Validator:
     from jsonschema import Draft202012Validator
+    from jsonschema.validators import extend
 
     schema = load_schema()
     Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema)
+    ecma = extend(Draft202012Validator, {"pattern": _ecma_pattern})  # type: ignore[no-untyped-call]
+    return ecma(schema)  # type: ignore[no-any-return]
 
 
 def _extra_keys(error: ValidationError) -> list[str]:

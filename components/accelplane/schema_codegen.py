@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from accelplane.schema_document import load_schema
+from accelplane.schema_document import load_schema, python_pattern
 
 TARGET = Path(__file__).with_name("schema_fast.py")
 
@@ -61,26 +61,18 @@ def is_valid(data: object) -> bool:
     return True
 '''
 
-# A `$` inside a character class is a literal dollar; fastjsonschema rewrites every unescaped `$`
-# into `\\Z` (end of string), which is an invalid escape inside a class. Escaping it keeps the
-# meaning in Python's and ECMA-262's syntax alike.
-_CLASS = re.compile(r"\[(?:\\.|[^\]\\])*\]")
-
-
-def _escape_class_dollars(pattern: str) -> str:
-    return _CLASS.sub(lambda m: re.sub(r"(?<!\\)\$", r"\\$", m.group(0)), pattern)
-
-
 # Each generated `raise` carries the schema fragment it failed on (kilobytes per line); the fast
 # path only needs to know *that* a document is invalid, so the raises are reduced to one word.
-_RAISE = re.compile(r"^(\s*)raise JsonSchemaValueException\(.*\)$")
+_RAISE = re.compile(r"^(\s*)raise JsonSchemaValueException\(.*\)\Z")
 
 
 def _prepared(node: Any) -> Any:
     if isinstance(node, dict):
         out = {k: _prepared(v) for k, v in node.items()}
         if isinstance(out.get("pattern"), str):
-            out["pattern"] = _escape_class_dollars(out["pattern"])
+            # ECMA-262 `$` (end of input), the same translation jsonschema's pattern keyword uses in
+            # `accelplane.schema`; fastjsonschema's own `$` → `\\Z` rewrite then finds nothing to do.
+            out["pattern"] = python_pattern(out["pattern"])
         return out
     if isinstance(node, list):
         return [_prepared(v) for v in node]

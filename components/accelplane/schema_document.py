@@ -45,3 +45,34 @@ def schema_default(path: str) -> Any:
     """The ``default`` the schema declares for the property at ``path`` (see `property_schema`);
     a KeyError when it declares none, so a typo can never silently become ``None``."""
     return property_schema(path)["default"]
+
+
+def python_pattern(pattern: str) -> str:
+    """The Python regex that means what the ECMA-262 ``pattern`` of the schema means.
+
+    JSON Schema patterns are ECMA-262 regexes, where ``$`` (no multiline flag) matches only at the
+    very end of the input. Python's ``$`` also matches before a final ``"\\n"``, so ``"flink\\n"``
+    would satisfy ``^[a-z]+$`` under ``re.search``. Every ``$`` outside a character class becomes
+    ``\\Z`` (end of string); a ``$`` inside a class is a literal dollar and is escaped, which keeps
+    its meaning in both syntaxes. Both validators (jsonschema as the authority, and the generated
+    `accelplane.schema_fast`) apply the schema's patterns through this one translation, so they
+    agree on every string by construction.
+    """
+    out: list[str] = []
+    i, in_class = 0, False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+            out.append("\\$" if ch == "$" else ch)
+        elif ch == "[":
+            in_class = True
+            out.append(ch)
+        else:
+            out.append("\\Z" if ch == "$" else ch)
+        i += 1
+    return "".join(out)

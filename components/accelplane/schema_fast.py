@@ -28,32 +28,32 @@ import re
 
 
 REGEX_PATTERNS = {
-    '^1\\.[0-9]{2}$': re.compile('^1\\.[0-9]{2}\\Z'),
-    '^1\\.[0-9]+$': re.compile('^1\\.[0-9]+\\Z'),
-    '^0[0-7]{3}$': re.compile('^0[0-7]{3}\\Z'),
-    '^[0-9]+(\\.[0-9]+)*$': re.compile('^[0-9]+(\\.[0-9]+)*\\Z'),
-    '^AP[1-9][0-9]{3}$': re.compile('^AP[1-9][0-9]{3}\\Z'),
-    '^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*(:(?!latest$)[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[a-f0-9]{64})$': re.compile('^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*(:(?!latest\\Z)[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[a-f0-9]{64})\\Z'),
-    '^[a-z_][a-z0-9_-]{0,31}$': re.compile('^[a-z_][a-z0-9_-]{0,31}\\Z'),
-    '^[A-Za-z0-9][A-Za-z0-9_.-]*$': re.compile('^[A-Za-z0-9][A-Za-z0-9_.-]*\\Z'),
-    '^/[A-Za-z0-9_./-]*$': re.compile('^/[A-Za-z0-9_./-]*\\Z'),
-    '^[a-z]([-a-z0-9]*[a-z0-9])?$': re.compile('^[a-z]([-a-z0-9]*[a-z0-9])?\\Z'),
-    '^[A-Za-z0-9][A-Za-z0-9 ._()-]*$': re.compile('^[A-Za-z0-9][A-Za-z0-9 ._()-]*\\Z'),
-    '^\\+?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$': re.compile('^\\+?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?\\Z'),
-    '^[A-Za-z][A-Za-z0-9+.-]*:[^\\s]+$': re.compile('^[A-Za-z][A-Za-z0-9+.-]*:[^\\s]+\\Z'),
-    '^[A-Za-z_\\$][A-Za-z0-9_\\$]*(\\.[A-Za-z_\\$][A-Za-z0-9_\\$]*)*$': re.compile('^[A-Za-z_\\$][A-Za-z0-9_\\$]*(\\.[A-Za-z_\\$][A-Za-z0-9_\\$]*)*\\Z'),
-    '^[A-Za-z0-9][A-Za-z0-9_.\\-]*$': re.compile('^[A-Za-z0-9][A-Za-z0-9_.\\-]*\\Z'),
-    '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$': re.compile('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?\\Z'),
-    '^(1\\.(1[1-9]|[2-9][0-9])|2\\.[0-9]+)(\\.[0-9]+)?$': re.compile('^(1\\.(1[1-9]|[2-9][0-9])|2\\.[0-9]+)(\\.[0-9]+)?\\Z'),
-    '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$': re.compile('^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\Z'),
-    '^sha256:[a-f0-9]{64}$': re.compile('^sha256:[a-f0-9]{64}\\Z'),
-    '^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*$': re.compile('^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*\\Z'),
-    '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$': re.compile('^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}\\Z'),
-    '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$': re.compile('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?\\Z'),
-    '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$': re.compile('^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\\Z'),
-    '^[1-8]g\\.[0-9]+gb(\\+me)?$': re.compile('^[1-8]g\\.[0-9]+gb(\\+me)?\\Z'),
-    '^[0-9]+:[0-9]+$': re.compile('^[0-9]+:[0-9]+\\Z'),
-    '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$': re.compile('^[a-z0-9]([-a-z0-9]*[a-z0-9])?\\Z')
+    '^1\\.[0-9]{2}\\Z': re.compile('^1\\.[0-9]{2}\\Z'),
+    '^1\\.[0-9]+\\Z': re.compile('^1\\.[0-9]+\\Z'),
+    '^0[0-7]{3}\\Z': re.compile('^0[0-7]{3}\\Z'),
+    '^[0-9]+(\\.[0-9]+)*\\Z': re.compile('^[0-9]+(\\.[0-9]+)*\\Z'),
+    '^AP[1-9][0-9]{3}\\Z': re.compile('^AP[1-9][0-9]{3}\\Z'),
+    '^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*(:(?!latest\\Z)[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[a-f0-9]{64})\\Z': re.compile('^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*(:(?!latest\\Z)[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[a-f0-9]{64})\\Z'),
+    '^[a-z_][a-z0-9_-]{0,31}\\Z': re.compile('^[a-z_][a-z0-9_-]{0,31}\\Z'),
+    '^[A-Za-z0-9][A-Za-z0-9_.-]*\\Z': re.compile('^[A-Za-z0-9][A-Za-z0-9_.-]*\\Z'),
+    '^/[A-Za-z0-9_./-]*\\Z': re.compile('^/[A-Za-z0-9_./-]*\\Z'),
+    '^[a-z]([-a-z0-9]*[a-z0-9])?\\Z': re.compile('^[a-z]([-a-z0-9]*[a-z0-9])?\\Z'),
+    '^[A-Za-z0-9]([A-Za-z0-9 ._()-]*[A-Za-z0-9)])?\\Z': re.compile('^[A-Za-z0-9]([A-Za-z0-9 ._()-]*[A-Za-z0-9)])?\\Z'),
+    '^\\+?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?\\Z': re.compile('^\\+?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?\\Z'),
+    '^[A-Za-z][A-Za-z0-9+.-]*:[^\\s]+\\Z': re.compile('^[A-Za-z][A-Za-z0-9+.-]*:[^\\s]+\\Z'),
+    '^[A-Za-z_\\$][A-Za-z0-9_\\$]*(\\.[A-Za-z_\\$][A-Za-z0-9_\\$]*)*\\Z': re.compile('^[A-Za-z_\\$][A-Za-z0-9_\\$]*(\\.[A-Za-z_\\$][A-Za-z0-9_\\$]*)*\\Z'),
+    '^[A-Za-z0-9][A-Za-z0-9_.\\-]*\\Z': re.compile('^[A-Za-z0-9][A-Za-z0-9_.\\-]*\\Z'),
+    '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?\\Z': re.compile('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?\\Z'),
+    '^(1\\.(1[1-9]|[2-9][0-9])|2\\.[0-9]+)(\\.[0-9]+)?\\Z': re.compile('^(1\\.(1[1-9]|[2-9][0-9])|2\\.[0-9]+)(\\.[0-9]+)?\\Z'),
+    '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\Z': re.compile('^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\Z'),
+    '^sha256:[a-f0-9]{64}\\Z': re.compile('^sha256:[a-f0-9]{64}\\Z'),
+    '^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*\\Z': re.compile('^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*\\Z'),
+    '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}\\Z': re.compile('^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}\\Z'),
+    '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?\\Z': re.compile('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?\\Z'),
+    '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\\Z': re.compile('^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\\Z'),
+    '^[1-8]g\\.[0-9]+gb(\\+me)?\\Z': re.compile('^[1-8]g\\.[0-9]+gb(\\+me)?\\Z'),
+    '^[0-9]+:[0-9]+\\Z': re.compile('^[0-9]+:[0-9]+\\Z'),
+    '^[a-z0-9]([-a-z0-9]*[a-z0-9])?\\Z': re.compile('^[a-z0-9]([-a-z0-9]*[a-z0-9])?\\Z')
 }
 
 NoneType = type(None)
@@ -165,7 +165,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json(data, custom_formats
                     if not isinstance(data__kubernetes__version, (str)):
                         raise JsonSchemaValueException('invalid')
                     if isinstance(data__kubernetes__version, str):
-                        if not REGEX_PATTERNS['^1\\.[0-9]{2}$'].search(data__kubernetes__version):
+                        if not REGEX_PATTERNS['^1\\.[0-9]{2}\\Z'].search(data__kubernetes__version):
                             raise JsonSchemaValueException('invalid')
                 else: data__kubernetes["version"] = '1.34'
                 if data__kubernetes_keys:
@@ -336,7 +336,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json(data, custom_formats
                     if not isinstance(data__volcano__version, (str)):
                         raise JsonSchemaValueException('invalid')
                     if isinstance(data__volcano__version, str):
-                        if not REGEX_PATTERNS['^1\\.[0-9]+$'].search(data__volcano__version):
+                        if not REGEX_PATTERNS['^1\\.[0-9]+\\Z'].search(data__volcano__version):
                             raise JsonSchemaValueException('invalid')
                 else: data__volcano["version"] = '1.15'
                 if data__volcano_keys:
@@ -522,7 +522,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json(data, custom_formats
                     if not isinstance(data__discovery__fileMode, (str)):
                         raise JsonSchemaValueException('invalid')
                     if isinstance(data__discovery__fileMode, str):
-                        if not REGEX_PATTERNS['^0[0-7]{3}$'].search(data__discovery__fileMode):
+                        if not REGEX_PATTERNS['^0[0-7]{3}\\Z'].search(data__discovery__fileMode):
                             raise JsonSchemaValueException('invalid')
                 else: data__discovery["fileMode"] = '0660'
                 if "user" in data__discovery_keys:
@@ -555,7 +555,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json(data, custom_formats
                     if not isinstance(data__nodeImage__nvidiaMlPyVersion, (str)):
                         raise JsonSchemaValueException('invalid')
                     if isinstance(data__nodeImage__nvidiaMlPyVersion, str):
-                        if not REGEX_PATTERNS['^[0-9]+(\\.[0-9]+)*$'].search(data__nodeImage__nvidiaMlPyVersion):
+                        if not REGEX_PATTERNS['^[0-9]+(\\.[0-9]+)*\\Z'].search(data__nodeImage__nvidiaMlPyVersion):
                             raise JsonSchemaValueException('invalid')
                 else: data__nodeImage["nvidiaMlPyVersion"] = '12.575.51'
                 if "image" in data__nodeImage_keys:
@@ -595,7 +595,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json(data, custom_formats
                                     if not isinstance(data__lint__ignore_item__code, (str)):
                                         raise JsonSchemaValueException('invalid')
                                     if isinstance(data__lint__ignore_item__code, str):
-                                        if not REGEX_PATTERNS['^AP[1-9][0-9]{3}$'].search(data__lint__ignore_item__code):
+                                        if not REGEX_PATTERNS['^AP[1-9][0-9]{3}\\Z'].search(data__lint__ignore_item__code):
                                             raise JsonSchemaValueException('invalid')
                                 if "path" in data__lint__ignore_item_keys:
                                     data__lint__ignore_item_keys.remove("path")
@@ -629,7 +629,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_pinnedimage(d
     if not isinstance(data, (str)):
         raise JsonSchemaValueException('invalid')
     if isinstance(data, str):
-        if not REGEX_PATTERNS['^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*(:(?!latest$)[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[a-f0-9]{64})$'].search(data):
+        if not REGEX_PATTERNS['^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*(:(?!latest\\Z)[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[a-f0-9]{64})\\Z'].search(data):
             raise JsonSchemaValueException('invalid')
     return data
 
@@ -637,7 +637,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_posixname(dat
     if not isinstance(data, (str)):
         raise JsonSchemaValueException('invalid')
     if isinstance(data, str):
-        if not REGEX_PATTERNS['^[a-z_][a-z0-9_-]{0,31}$'].search(data):
+        if not REGEX_PATTERNS['^[a-z_][a-z0-9_-]{0,31}\\Z'].search(data):
             raise JsonSchemaValueException('invalid')
     return data
 
@@ -645,7 +645,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_relname(data,
     if not isinstance(data, (str)):
         raise JsonSchemaValueException('invalid')
     if isinstance(data, str):
-        if not REGEX_PATTERNS['^[A-Za-z0-9][A-Za-z0-9_.-]*$'].search(data):
+        if not REGEX_PATTERNS['^[A-Za-z0-9][A-Za-z0-9_.-]*\\Z'].search(data):
             raise JsonSchemaValueException('invalid')
     return data
 
@@ -656,7 +656,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_abspath(data,
         data_len = len(data)
         if data_len > 4096:
             raise JsonSchemaValueException('invalid')
-        if not REGEX_PATTERNS['^/[A-Za-z0-9_./-]*$'].search(data):
+        if not REGEX_PATTERNS['^/[A-Za-z0-9_./-]*\\Z'].search(data):
             raise JsonSchemaValueException('invalid')
     return data
 
@@ -730,7 +730,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_flinkcluster(
                     raise JsonSchemaValueException('invalid')
                 if data__name_len > 45:
                     raise JsonSchemaValueException('invalid')
-                if not REGEX_PATTERNS['^[a-z]([-a-z0-9]*[a-z0-9])?$'].search(data__name):
+                if not REGEX_PATTERNS['^[a-z]([-a-z0-9]*[a-z0-9])?\\Z'].search(data__name):
                     raise JsonSchemaValueException('invalid')
         if "$remove" in data_keys:
             data_keys.remove("$remove")
@@ -829,7 +829,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_slotgroup(dat
                     raise JsonSchemaValueException('invalid')
                 if data__name_len > 63:
                     raise JsonSchemaValueException('invalid')
-                if not REGEX_PATTERNS['^[A-Za-z0-9][A-Za-z0-9_.-]*$'].search(data__name):
+                if not REGEX_PATTERNS['^[A-Za-z0-9][A-Za-z0-9_.-]*\\Z'].search(data__name):
                     raise JsonSchemaValueException('invalid')
         if "slots" in data_keys:
             data_keys.remove("slots")
@@ -876,7 +876,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_slotgroup(dat
                     raise JsonSchemaValueException('invalid')
                 if data__gpuModel_len > 100:
                     raise JsonSchemaValueException('invalid')
-                if not REGEX_PATTERNS['^[A-Za-z0-9][A-Za-z0-9 ._()-]*$'].search(data__gpuModel):
+                if not REGEX_PATTERNS['^[A-Za-z0-9]([A-Za-z0-9 ._()-]*[A-Za-z0-9)])?\\Z'].search(data__gpuModel):
                     raise JsonSchemaValueException('invalid')
         if data_keys:
             raise JsonSchemaValueException('invalid')
@@ -907,7 +907,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_quantity(data
             if not isinstance(data, (str)):
                 raise JsonSchemaValueException('invalid')
             if isinstance(data, str):
-                if not REGEX_PATTERNS['^\\+?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$'].search(data):
+                if not REGEX_PATTERNS['^\\+?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?\\Z'].search(data):
                     raise JsonSchemaValueException('invalid')
             data_any_of_count1 += 1
         except (JsonSchemaValueException, JsonSchemaValuesException): pass
@@ -932,7 +932,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_job(data, cus
                     raise JsonSchemaValueException('invalid')
                 if data__jarURI_len > 2048:
                     raise JsonSchemaValueException('invalid')
-                if not REGEX_PATTERNS['^[A-Za-z][A-Za-z0-9+.-]*:[^\\s]+$'].search(data__jarURI):
+                if not REGEX_PATTERNS['^[A-Za-z][A-Za-z0-9+.-]*:[^\\s]+\\Z'].search(data__jarURI):
                     raise JsonSchemaValueException('invalid')
         if "entryClass" in data_keys:
             data_keys.remove("entryClass")
@@ -940,7 +940,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_job(data, cus
             if not isinstance(data__entryClass, (str)):
                 raise JsonSchemaValueException('invalid')
             if isinstance(data__entryClass, str):
-                if not REGEX_PATTERNS['^[A-Za-z_\\$][A-Za-z0-9_\\$]*(\\.[A-Za-z_\\$][A-Za-z0-9_\\$]*)*$'].search(data__entryClass):
+                if not REGEX_PATTERNS['^[A-Za-z_\\$][A-Za-z0-9_\\$]*(\\.[A-Za-z_\\$][A-Za-z0-9_\\$]*)*\\Z'].search(data__entryClass):
                     raise JsonSchemaValueException('invalid')
         if "args" in data_keys:
             data_keys.remove("args")
@@ -992,7 +992,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_flinksettings
             for data_key in data:
                 try:
                     if isinstance(data_key, str):
-                        if not REGEX_PATTERNS['^[A-Za-z0-9][A-Za-z0-9_.\\-]*$'].search(data_key):
+                        if not REGEX_PATTERNS['^[A-Za-z0-9][A-Za-z0-9_.\\-]*\\Z'].search(data_key):
                             raise JsonSchemaValueException('invalid')
                 except (JsonSchemaValueException, JsonSchemaValuesException):
                     data_property_names = False
@@ -1143,7 +1143,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_gpurequest(da
                     raise JsonSchemaValueException('invalid')
                 if data__model_len > 100:
                     raise JsonSchemaValueException('invalid')
-                if not REGEX_PATTERNS['^[A-Za-z0-9][A-Za-z0-9 ._()-]*$'].search(data__model):
+                if not REGEX_PATTERNS['^[A-Za-z0-9]([A-Za-z0-9 ._()-]*[A-Za-z0-9)])?\\Z'].search(data__model):
                     raise JsonSchemaValueException('invalid')
         if "resource" in data_keys:
             data_keys.remove("resource")
@@ -1151,7 +1151,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_gpurequest(da
             if not isinstance(data__resource, (str)):
                 raise JsonSchemaValueException('invalid')
             if isinstance(data__resource, str):
-                if not REGEX_PATTERNS['^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$'].search(data__resource):
+                if not REGEX_PATTERNS['^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?\\Z'].search(data__resource):
                     raise JsonSchemaValueException('invalid')
         if data_keys:
             raise JsonSchemaValueException('invalid')
@@ -1218,7 +1218,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_flinksettings
     if not isinstance(data, (str)):
         raise JsonSchemaValueException('invalid')
     if isinstance(data, str):
-        if not REGEX_PATTERNS['^(1\\.(1[1-9]|[2-9][0-9])|2\\.[0-9]+)(\\.[0-9]+)?$'].search(data):
+        if not REGEX_PATTERNS['^(1\\.(1[1-9]|[2-9][0-9])|2\\.[0-9]+)(\\.[0-9]+)?\\Z'].search(data):
             raise JsonSchemaValueException('invalid')
     return data
 
@@ -1234,7 +1234,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_flinksettings
             if not isinstance(data__version, (str)):
                 raise JsonSchemaValueException('invalid')
             if isinstance(data__version, str):
-                if not REGEX_PATTERNS['^(1\\.(1[1-9]|[2-9][0-9])|2\\.[0-9]+)(\\.[0-9]+)?$'].search(data__version):
+                if not REGEX_PATTERNS['^(1\\.(1[1-9]|[2-9][0-9])|2\\.[0-9]+)(\\.[0-9]+)?\\Z'].search(data__version):
                     raise JsonSchemaValueException('invalid')
         else: data["version"] = '1.20'
         if "image" in data_keys:
@@ -1307,7 +1307,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_flinksettings
                     for data__config_key in data__config:
                         try:
                             if isinstance(data__config_key, str):
-                                if not REGEX_PATTERNS['^[A-Za-z0-9][A-Za-z0-9_.\\-]*$'].search(data__config_key):
+                                if not REGEX_PATTERNS['^[A-Za-z0-9][A-Za-z0-9_.\\-]*\\Z'].search(data__config_key):
                                     raise JsonSchemaValueException('invalid')
                         except (JsonSchemaValueException, JsonSchemaValuesException):
                             data__config_property_names = False
@@ -1453,7 +1453,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_resourcelist(
             for data_key in data:
                 try:
                     if isinstance(data_key, str):
-                        if not REGEX_PATTERNS['^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$'].search(data_key):
+                        if not REGEX_PATTERNS['^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?\\Z'].search(data_key):
                             raise JsonSchemaValueException('invalid')
                 except (JsonSchemaValueException, JsonSchemaValuesException):
                     data_property_names = False
@@ -1470,7 +1470,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_dnssubdomain(
             raise JsonSchemaValueException('invalid')
         if data_len > 253:
             raise JsonSchemaValueException('invalid')
-        if not REGEX_PATTERNS['^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'].search(data):
+        if not REGEX_PATTERNS['^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\Z'].search(data):
             raise JsonSchemaValueException('invalid')
     return data
 
@@ -1530,7 +1530,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_imagedigest(d
     if not isinstance(data, (str)):
         raise JsonSchemaValueException('invalid')
     if isinstance(data, str):
-        if not REGEX_PATTERNS['^sha256:[a-f0-9]{64}$'].search(data):
+        if not REGEX_PATTERNS['^sha256:[a-f0-9]{64}\\Z'].search(data):
             raise JsonSchemaValueException('invalid')
     return data
 
@@ -1538,7 +1538,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_imagerepo(dat
     if not isinstance(data, (str)):
         raise JsonSchemaValueException('invalid')
     if isinstance(data, str):
-        if not REGEX_PATTERNS['^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*$'].search(data):
+        if not REGEX_PATTERNS['^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*\\Z'].search(data):
             raise JsonSchemaValueException('invalid')
     return data
 
@@ -1552,7 +1552,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_imagetag(data
     else:
         raise JsonSchemaValueException('invalid')
     if isinstance(data, str):
-        if not REGEX_PATTERNS['^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$'].search(data):
+        if not REGEX_PATTERNS['^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}\\Z'].search(data):
             raise JsonSchemaValueException('invalid')
     return data
 
@@ -1656,7 +1656,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_taint(data, c
                 data__key_len = len(data__key)
                 if data__key_len > 317:
                     raise JsonSchemaValueException('invalid')
-                if not REGEX_PATTERNS['^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$'].search(data__key):
+                if not REGEX_PATTERNS['^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?\\Z'].search(data__key):
                     raise JsonSchemaValueException('invalid')
         if "value" in data_keys:
             data_keys.remove("value")
@@ -1667,7 +1667,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_taint(data, c
                 data__value_len = len(data__value)
                 if data__value_len > 63:
                     raise JsonSchemaValueException('invalid')
-                if not REGEX_PATTERNS['^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$'].search(data__value):
+                if not REGEX_PATTERNS['^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\\Z'].search(data__value):
                     raise JsonSchemaValueException('invalid')
         if "effect" in data_keys:
             data_keys.remove("effect")
@@ -1703,7 +1703,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_gpu(data, cus
                     raise JsonSchemaValueException('invalid')
                 if data__model_len > 100:
                     raise JsonSchemaValueException('invalid')
-                if not REGEX_PATTERNS['^[A-Za-z0-9][A-Za-z0-9 ._()-]*$'].search(data__model):
+                if not REGEX_PATTERNS['^[A-Za-z0-9]([A-Za-z0-9 ._()-]*[A-Za-z0-9)])?\\Z'].search(data__model):
                     raise JsonSchemaValueException('invalid')
         if "perNode" in data_keys:
             data_keys.remove("perNode")
@@ -1763,7 +1763,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_gpu(data, cus
                             for data__mig__devices_key in data__mig__devices:
                                 try:
                                     if isinstance(data__mig__devices_key, str):
-                                        if not REGEX_PATTERNS['^[1-8]g\\.[0-9]+gb(\\+me)?$'].search(data__mig__devices_key):
+                                        if not REGEX_PATTERNS['^[1-8]g\\.[0-9]+gb(\\+me)?\\Z'].search(data__mig__devices_key):
                                             raise JsonSchemaValueException('invalid')
                                 except (JsonSchemaValueException, JsonSchemaValuesException):
                                     data__mig__devices_property_names = False
@@ -1821,7 +1821,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_gpu(data, cus
                     if not isinstance(data__allowedDevices_item, (str)):
                         raise JsonSchemaValueException('invalid')
                     if isinstance(data__allowedDevices_item, str):
-                        if not REGEX_PATTERNS['^[0-9]+:[0-9]+$'].search(data__allowedDevices_item):
+                        if not REGEX_PATTERNS['^[0-9]+:[0-9]+\\Z'].search(data__allowedDevices_item):
                             raise JsonSchemaValueException('invalid')
         if data_keys:
             raise JsonSchemaValueException('invalid')
@@ -1858,7 +1858,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_labels(data, 
                     data_value_len = len(data_value)
                     if data_value_len > 63:
                         raise JsonSchemaValueException('invalid')
-                    if not REGEX_PATTERNS['^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$'].search(data_value):
+                    if not REGEX_PATTERNS['^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\\Z'].search(data_value):
                         raise JsonSchemaValueException('invalid')
         data_len = len(data)
         if data_len != 0:
@@ -1869,7 +1869,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_labels(data, 
                         data_key_len = len(data_key)
                         if data_key_len > 317:
                             raise JsonSchemaValueException('invalid')
-                        if not REGEX_PATTERNS['^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$'].search(data_key):
+                        if not REGEX_PATTERNS['^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?\\Z'].search(data_key):
                             raise JsonSchemaValueException('invalid')
                 except (JsonSchemaValueException, JsonSchemaValuesException):
                     data_property_names = False
@@ -1886,7 +1886,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_dnslabel(data
             raise JsonSchemaValueException('invalid')
         if data_len > 63:
             raise JsonSchemaValueException('invalid')
-        if not REGEX_PATTERNS['^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'].search(data):
+        if not REGEX_PATTERNS['^[a-z0-9]([-a-z0-9]*[a-z0-9])?\\Z'].search(data):
             raise JsonSchemaValueException('invalid')
     return data
 

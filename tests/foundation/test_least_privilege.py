@@ -93,3 +93,68 @@ def test_every_skip_has_a_reason(scan: list[dict[str, Any]]) -> None:
     for f in skipped:
         reason = (f.get("check_result") or {}).get("suppress_comment") or f.get("suppress_comment") or ""
         assert len(reason.strip()) > 20, f"{f['check_id']} {f['resource']}: skipped without a reason"
+
+
+# --- Issue 26: least privilege a spec can break (findings, not scanner results) ---------------------
+
+
+def _prod_eu(tmp_path: Path, mutate: Any) -> Path:
+    from accelplane.spec_loader import load_spec
+
+    from tests.support.specs import write_spec
+
+    doc = load_spec(REPO_ROOT / "stacks" / "prod-eu.yaml").data
+    mutate(doc)
+    return write_spec(tmp_path, doc)
+
+
+def _findings(spec: Path) -> dict[str, tuple[str, str, str]]:
+    """code → (severity, path, message) of every finding of ``spec`` (errors raised, warnings kept)."""
+    from accelplane.errors import SpecErrors
+    from accelplane.pipeline import load_validated
+
+    try:
+        errors = load_validated(spec).warnings
+    except SpecErrors as exc:
+        errors = exc.errors
+    return {e.finding.code: (e.finding.severity, e.path, e.message) for e in errors if e.finding}
+
+
+def test_default_service_account_is_refused(tmp_path: Path) -> None:
+    """accelplane binds a native cluster's Role (create/delete pods, write ConfigMaps) to its
+    service account; `default` is every unnamed pod's account in the namespace: an error."""
+    spec = _prod_eu(tmp_path, lambda d: d["flink"]["clusters"][0].__setitem__("serviceAccount", "default"))
+    severity, path, message = _findings(spec)["AP6501"]
+    assert (severity, path) == ("error", "flink.clusters[0].serviceAccount")
+    assert "every pod in namespace 'flink' that names none" in message and "fraud-scoring" in message
+
+
+def test_flink_cluster_in_kube_system_is_refused(tmp_path: Path) -> None:
+    spec = _prod_eu(tmp_path, lambda d: d["flink"]["clusters"][0].__setitem__("namespace", "kube-system"))
+    severity, path, message = _findings(spec)["AP6502"]
+    assert (severity, path) == ("error", "flink.clusters[0].namespace")
+    assert "hostPath TaskManagers" in message
+
+
+@pytest.mark.parametrize(
+    ("namespace", "owner"),
+    [
+        ("kube-public", "Kubernetes (system namespace)"),
+        ("kube-node-lease", "Kubernetes (system namespace)"),
+        ("volcano-system", "the Volcano installation"),
+    ],
+)
+def test_flink_cluster_in_another_system_namespace_is_a_warning(tmp_path: Path, namespace: str, owner: str) -> None:
+    spec = _prod_eu(tmp_path, lambda d: d["flink"]["clusters"][0].__setitem__("namespace", namespace))
+    severity, path, message = _findings(spec)["AP6503"]
+    assert (severity, path) == ("warning", "flink.clusters[0].namespace")
+    assert owner in message
+
+
+def test_example_stacks_keep_least_privilege() -> None:
+    """No example stack runs Flink as `default` or in a system namespace."""
+    from accelplane.pipeline import load_validated
+
+    for spec in EXAMPLE_SPECS:
+        codes = {e.finding.code for e in load_validated(spec).warnings if e.finding}
+        assert not codes & {"AP6501", "AP6502", "AP6503"}, (spec.name, codes)

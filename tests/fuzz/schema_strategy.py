@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from accelplane.schema_document import python_pattern
 from hypothesis import strategies as st
 
 MAX_ITEMS = 3
@@ -28,7 +29,8 @@ def _resolve(root: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
 def _string(node: dict[str, Any]) -> st.SearchStrategy[str]:
     lo, hi = node.get("minLength", 0), node.get("maxLength", 60)
     if "pattern" in node:
-        base = st.from_regex(node["pattern"], fullmatch=True)
+        # the pattern as both validators apply it (ECMA-262 `$`: the very end, never before a "\n")
+        base = st.from_regex(python_pattern(node["pattern"]), fullmatch=True)
     else:
         base = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=min(hi, 40))
     strategy = base.filter(lambda s: lo <= len(s) <= hi)

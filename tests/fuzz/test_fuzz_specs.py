@@ -8,6 +8,7 @@ from typing import Any
 
 import yaml
 from accelplane.builders import build_all
+from accelplane.derive.file_names import NAME_MAX
 from accelplane.errors import SpecErrors
 from accelplane.pipeline import load_validated
 from accelplane.render import bundle_files
@@ -37,6 +38,8 @@ def _check(document: Any) -> str:
             assert error.path and error.message, error
         return "rejected"
     files = bundle_files(build_all(validated.model))
+    too_long = [p for p in files if any(len(part.encode("utf-8")) > NAME_MAX for part in p.split("/"))]
+    assert not too_long, f"an accepted spec renders file names longer than {NAME_MAX} bytes: {too_long}"
     validate_rendered_files(files)
     assert files_for(path) == files, "rendering must be deterministic"
     return "accepted"

@@ -9,10 +9,12 @@ Flink's legacy format, the operator's CRD), carry the value exactly.
 
 from __future__ import annotations
 
+import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import pytest
 import yaml
@@ -20,7 +22,11 @@ from accelplane.builders import build_all
 from accelplane.errors import SpecErrors
 from accelplane.pipeline import load_validated
 from accelplane.render import bundle_files
+from accelplane.schema_fast import is_valid
+from accelplane.spec_loader import load_spec
 
+from tests.conftest import EXAMPLE_SPECS
+from tests.support.hostile import WHITESPACE_VARIANTS, string_sites, with_variant
 from tests.support.paths import REPO_ROOT
 from tests.support.render import files_for
 from tests.support.specs import write_spec
@@ -52,6 +58,10 @@ HOSTILE = [
     "del\x7f c1\x85\x9b nonchar\ufffe\uffff",
     "esc\x1b]0;title\x07 \x1b[2J nul\x00",
     "bidi\u202eevil\u202c",
+    # Issue 26: Python's `$` matches before one final newline; surrounding space.
+    "ends-in-newline\n",
+    "trailing-space ",
+    " leading-space",
 ]
 
 Mutation = Callable[[dict[str, Any], str], None]
@@ -241,3 +251,106 @@ def test_long_values_are_quoted_shortened_in_errors(tmp_path: Path) -> None:
         load_validated(spec)
     (error,) = exc.value.errors
     assert error.path == "cluster.name" and "(5000 chars)" in error.message and len(error.message) < 200
+
+
+# --- Issue 26: a trailing newline, a trailing space, a leading space in every string ---------------
+
+LONG = os.environ.get("ACCELPLANE_FUZZ_PROFILE") == "long"
+REJECTED_STRIDE = 1 if LONG else 7
+"""Schema-rejected variants run through the whole loader: all of them in the long profile (`make
+fuzz`), every 7th in CI (the fast and the authoritative validator agree on all of them either way,
+tests/fuzz/test_schema_fast_agrees.py). Every schema-accepted variant is rendered in both profiles."""
+
+
+def _shape(value: Any) -> Any:
+    """The structure of a parsed document: maps and lists with their sizes, every scalar a type."""
+    if isinstance(value, dict):
+        return ("map", tuple(_shape(v) for v in value.values()))
+    if isinstance(value, list):
+        return ("list", tuple(_shape(v) for v in value))
+    return type(value).__name__
+
+
+def _structure(path: str, text: str) -> Any:
+    """What must not change when one string of the spec changes: the parsed shape of a YAML, JSON
+    or XML file; the number of lines of any other file (a script, a legacy flink-conf.yaml): a
+    value never adds a line, so it never adds a command or a setting."""
+    if path.endswith((".yaml", ".yml", ".json")):
+        return [_shape(doc) for doc in yaml.load_all(text, Loader=yaml.CSafeLoader)]
+    if path.endswith(".xml"):
+        root = ElementTree.fromstring(text)
+        return [(el.tag, sorted(el.attrib), len(el)) for el in root.iter()]
+    return text.count("\n")
+
+
+FREE_TEXT = frozenset({"description", "args", "config"})
+"""Fields whose values are free text (no name, no model, nothing compared with what a driver
+reports): the only strings that may keep a trailing newline or surrounding space."""
+
+
+def _variants(stack: Path) -> Iterator[tuple[str, bool, Any]]:
+    """(label, whether the site is free text, the document) for every site and variant."""
+    data = load_spec(stack).data
+    for site in string_sites(data):
+        free = not site.is_key and any(part in FREE_TEXT for part in site.path)
+        for name, variant in WHITESPACE_VARIANTS.items():
+            yield f"{site} {name}", free, with_variant(data, site, variant)
+
+
+@pytest.mark.parametrize("stack", EXAMPLE_SPECS, ids=lambda p: p.name)
+def test_whitespace_variants_of_every_string(stack: Path, tmp_path: Path) -> None:
+    """Every string leaf and map key of an example stack with a trailing "\\n", a trailing space and
+    a leading space: never a traceback; a rejection names file and path; an acceptance renders the
+    same files with the same structure (a value never becomes a line of YAML, XML or shell)."""
+    spec = tmp_path / "spec.yaml"
+    baseline = {path: text for path, (text, _) in bundle_files(build_all(load_validated(stack).model)).items()}
+    rejected = accepted = 0
+    for label, free_text, document in _variants(stack):
+        if not is_valid(document):
+            rejected += 1
+            if rejected % REJECTED_STRIDE:
+                continue
+        spec.write_text(yaml.safe_dump(document, allow_unicode=True, sort_keys=False), encoding="utf-8")
+        try:
+            validated = load_validated(spec)
+        except SpecErrors as exc:
+            assert exc.errors, label
+            for error in exc.errors:
+                assert error.file.endswith("spec.yaml") and error.path and error.message, (label, error)
+            continue
+        accepted += 1
+        assert free_text, f"{label}: a name or model with surrounding whitespace was accepted"
+        files = bundle_files(build_all(validated.model))
+        assert sorted(files) == sorted(baseline), f"{label}: the rendered files changed"
+        for path, (text, _) in files.items():
+            if text != baseline[path]:
+                assert _structure(path, text) == _structure(path, baseline[path]), (
+                    f"{label}: the structure of {path} changed"
+                )
+    assert rejected and accepted, (rejected, accepted)
+
+
+LOADER_KEYS = frozenset({"extends", "$remove", "$schema"})
+"""Strings the loader consumes before the merged document exists (so `load_spec(...).data` has none)."""
+
+
+def test_whitespace_variants_of_loader_strings(stacks_copy: Path) -> None:
+    """`extends` entries and `$remove` keys of every example stack file, with the same variants:
+    refused with a located error (a base path with a newline or space is no base)."""
+    checked = 0
+    for stack in EXAMPLE_SPECS:
+        original = stack.read_text(encoding="utf-8")
+        doc = yaml.safe_load(original)
+        try:
+            for site in string_sites(doc):
+                if not LOADER_KEYS & {p for p in site.path if isinstance(p, str)}:
+                    continue
+                for name, variant in WHITESPACE_VARIANTS.items():
+                    write_spec(stacks_copy, with_variant(doc, site, variant), stack.name)
+                    with pytest.raises(SpecErrors) as exc:
+                        load_validated(stacks_copy / stack.name)
+                    assert all(e.path and e.message for e in exc.value.errors), (site, name)
+                    checked += 1
+        finally:
+            (stacks_copy / stack.name).write_text(original, encoding="utf-8")
+    assert checked

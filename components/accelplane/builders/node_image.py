@@ -72,7 +72,7 @@ OFFICIAL_FLINK_UID = FLINK_UID
 
 # What may reach a Dockerfile, tmpfiles rule or comment unquoted. The schema's patterns already
 # guarantee it for every spec value used; this is the second line of defence.
-_SAFE_TOKEN = re.compile(r"^[A-Za-z0-9_./:@+-]+$")
+_SAFE_TOKEN = re.compile(r"[A-Za-z0-9_./:@+-]+")
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ class WriteFile:
 
 
 def _safe(value: str) -> str:
-    if not _SAFE_TOKEN.match(value):
+    if not _SAFE_TOKEN.fullmatch(value):
         raise ValueError(f"unsafe value for a generated node file: {value!r}")
     return value
 

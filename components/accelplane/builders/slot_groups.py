@@ -18,6 +18,7 @@ from accelplane.derive.flink_keys import MODEL_FLAG, gpu_amount, model_argument
 from accelplane.derive.slot_groups import (
     GROUP_FILE,
     gpu_resources,
+    host_script_name,
     slot_groups_document,
     spans_models,
     standalone_hosts,
@@ -69,7 +70,7 @@ def host_scripts(spec: Spec, cluster: FlinkCluster, base: str, family: str) -> l
             resource_list=";".join(str(r["name"]) for r in resources),
             script_path=spec.discovery.script_path,
         )
-        out.append(FileArtifact(f"{base}/taskmanagers/{h.host}.sh", text, 0o755, family))
+        out.append(FileArtifact(f"{base}/taskmanagers/{host_script_name(h.host)}", text, 0o755, family))
     return out
 
 

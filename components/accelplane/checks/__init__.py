@@ -20,6 +20,7 @@ from accelplane.checks import (
     references,
     scheduling,
     slot_groups,
+    spec_strings,
     yarn,
     yarn_partitions,
     yunikorn,
@@ -44,6 +45,7 @@ CHECKS: tuple[Check, ...] = (
     flink_state.check,
     flink_versions.check,
     namespaces.check,
+    spec_strings.check,
 )
 
 

@@ -5,6 +5,13 @@
 * a native-Kubernetes cluster's service account (which accelplane creates with its Role) must not be
   the job service account the Flink Kubernetes Operator's Helm chart creates for an operator cluster
   in the same namespace (``jobServiceAccount``): two owners of one object;
+* least privilege (issue 26): a native-Kubernetes cluster may not run as the namespace's
+  ``default`` service account (AP6501: accelplane binds its Role, which creates and deletes pods and
+  writes ConfigMaps, to the account; ``default`` is the account of every pod in the namespace that
+  names none, so all of them would get those rights); Flink clusters do not belong in ``kube-system``
+  (AP6502: hostPath TaskManagers and a Role next to the control plane's components) and should not
+  run in another namespace of the system or of an installation accelplane knows (AP6503, a warning:
+  ``kube-public``, ``kube-node-lease``, the Volcano and the GPU Operator namespaces);
 * MIG pools: the pool name is the MIG manager layout name, so it cannot be ``all-disabled``; a pool
   label ``nvidia.com/mig.config`` must name the pool (accelplane derives it).
 """
@@ -13,8 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from accelplane.derive.flink_rbac import native_service_accounts
 from accelplane.derive.mig_parted import ALL_DISABLED, MIG_CONFIG_LABEL, mig_config_name, mig_pools
-from accelplane.derive.namespaces import external_namespace_owner, namespace_uses
+from accelplane.derive.namespaces import KUBERNETES_TARGETS, external_namespace_owner, namespace_uses
 from accelplane.errors import Problem
 from accelplane.findings import ERROR, WARNING, declare
 from accelplane.model import Spec
@@ -39,6 +47,28 @@ MIG_CONFIG_LABEL_MISMATCH = declare(
     'AP3052', ERROR, "a pool's nvidia.com/mig.config label differs from its derived layout",
     fix='remove the label or set it to the derived layout',
 )
+DEFAULT_SERVICE_ACCOUNT = declare(
+    "AP6501", ERROR,
+    "a native-Kubernetes Flink cluster runs as the namespace's default service account, so accelplane's "
+    "Role (create/delete pods, write ConfigMaps) would be bound to every pod that names no account",
+    fix="give the cluster its own serviceAccount, e.g. flink",
+)  # fmt: skip
+FLINK_IN_KUBE_SYSTEM = declare(
+    "AP6502", ERROR,
+    "a Flink cluster in kube-system puts hostPath TaskManagers and a Role next to the control plane",
+    fix="use a namespace of its own, e.g. flink",
+)  # fmt: skip
+FLINK_IN_SYSTEM_NAMESPACE = declare(
+    "AP6503", WARNING,
+    "a Flink cluster runs in a namespace of the system or of another installation",
+    fix="use a namespace of its own, e.g. flink",
+)  # fmt: skip
+
+DEFAULT_ACCOUNT = "default"
+KUBE_SYSTEM = "kube-system"
+APPLICATION_NAMESPACE = "default"
+"""The namespace Kubernetes puts workloads into when they name none: a system namespace
+accelplane never creates, but no place of the system's components, so Flink may run there."""
 
 
 def _check_settings(spec: Spec) -> Iterator[Problem]:
@@ -76,6 +106,42 @@ def _check_service_accounts(spec: Spec) -> Iterator[Problem]:
             )
 
 
+def _check_least_privilege(spec: Spec) -> Iterator[Problem]:
+    for (namespace, account), clusters in native_service_accounts(spec).items():
+        if account == DEFAULT_ACCOUNT:
+            names = ", ".join(c.name for c in clusters)
+            yield Problem(
+                clusters[0].field_path("serviceAccount"),
+                f"accelplane binds the Role of native Kubernetes cluster(s) {names} (create and delete pods, "
+                f"write ConfigMaps) to this service account, and 'default' is the account of every pod in "
+                f"namespace {namespace!r} that names none, so all of them would get those rights; use an "
+                "account of the cluster's own, e.g. serviceAccount: flink",
+                DEFAULT_SERVICE_ACCOUNT,
+            )
+    if not spec.has_platform("kubernetes"):
+        return
+    for c in spec.flink_clusters:
+        if c.target not in KUBERNETES_TARGETS or c.namespace == APPLICATION_NAMESPACE:
+            continue
+        owner = external_namespace_owner(spec, c.namespace)
+        if c.namespace == KUBE_SYSTEM:
+            yield Problem(
+                c.field_path("namespace"),
+                "kube-system holds the control plane's components: a Flink cluster there puts hostPath "
+                "TaskManagers and a Role that creates pods next to them; use a namespace of its own, "
+                "e.g. namespace: flink",
+                FLINK_IN_KUBE_SYSTEM,
+            )
+        elif owner is not None:
+            yield Problem(
+                c.field_path("namespace"),
+                f"namespace {c.namespace!r} belongs to {owner}: a Flink cluster there shares it (and its "
+                "Pod Security level and RBAC) with that installation; use a namespace of its own, "
+                "e.g. namespace: flink",
+                FLINK_IN_SYSTEM_NAMESPACE,
+            )
+
+
 def _check_mig(spec: Spec) -> Iterator[Problem]:
     for pool in mig_pools(spec):
         if pool.name == ALL_DISABLED:
@@ -97,4 +163,5 @@ def check(spec: Spec) -> Iterator[Problem]:
     """Every namespace, service-account and MIG-layout problem."""
     yield from _check_settings(spec)
     yield from _check_service_accounts(spec)
+    yield from _check_least_privilege(spec)
     yield from _check_mig(spec)

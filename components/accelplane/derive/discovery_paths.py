@@ -30,7 +30,7 @@ COORDINATION_ROOTS = ("/run", "/var/lib")
 """The only parents of a coordination directory tree: state that lives until reboot (``/run``,
 tmpfs) or across reboots (``/var/lib``). Both exist on every host and image."""
 
-COORDINATION_NAME = re.compile(r"^accelplane(-[A-Za-z0-9_.-]+)?$")
+COORDINATION_NAME = re.compile(r"accelplane(-[A-Za-z0-9_.-]+)?")
 """Name of the directory accelplane owns below a root: ``accelplane`` or ``accelplane-<suffix>``."""
 
 COORDINATION_RULE = "/var/lib/accelplane or /run/accelplane, accelplane-<suffix> there, or a directory below them"
@@ -51,7 +51,7 @@ def coordination_dir_problem(directory: str) -> str | None:
     for root in COORDINATION_ROOTS:
         if directory.startswith(root + "/"):
             name = directory[len(root) + 1 :].split("/", 1)[0]
-            if COORDINATION_NAME.match(name):
+            if COORDINATION_NAME.fullmatch(name):
                 return None
     return f"{directory} is not one accelplane owns ({COORDINATION_RULE})"
 

@@ -304,7 +304,7 @@ YARN_START_COMMAND_TEMPLATE = "yarn.container-start-command-template"
 YARN_TASKMANAGER_CLASS = "org.apache.flink.yarn.YarnTaskExecutorRunner"
 FLINK_YARN_START_COMMAND = "%java% %jvmmem% %jvmopts% %logging% %class% %args% %redirects%"
 """Flink's default of ``yarn.container-start-command-template`` (``YarnConfigOptions``)."""
-_SAFE_WORD = re.compile(r"^[A-Za-z0-9_./-]+$")
+_SAFE_WORD = re.compile(r"[A-Za-z0-9_./-]+")
 
 
 def yarn_start_command_template(spec: Spec, cluster: FlinkCluster) -> str:
@@ -322,12 +322,15 @@ def yarn_start_command_template(spec: Spec, cluster: FlinkCluster) -> str:
     and the reason in ``taskmanager.err``; Flink's resource manager then sees the container fail.
     The template contains no ``"``, ``$``, backquote, backslash or ``#`` (it sits inside the
     NodeManager's double quotes and in a legacy ``flink-conf.yaml``), and the script path is
-    restricted to ``[A-Za-z0-9_./-]`` by the schema (asserted here).
+    restricted to ``[A-Za-z0-9_./-]`` by the schema (checked again here with a ValueError, never an
+    ``assert`` that ``python -O`` would skip: nothing else may reach the NodeManager's shell).
     """
     words = [spec.discovery.script_path, str(gpu_amount(cluster))]
     if devices_isolated_per_container(spec, cluster):
         words.append(ISOLATED_DEVICES_FLAG)
-    assert all(_SAFE_WORD.match(w) for w in words), words
+    unsafe = [w for w in words if not _SAFE_WORD.fullmatch(w)]
+    if unsafe:
+        raise ValueError(f"unsafe word(s) for the YARN start command: {unsafe!r}")
     discovery = " ".join(words)
     return (
         f"if [ %class% = {YARN_TASKMANAGER_CLASS} ] && ! {discovery} > /dev/null 2>> <LOG_DIR>/taskmanager.err; "

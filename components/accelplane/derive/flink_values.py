@@ -19,7 +19,7 @@ ConfigScalar = str | int | float | bool
 ConfigValue = ConfigScalar | tuple[str, ...]
 """A Flink configuration value as the spec gives it (lists are written per format)."""
 
-_PLAIN_YAML_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
+_PLAIN_YAML_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
 _YAML_SPECIAL_WORDS = frozenset(
     {"null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "FALSE", "y", "Y", "n", "N"}
     | {"yes", "Yes", "YES", "no", "No", "NO", "on", "On", "ON", "off", "Off", "OFF"}
@@ -88,7 +88,7 @@ def yaml_quoted(text: str) -> str:
 
 def yaml_key(key: str) -> str:
     """A key for ``config.yaml``: plain when YAML 1.2 reads it back as the same string, else quoted."""
-    if _PLAIN_YAML_KEY.match(key) and key not in _YAML_SPECIAL_WORDS:
+    if _PLAIN_YAML_KEY.fullmatch(key) and key not in _YAML_SPECIAL_WORDS:
         return key
     return yaml_quoted(key)
 

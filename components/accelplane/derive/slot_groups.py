@@ -69,7 +69,7 @@ _UNITS = {
     "mebibytes": MIB, "g": 2**30, "gb": 2**30, "gibibytes": 2**30, "t": 2**40, "tb": 2**40,
     "tebibytes": 2**40,
 }  # fmt: skip
-_MEMORY_RE = re.compile(r"^\s*([0-9]+)\s*([a-zA-Z]*)\s*$")
+_MEMORY_RE = re.compile(r"\s*([0-9]+)\s*([a-zA-Z]*)\s*")
 
 
 def model_resource_name(model: str) -> str:
@@ -123,6 +123,12 @@ class StandaloneHost:
     """(resource name, GPUs per node) for every model the host's pools give it."""
 
 
+def host_script_name(host: str) -> str:
+    """The start script of a standalone host's TaskManagers, ``<host>.sh`` (under
+    ``flink/<cluster>/taskmanagers/``); checks keep it within the file-name limit."""
+    return f"{host}.sh"
+
+
 def standalone_hosts(spec: Spec, cluster: FlinkCluster) -> list[StandaloneHost]:
     """Hosts of a standalone GPU cluster whose pools list them, TaskManagers spread round-robin over
     them (pool, then host order, each host once); empty otherwise. Where the hosts have one GPU
@@ -162,7 +168,7 @@ def group_resource(spec: Spec, cluster: FlinkCluster, group: SlotGroup) -> str |
 
 def parse_memory_size(value: object) -> int | None:
     """Bytes of a Flink ``MemorySize`` value (``64m``, ``1 gb``, ``1024``), None when unreadable."""
-    match = _MEMORY_RE.match(str(value))
+    match = _MEMORY_RE.fullmatch(str(value))
     if match is None or match.group(2).lower() not in _UNITS:
         return None
     return int(match.group(1)) * _UNITS[match.group(2).lower()]

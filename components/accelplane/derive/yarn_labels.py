@@ -28,7 +28,7 @@ from accelplane.names import normalize_gpu_model
 LABEL_PREFIX = "gpu-"
 # Hadoop NodeLabelUtil.checkAndThrowLabelName: letters, digits, '-' and '_', starting with a letter
 # or digit, at most 255 characters.
-LABEL_RE = re.compile(r"^[0-9a-zA-Z][0-9a-zA-Z_-]*$")
+LABEL_RE = re.compile(r"[0-9a-zA-Z][0-9a-zA-Z_-]*")
 MAX_LABEL_LENGTH = 255
 
 
@@ -44,7 +44,7 @@ def label_for_model(model: str) -> str:
 
 def is_valid_label(label: str) -> bool:
     """True when Hadoop accepts ``label`` as a node label name."""
-    return len(label) <= MAX_LABEL_LENGTH and bool(LABEL_RE.match(label))
+    return len(label) <= MAX_LABEL_LENGTH and bool(LABEL_RE.fullmatch(label))
 
 
 def pool_label(spec: Spec, pool: NodePool) -> str | None:

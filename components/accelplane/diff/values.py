@@ -54,7 +54,7 @@ class Sel:
 
 
 Seg = str | Sel
-_IDENT = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$-]*$")
+_IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]*")
 
 
 def format_path(segs: Sequence[Seg]) -> str:
@@ -63,7 +63,7 @@ def format_path(segs: Sequence[Seg]) -> str:
     for s in segs:
         if isinstance(s, Sel):
             out += s.label
-        elif _IDENT.match(s):
+        elif _IDENT.fullmatch(s):
             out += f".{s}" if out else s
         else:
             out += f"[{json.dumps(s, ensure_ascii=False)}]"

@@ -36,7 +36,7 @@ RBAC = "rbac.authorization.k8s.io"
 FLINK = "flink.apache.org"
 CORE = "v1"
 DRA = "resource.k8s.io"
-FAMILY_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+FAMILY_RE = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
 
 
 class PlanError(ValueError):
@@ -60,7 +60,7 @@ def family_token(family: str) -> tuple[str, str]:
     when it later gets a specialised component class: ``device-plugins`` →
     ``("device_plugins", "DevicePlugins")``.
     """
-    if not FAMILY_RE.match(family):
+    if not FAMILY_RE.fullmatch(family):
         raise PlanError(
             f"artifact family {family!r} is not a lowercase dash-separated word (e.g. 'device-plugins')"
         )

@@ -19,7 +19,7 @@ CATEGORY_TITLES: dict[str, str] = {
 }
 VOLCANO_GROUP = "scheduling.volcano.sh"
 FLINK_KEY = re.compile(
-    r"^(external-resources|external-resource\.[^.]+\.(amount|kubernetes\.config-key|yarn\.config-key))$"
+    r"external-resources|external-resource\.[^.]+\.(amount|kubernetes\.config-key|yarn\.config-key)"
 )
 MAX_DETAILS = 6
 

@@ -107,7 +107,7 @@ def flink_impacts(artifacts: list[ArtifactDiff]) -> Iterator[Impact]:
                     what = brief(relevant) if relevant else "metadata or non-GPU resources changed"
                 yield Impact("flink", subject, f"{a.title}: {what}")
             continue
-        keys = [c for c in a.changes if FLINK_KEY.match(c.leaf)]
+        keys = [c for c in a.changes if FLINK_KEY.fullmatch(c.leaf)]
         gpu_requests = [
             c
             for c in a.changes
@@ -130,6 +130,6 @@ def flink_impacts(artifacts: list[ArtifactDiff]) -> Iterator[Impact]:
             yield Impact("flink", subject, f"{label}: {brief(keys + gpu_requests)}")
         elif a.status in ("added", "removed") and a.kind == "flink-config":
             data = a.new_data if a.status == "added" else a.old_data
-            found = {k: v for k, v in (data or {}).items() if FLINK_KEY.match(str(k))}
+            found = {k: v for k, v in (data or {}).items() if FLINK_KEY.fullmatch(str(k))}
             detail = ", ".join(f"{k}: {show_value(v)}" for k, v in sorted(found.items())) or "no GPU keys"
             yield Impact("flink", subject, f"{subject} {a.status} ({a.ident}: {detail})")
