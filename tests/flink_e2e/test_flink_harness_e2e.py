@@ -19,6 +19,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from accelplane.derive.flink_java import FLINK_JAVA17_OPTIONS
 
 from tests.support import fake_nvidia_smi as fake
 from tests.support.flink import (
@@ -433,7 +434,8 @@ def gpu_scenario(
     """JM + 3 TMs (1 slot each), 4 fake GPUs, amount 2, Flink's script in coordination mode.
 
     The config is a rendered-style nested ``config.yaml`` pointing at the image
-    path of our discovery script; the harness swaps in Flink's own
+    path of our discovery script and carrying the JVM options accelplane renders (the harness
+    writes none: without them ``flink run`` fails on Java 17); the harness swaps in Flink's own
     ``nvidia-gpu-discovery.sh`` and a per-run coordination file.
     """
     work = tmp_path_factory.mktemp("gpu-scenario")
@@ -441,6 +443,7 @@ def gpu_scenario(
         work / "rendered",
         "config.yaml",
         f"""\
+        env.java.opts.all: {" ".join(FLINK_JAVA17_OPTIONS)}
         external-resources: [gpu]
         external-resource:
           gpu:
