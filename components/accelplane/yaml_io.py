@@ -474,12 +474,12 @@ def _plain(text: str) -> bool:
     )
 
 
-# One line of text PyYAML writes plain as a value (`_plain_value`): printable ASCII, short enough
-# never to be folded, not starting with a space or a character PyYAML's ``analyze_scalar`` may take
+# One line of text PyYAML writes plain as a value (`_plain_value`): printable ASCII, at most 1999
+# characters (far below the 4096 columns where PyYAML folds; Flink's JVM option list is ~1100), not starting with a space or a character PyYAML's ``analyze_scalar`` may take
 # for an indicator there (``? : , [ ] { } # & * ! | > ' " % @ ```, and ``.``, which may start
 # ``...``: all refused as first characters, even where PyYAML would accept them); a ``-`` only
 # before another printable character and not as ``---`` (command-line flags such as ``-c``).
-_PLAIN_VALUE_SAFE = re.compile(r"(?:[A-Za-z0-9_/$(=+;<^~\\]|-(?!--)[\x21-\x7e]|\.(?!\.\.))[\x20-\x7e]{0,998}")
+_PLAIN_VALUE_SAFE = re.compile(r"(?:[A-Za-z0-9_/$(=+;<^~\\]|-(?!--)[\x21-\x7e]|\.(?!\.\.))[\x20-\x7e]{0,1998}")
 
 
 def _plain_value(text: str) -> bool:

@@ -360,3 +360,34 @@ def test_isolated_devices_keeps_live_owners_of_the_same_namespace(env: Env, coor
     holder, owner = procs.sleeper(), procs.sleeper()
     write_records(coord, [record_for(0, holder.pid)])
     assert alloc(coord, owner.pid, env(1), 1, "--isolated-devices").returncode == 1
+
+
+def check_free(coord: Path, env: dict[str, str], amount: int) -> subprocess.CompletedProcess[str]:
+    return run(ours(str(amount), "--check-free", "--coordination-file", str(coord)), env)
+
+
+def test_check_free_counts_live_owners_names_them_and_writes_nothing(env: Env, coord: Path, procs: Processes) -> None:
+    """``--check-free`` (the start scripts' preflight): AMOUNT eligible GPUs without a live owner,
+    else exit 1 naming each holder; the file is never written, a missing one is not created."""
+    r = check_free(coord, env(4), 4)
+    assert (r.returncode, r.stdout) == (0, "0,1,2,3\n")
+    assert not coord.exists()
+    a, b = procs.sleeper(), procs.sleeper()
+    alloc(coord, a.pid, env(4), 2)
+    alloc(coord, b.pid, env(4), 1)
+    before = coord.read_bytes()
+    r = check_free(coord, env(4), 1)
+    assert (r.returncode, r.stdout) == (0, "3\n")
+    r = check_free(coord, env(4), 2)
+    assert (r.returncode, r.stdout) == (1, "")
+    assert "2 GPU(s) needed but only 1 of 4 eligible are free: held by live owners" in r.stderr
+    assert f"GPU 0: pid {a.pid}, sleep; GPU 1: pid {a.pid}, sleep; GPU 2: pid {b.pid}, sleep" in r.stderr
+    procs.kill(a)
+    r = check_free(coord, env(4), 3)
+    assert (r.returncode, r.stdout) == (0, "0,1,3\n")
+    assert coord.read_bytes() == before  # dead records are not even cleaned up: read-only
+
+
+def test_check_free_and_release_exclude_each_other(env: Env, coord: Path) -> None:
+    r = run(ours("1", "--check-free", "--release", "--coordination-file", str(coord)), env(4))
+    assert r.returncode == 2 and "--check-free and --release exclude each other" in r.stderr

@@ -15,6 +15,7 @@ import pytest
 import yaml
 from accelplane.builders import build_all
 from accelplane.builders.flink_config import render_config
+from accelplane.derive.flink_java import FLINK_JAVA17_OPTIONS
 from accelplane.derive.flink_keys import config_format, effective_config, flink_memory
 from accelplane.derive.flink_values import legacy_value_problem, yaml_key, yaml_value
 from accelplane.quantity import Quantity
@@ -69,6 +70,7 @@ def test_native_kubernetes_keys(tmp_path: Path) -> None:
     )
     values = effective_config(spec, spec.flink_clusters[0])
     assert values == {
+        "env.java.opts.all": " ".join(FLINK_JAVA17_OPTIONS),
         "execution.target": "kubernetes-application",
         "external-resource.gpu.amount": 2,
         "external-resource.gpu.driver-factory.class": "org.apache.flink.externalresource.gpu.GPUDriverFactory",

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 import yaml
 from accelplane.builders import build_all
+from accelplane.derive.flink_java import FLINK_JAVA17_OPTIONS
 from accelplane.discovery_constants import CONFIGMAP_KEY, MODULE_KEY, configmap_name
 from accelplane.quantity import parse_quantity
 from accelplane.render import bundle_files
@@ -377,6 +378,7 @@ def test_operator_deployment(tmp_path: Path) -> None:
     assert s["taskManager"]["replicas"] == 2
     assert s["job"] == {**job, "state": "running", "upgradeMode": "stateless"}
     assert s["flinkConfiguration"] == {
+        "env.java.opts.all": " ".join(FLINK_JAVA17_OPTIONS),
         "external-resource.gpu.amount": "2",
         "external-resource.gpu.driver-factory.class": "org.apache.flink.externalresource.gpu.GPUDriverFactory",
         "external-resource.gpu.kubernetes.config-key": "nvidia.com/gpu",

@@ -222,3 +222,15 @@ def test_floats_written_directly_are_pyyamls(value: float) -> None:
     assert dump_yaml(data) == _pyyaml_dump(data)
     assert yaml.safe_load(dump_yaml(data)) == data
     assert _float(value) in dump_yaml(data)
+
+
+@pytest.mark.parametrize("words", [100, 180])
+def test_long_one_line_values_such_as_jvm_option_lists_are_pyyamls(words: int) -> None:
+    """Lines up to the direct writer's limit (Flink's ``env.java.opts.all`` is ~1100 characters)
+    are written plain, byte for byte as PyYAML writes them (no folding below 4096 columns)."""
+    from accelplane.yaml_io import clear_caches
+
+    clear_caches()
+    text = " ".join(f"--add-opens=java.base/p{i}=ALL-UNNAMED"[:10] for i in range(words))[:1999]
+    data = {"k": text, "m": {"n": [text]}}
+    assert dump_yaml(data) == _pyyaml_dump(data)

@@ -3,9 +3,11 @@
 One standalone cluster (tests/gpu_slots/support.py `multimodel_spec`): three "hosts" on this
 machine, each a TaskManager started by its rendered ``taskmanagers/<host>.sh`` with a fake
 nvidia-smi reporting that host's GPUs (A100 ×2, T4 ×2, A100 ×2 + T4 ×2), the accelplane discovery
-script in coordination mode at the rendered path, and the rendered ``config.yaml`` used verbatim
-plus the harness's sandbox keys (ports, dirs; ``taskmanager.memory.process.size`` is set to the
-spec's own value).
+script in coordination mode at the rendered path, and the rendered ``config.yaml`` used as a user
+gets it: the harness changes addresses and ports only (``addresses_only``; its own JVM options,
+memory sizes and directories are not written), so Flink runs on Java 17 with the JVM options the
+rendered file carries (`accelplane.derive.flink_java`), and both clients below -- ``flink run`` with
+a Java job and ``flink run -py`` with a PyFlink job -- read that same file.
 
 * every TaskManager registers exactly its host's models, the mixed host both (the start script's
   ``-Dexternal-resources=a;b``), and offers the task heap / managed memory accelplane derives;
@@ -16,6 +18,7 @@ spec's own value).
   ``default`` group takes none;
 * a real PyFlink job built with the PyFlink helper from the same file lands its group on the A100
   TaskManagers (needs the PyFlink client venv, see `pyflink_python`);
+* a second start of a host's script while its TaskManager lives is refused, naming the holder;
 * what Flink does today with a TaskManager whose GPU plugin is missing, whose discovery script is
   missing, or whose script exits non-zero: it registers and advertises the GPUs anyway.
 """
@@ -55,7 +58,6 @@ pytestmark = pytest.mark.flink
 
 DISCOVERY_SOURCE = Path(__file__).resolve().parents[2] / "components" / "accelplane" / "discovery" / "gpu_discovery.py"
 JOB_SOURCE = Path(__file__).resolve().parent / "java" / "SlotGroupsJob.java"
-MEMORY = "1280m"
 HOSTS = (HOST_A100, HOST_T4, HOST_MIX)
 EXPECTED_RESOURCES = {
     HOST_A100: {A100_RESOURCE: 2.0},
@@ -91,8 +93,8 @@ class Env:
             flink_home=flink_home,
             work_dir=root / "flink",
             base_config=self.base / "config.yaml",
-            memory=MEMORY,
             java_cache_dir=root / "java",
+            addresses_only=True,
         )
 
     def script_env(self, host: str, **extra: str) -> dict[str, str]:
@@ -272,6 +274,13 @@ groups.register(env)
 ds = env.from_source(NumberSequenceSource(0, 999), WatermarkStrategy.no_watermarks(), "numbers")
 ds = ds.set_parallelism(groups.slots("embed")).slot_sharing_group(groups.get("embed"))
 ds.print().set_parallelism(1)
+# What docs/gpu-slots.md shows (env.get_execution_plan() names no groups): the stream graph's groups
+# and their registered resources, before submission.
+graph = env._j_stream_execution_environment.getStreamGraph(False)
+for node in graph.getStreamNodes().toArray():
+    group = node.getSlotSharingGroup()
+    resource = graph.getSlotSharingGroupResource(group)
+    print("GROUP", node.getOperatorName().replace(" ", "_"), group, resource.get() if resource.isPresent() else "-")
 result = env.execute("accelplane-pyflink-slot-groups")
 print("JOBID", result.get_job_id())
 """
@@ -296,12 +305,32 @@ def test_pyflink_helper_job_lands_on_the_a100_taskmanagers(env: Env, tmp_path: P
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
     job_id = next(line.split()[1] for line in proc.stdout.splitlines() if line.startswith("JOBID"))
+    groups = [line.split(maxsplit=3)[1:] for line in proc.stdout.splitlines() if line.startswith("GROUP ")]
+    embed = [g for g in groups if g[1] == "embed"]
+    assert embed and all(f"{A100_RESOURCE}=1}}" in g[2] for g in embed), groups
+    assert {g[1] for g in groups} <= {"embed", "default"}, groups
     job = env.get(f"/jobs/{job_id}")
     assert job["state"] == "FINISHED"
     source = next(v for v in job["vertices"] if v["parallelism"] == 4)
     tms = env.get(f"/jobs/{job_id}/vertices/{source['id']}/taskmanagers")["taskmanagers"]
     assert {tm["taskmanager-id"] for tm in tms} <= {tm_id(HOST_A100), tm_id(HOST_MIX)}
     assert len(tms) == 2  # four one-GPU slots need both A100 TaskManagers
+
+
+def test_a_second_start_of_a_hosts_script_refuses_and_names_the_holder(env: Env) -> None:
+    """Running a host's rendered script again while its first TaskManager is alive starts nothing:
+    the GPUs it would get are held by a live owner in the coordination file (the first
+    TaskManager, named with its resource id). Without the check the second TaskManager's discovery
+    fails, Flink only logs a WARN and the TaskManager registers GPUs it does not have."""
+    before = {str(tm["id"]) for tm in env.cluster.registered_taskmanagers()}
+    for host, holder in ((HOST_T4, tm_id(HOST_T4)), (HOST_MIX, tm_id(HOST_MIX))):
+        proc = env.start_host(host, f"{tm_id(host)}-again")
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert "are not free: live owners hold them" in proc.stderr, proc.stderr
+        assert f"a Flink TaskManager ({holder})" in proc.stderr, proc.stderr
+        assert "Starting taskexecutor" not in proc.stdout
+    time.sleep(2)
+    assert {str(tm["id"]) for tm in env.cluster.registered_taskmanagers()} == before
 
 
 def test_flink_registers_gpus_it_cannot_name_and_the_start_script_refuses(env: Env) -> None:

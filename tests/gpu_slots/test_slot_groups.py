@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -290,7 +291,8 @@ def start_host(tmp_path: Path) -> Any:
     script = install / "accelplane-gpu-discovery"
     script.write_text(DISCOVERY.read_text())
     script.chmod(0o755)
-    spec = multimodel_spec(tmp_path, install_dir=install, coordination_file=Path(f"/run/accelplane-t{os.getpid()}{abs(hash(str(tmp_path))) % 10**8}") / "coord")
+    coordination = Path(f"/run/accelplane-t{os.getpid()}{abs(hash(str(tmp_path))) % 10**8}") / "coord"
+    spec = multimodel_spec(tmp_path, install_dir=install, coordination_file=coordination)
     written = write_rendered(spec, tmp_path / "out")
     home = tmp_path / "flink"
     (home / "bin").mkdir(parents=True)
@@ -313,7 +315,10 @@ def start_host(tmp_path: Path) -> Any:
 
     run.script = script  # type: ignore[attr-defined]
     run.home = home  # type: ignore[attr-defined]
-    return run
+    run.coordination = coordination  # type: ignore[attr-defined]
+    run.fake = fake  # type: ignore[attr-defined]
+    yield run
+    shutil.rmtree(coordination.parent, ignore_errors=True)
 
 
 def test_start_script_names_both_models_on_the_command_line(start_host: Any) -> None:
@@ -345,6 +350,35 @@ def test_start_script_refuses_when_discovery_fails_or_finds_too_few(start_host: 
     proc, started = start_host(HOST_MIX, FAKE_GPU_MODELS="Tesla T4;Tesla T4")
     assert (proc.returncode, started) == (1, [])
     assert "did not find 2 GPU(s) of model NVIDIA A100-SXM4-80GB" in proc.stderr
+
+
+def test_start_script_refuses_gpus_held_by_live_owners_and_names_them(start_host: Any) -> None:
+    """A second start (or another cluster's TaskManager holding the host's GPUs): the GPUs these
+    TaskManagers would get are held by a live owner in the coordination file, so nothing starts and
+    the refusal names the holder; once the holder is gone the script starts them."""
+    start_host.coordination.parent.mkdir(parents=True, exist_ok=True)
+    holder = subprocess.Popen(["sleep", "300"])
+    try:
+        held = subprocess.run(
+            [str(start_host.script), "1", "--model", "Tesla-T4", "--enable-coordination-mode",
+             "--coordination-file", str(start_host.coordination), "--owner-pid", str(holder.pid)],
+            env={**os.environ, **host_env(start_host.fake, HOST_T4)}, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert held.returncode == 0, held.stderr
+        proc, started = start_host(HOST_T4)
+        assert (proc.returncode, started) == (1, [])
+        assert "2 GPU(s) needed but only 1 of 2 eligible are free" in proc.stderr
+        assert f"GPU 0: pid {holder.pid}, sleep" in proc.stderr
+        assert "2 GPU(s) of model Tesla T4 for external resource gpu-teslat4 are not free" in proc.stderr
+        # The A100-only host shares the file but none of these GPUs: it starts.
+        proc, started = start_host(HOST_A100)
+        assert proc.returncode == 0, proc.stderr
+    finally:
+        holder.kill()
+        holder.wait()
+    proc, started = start_host(HOST_T4)
+    assert proc.returncode == 0, proc.stderr
+    assert len(started) == 2
 
 
 def test_pyflink_helper_parses_the_rendered_file(tmp_path: Path) -> None:

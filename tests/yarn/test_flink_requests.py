@@ -146,13 +146,16 @@ def test_yarn_taskmanagers_refuse_to_start_without_their_gpus(
     (java_home / "bin" / "java").write_text(f'#!/bin/sh\necho "$@" >> {record}\n')
     (java_home / "bin" / "java").chmod(0o755)
     fake = install_fake_nvidia_smi(tmp_path / "bin", count=4)
+    coordination = tmp_path / "gpu-coordination"
+    assert cluster.coordination and f"--check-free --coordination-file {cluster.coordination_file}" in tm_command
 
     def run(command: str, name: str, **env: str) -> tuple[int, str, str]:
         work = tmp_path / name
         logs = work / "logs"
         logs.mkdir(parents=True)
         record.unlink(missing_ok=True)
-        launch = _nodemanager_launch(command.replace(script_path, str(script)), logs, work)
+        command = command.replace(script_path, str(script)).replace(cluster.coordination_file, str(coordination))
+        launch = _nodemanager_launch(command, logs, work)
         base = {"PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}", "JAVA_HOME": str(java_home)}
         proc = subprocess.run([str(launch)], cwd=work, env={**base, **env}, capture_output=True, text=True)
         err = (logs / "taskmanager.err").read_text() if (logs / "taskmanager.err").exists() else ""
@@ -164,6 +167,23 @@ def test_yarn_taskmanagers_refuse_to_start_without_their_gpus(
     code, started, err = run(tm_command, "tm-too-few", FAKE_GPU_COUNT=str(amount - 1))
     assert (code, started) == (1, "")
     assert "accelplane: refusing to start this GPU TaskManager: GPU discovery" in err
+    # The GPUs it would get are held by a live owner in the coordination file (another TaskManager
+    # of this host): refused, naming the holder, before the JVM starts.
+    holder = subprocess.Popen(["sleep", "300"])
+    try:
+        allocated = subprocess.run(
+            [str(script), "4", "--enable-coordination-mode", "--coordination-file", str(coordination),
+             "--owner-pid", str(holder.pid)],
+            env={"PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}"}, capture_output=True, text=True,
+        )  # fmt: skip
+        assert allocated.returncode == 0, allocated.stderr
+        code, started, err = run(tm_command, "tm-held")
+        assert (code, started) == (1, "")
+        assert f"held by live owners in {coordination}: GPU 0: pid {holder.pid}, sleep" in err
+        assert "the GPUs it would get are held by live owners" in err
+    finally:
+        holder.kill()
+        holder.wait()
     code, started, err = run(tm_command, "tm-no-driver", FAKE_NVIDIA_SMI_FAIL="9")
     assert (code, started) == (1, "")
     assert "accelplane: refusing to start this GPU TaskManager" in err

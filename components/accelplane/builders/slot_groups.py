@@ -14,7 +14,13 @@ from __future__ import annotations
 import json
 
 from accelplane.artifacts import FileArtifact
-from accelplane.derive.flink_keys import MODEL_FLAG, gpu_amount, model_argument
+from accelplane.derive.flink_keys import (
+    CHECK_FREE_FLAG,
+    COORDINATION_FILE_FLAG,
+    MODEL_FLAG,
+    gpu_amount,
+    model_argument,
+)
 from accelplane.derive.slot_groups import (
     GROUP_FILE,
     gpu_resources,
@@ -45,6 +51,9 @@ def host_scripts(spec: Spec, cluster: FlinkCluster, base: str, family: str) -> l
         if not h.taskmanagers:
             continue
         need = amount * h.taskmanagers
+        # Coordination mode: the GPUs must also be free, or a second start of this script (or another
+        # cluster's TaskManager) would make TaskManagers whose discovery fails but which register anyway.
+        free_args = [CHECK_FREE_FLAG, COORDINATION_FILE_FLAG, cluster.coordination_file] if cluster.coordination else []
         resources = []
         for name, _ in h.resources:
             model = models.get(name) if multimodel else None
@@ -56,6 +65,12 @@ def host_scripts(spec: Spec, cluster: FlinkCluster, base: str, family: str) -> l
                     "need": need,
                     "args": [MODEL_FLAG, model_argument(model)] if model else [],
                     "failure": f"GPU discovery did not find {what} for external resource {name} (its messages are above)",
+                    "free_args": free_args,
+                    "busy": (
+                        f"{what} for external resource {name} are not free: live owners hold them in "
+                        f"{cluster.coordination_file} (named above); a TaskManager started again on this "
+                        "host would advertise GPUs it does not get. Stop the holder first"
+                    ),
                 }
             )
         text = render_template(
@@ -67,6 +82,7 @@ def host_scripts(spec: Spec, cluster: FlinkCluster, base: str, family: str) -> l
             amount=amount,
             resources=resources,
             multimodel=multimodel,
+            free_check=bool(free_args),
             resource_list=";".join(str(r["name"]) for r in resources),
             script_path=spec.discovery.script_path,
         )

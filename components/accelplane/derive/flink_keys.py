@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from accelplane.derive.dra import cluster_device_class
+from accelplane.derive.flink_java import JAVA_OPTS_KEY, USER_JAVA_OPTS_KEYS, java_options
 from accelplane.derive.flink_values import ConfigValue
 from accelplane.derive.gpu_resources import (
     candidate_pools,
@@ -36,6 +37,7 @@ GPU_DRIVER_FACTORY = "org.apache.flink.externalresource.gpu.GPUDriverFactory"
 COORDINATION_FLAG = "--enable-coordination-mode"
 COORDINATION_FILE_FLAG = "--coordination-file"
 FILE_MODE_FLAG = "--file-mode"
+CHECK_FREE_FLAG = "--check-free"
 ISOLATED_DEVICES_FLAG = "--isolated-devices"
 WRONG_COORDINATION_FLAG = "--enable-coordination"
 MIB = 2**20
@@ -320,6 +322,8 @@ def yarn_start_command_template(spec: Spec, cluster: FlinkCluster) -> str:
     discovery script runs first in inventory mode (the cluster's amount, ``--isolated-devices``
     where the config passes it, no coordination file) and a failure ends the container with exit 1
     and the reason in ``taskmanager.err``; Flink's resource manager then sees the container fail.
+    In coordination mode it then checks (``--check-free``, read-only) that no live owner in the
+    coordination file holds the GPUs the TaskManager would get, naming the holders otherwise.
     The template contains no ``"``, ``$``, backquote, backslash or ``#`` (it sits inside the
     NodeManager's double quotes and in a legacy ``flink-conf.yaml``), and the script path is
     restricted to ``[A-Za-z0-9_./-]`` by the schema (checked again here with a ValueError, never an
@@ -332,11 +336,20 @@ def yarn_start_command_template(spec: Spec, cluster: FlinkCluster) -> str:
     if unsafe:
         raise ValueError(f"unsafe word(s) for the YARN start command: {unsafe!r}")
     discovery = " ".join(words)
-    return (
+    command = (
         f"if [ %class% = {YARN_TASKMANAGER_CLASS} ] && ! {discovery} > /dev/null 2>> <LOG_DIR>/taskmanager.err; "
         f"then echo 'accelplane: refusing to start this GPU TaskManager: GPU discovery ({discovery}) failed; "
-        f"its messages are above' >> <LOG_DIR>/taskmanager.err; exit 1; fi; {FLINK_YARN_START_COMMAND}"
+        f"its messages are above' >> <LOG_DIR>/taskmanager.err; exit 1; fi; "
     )
+    if cluster.coordination:
+        assert _SAFE_WORD.match(cluster.coordination_file), cluster.coordination_file
+        check = f"{discovery} {CHECK_FREE_FLAG} {COORDINATION_FILE_FLAG} {cluster.coordination_file}"
+        command += (
+            f"if [ %class% = {YARN_TASKMANAGER_CLASS} ] && ! {check} > /dev/null 2>> <LOG_DIR>/taskmanager.err; "
+            "then echo 'accelplane: refusing to start this GPU TaskManager: the GPUs it would get are held by "
+            "live owners in the coordination file (named above)' >> <LOG_DIR>/taskmanager.err; exit 1; fi; "
+        )
+    return command + FLINK_YARN_START_COMMAND
 
 
 def _process_keys(cluster: FlinkCluster) -> list[GeneratedKey]:
@@ -423,12 +436,24 @@ def generated_keys(spec: Spec, cluster: FlinkCluster) -> tuple[GeneratedKey, ...
     return spec.derive("generated_keys", cluster, lambda: tuple(_generated_keys(spec, cluster)))
 
 
+def java_options_key(cluster: FlinkCluster) -> list[GeneratedKey]:
+    """``env.java.opts.all``: the JVM options of the cluster's Flink distribution (its Java 17
+    ``--add-opens``/``--add-exports`` list, which accelplane's config file would otherwise drop)
+    followed by the spec's ``config.env.java.opts.all``/``env.java.opts``; none before Flink 1.18
+    (`accelplane.derive.flink_java`)."""
+    value = java_options(cluster, flink_image(cluster) if is_kubernetes(cluster) else None)
+    if value is None:
+        return []
+    return [GeneratedKey(JAVA_OPTS_KEY, value, "version (Flink's default JVM options) and config.env.java.opts.all")]
+
+
 def _generated_keys(spec: Spec, cluster: FlinkCluster) -> list[GeneratedKey]:
     """`generated_keys`, derived."""
     keys = [GeneratedKey("taskmanager.numberOfTaskSlots", cluster.task_manager.slots, "taskManager.slots")]
+    keys += java_options_key(cluster)
     if cluster.target == "kubernetes-operator":
         return keys + slot_group_keys(cluster) + _gpu_keys(spec, cluster)
-    keys = _process_keys(cluster)
+    keys = _process_keys(cluster) + java_options_key(cluster)
     if cluster.target == "kubernetes":
         keys += _native_kubernetes_keys(cluster)
     elif cluster.target == "yarn":
@@ -466,6 +491,8 @@ def managed_keys(spec: Spec, cluster: FlinkCluster) -> dict[str, ManagedKey]:
         owned += [(k, True) for k in native if k.key != "execution.target"]
         owned.append((GeneratedKey("high-availability.cluster-id", cluster.name, "name"), True))
     for k, by_operator in owned:
+        if k.key == JAVA_OPTS_KEY:
+            continue  # the spec's JVM options are added to the distribution's (`java_options_key`)
         for key in (k.key, *KEY_ALIASES.get(k.key, ())):
             managed.setdefault(key, ManagedKey(k.source, by_operator))
     return managed
@@ -477,9 +504,13 @@ def managed_prefixes(cluster: FlinkCluster) -> tuple[str, ...]:
 
 
 def effective_config(spec: Spec, cluster: FlinkCluster) -> dict[str, ConfigValue]:
-    """Generated keys plus the user's ``config`` keys, sorted by key (checks guarantee no clash)."""
+    """Generated keys plus the user's ``config`` keys, sorted by key (checks guarantee no clash;
+    the user's JVM options are already part of the generated ``env.java.opts.all`` when there is one)."""
     values: dict[str, ConfigValue] = {k.key: k.value for k in generated_keys(spec, cluster)}
+    merged_java = JAVA_OPTS_KEY in values
     for key, value in cluster.config:
+        if merged_java and key in USER_JAVA_OPTS_KEYS:
+            continue
         values.setdefault(key, value)
     return dict(sorted(values.items()))
 

@@ -183,6 +183,7 @@ _BOOT_ID_CHARS = frozenset("0123456789abcdef-")
 USAGE = """\
 usage: {prog} AMOUNT [flags]
        {prog} [AMOUNT] --release [--coordination-file PATH] [--owner-pid PID]
+       {prog} AMOUNT --check-free [--coordination-file PATH] [flags]
 Prints the chosen GPU indexes on one stdout line; everything else goes to stderr.
 Arguments cannot contain spaces (Flink splits the command line on whitespace).
 
@@ -203,6 +204,9 @@ flags:
   --include-mig                hand out MIG-mode GPUs whole instead of their MIG devices
   --format flink|spark|json    output: 0,1 | Spark resource JSON | details per GPU
   --release                    give back the GPUs the owner holds (implies coordination mode)
+  --check-free                 only check (a start script's preflight): AMOUNT eligible GPUs have
+                               no live owner in the coordination file; names the holders
+                               otherwise (exit 1); writes nothing
   --owner-pid PID              owner process (default: the parent, the TaskManager JVM)
   --allow-foreign-owner        accept a coordination file owned by another uid
   --file-mode OCTAL            mode of a new coordination file (default 0660)
@@ -375,6 +379,7 @@ class Options:
         self.model: str | None = None
         self.fmt = "flink"
         self.release = False
+        self.check_free = False
         self.owner_pid: int | None = None
         self.allow_foreign_owner = False
         self.file_mode = DEFAULT_FILE_MODE
@@ -400,6 +405,7 @@ _BOOL_FLAGS = {
     "--enable-coordination-mode": "coordination",
     "--privilege": "coordination",
     "--release": "release",
+    "--check-free": "check_free",
     "--allow-foreign-owner": "allow_foreign_owner",
     "--include-mig": "include_mig",
     "--isolated-devices": "isolated_devices",
@@ -502,7 +508,9 @@ def parse_args(argv: list[str], log: Log) -> Options:
             log.warning(f"ignoring unexpected argument {tok!r}")
     if opts.verbose:
         log.verbose = True
-    if opts.release:
+    if opts.release and opts.check_free:
+        raise _usage_error("--check-free and --release exclude each other")
+    if opts.release or opts.check_free:
         opts.coordination = True
     if opts.amount is None and not opts.release and not opts.help:
         raise _usage_error("missing the GPU amount (first argument)")
@@ -1932,6 +1940,54 @@ def allocate(eligible: list[Gpu], amount: int, opts: Options, log: Log, deadline
         return chosen
 
 
+def holder(rec: Record, pidns: str) -> str:
+    """Who holds a GPU, for a refusal: its pid and, when readable here, what the process is (a
+    Flink TaskManager with its resource id, else its program name)."""
+    if _other_namespace(rec.pidns, pidns):
+        return f"GPU {rec.index}: pid {rec.pid} in another PID namespace"
+    try:
+        with open(f"/proc/{rec.pid}/cmdline", "rb") as f:
+            argv = [a.decode(errors="replace") for a in f.read(1 << 16).split(b"\0") if a]
+    except OSError:
+        argv = []
+    what = os.path.basename(argv[0]) if argv else "unknown process"
+    if any(a.endswith("TaskManagerRunner") or a.endswith("YarnTaskExecutorRunner") for a in argv):
+        what = "a Flink TaskManager"
+        ids = [a.split("=", 1)[1] for a in argv if a.startswith("taskmanager.resource-id=")]
+        ids += [a.split("=", 1)[1] for a in argv if a.startswith("-Dtaskmanager.resource-id=")]
+        if ids:
+            what += f" ({ids[-1]})"
+    return f"GPU {rec.index}: pid {rec.pid}, {what}"
+
+
+def check_free(eligible: list[Gpu], amount: int, opts: Options, log: Log, deadline: Deadline) -> list[Gpu]:
+    """The first ``amount`` eligible GPUs no live owner holds (``--check-free``: nothing is
+    written); raises naming every live holder when there are fewer. A missing coordination file
+    holds nothing (it is not created here)."""
+    by_key = {g.key: g for g in eligible}
+    if not os.path.lexists(opts.coordination_file):
+        records: list[Record] = []
+    else:
+        with CoordinationFile(opts, log, deadline) as cf:
+            records = cf.read()
+    boot, pidns = boot_id(), pid_namespace()
+    taken = [
+        r for r in records
+        if r.key in by_key and owner_alive(r, boot, pidns)
+        and not (opts.isolated_devices and _other_namespace(r.pidns, pidns))
+    ]  # fmt: skip
+    held = {r.key for r in taken}
+    free = [g for g in eligible if g.key not in held]
+    if len(free) < amount:
+        names = "; ".join(holder(r, pidns) for r in sorted(taken, key=lambda r: r.index))
+        raise DiscoveryError(
+            f"{amount} GPU(s) needed but only {len(free)} of {len(eligible)} eligible are free: held by "
+            f"live owners in {opts.coordination_file}: {names}",
+            EXIT_UNSATISFIABLE,
+        )
+    return free[:amount]
+
+
 def release(opts: Options, log: Log, deadline: Deadline) -> list[Record]:
     owner = current_owner(opts, log, allocating=False)
     with CoordinationFile(opts, log, deadline) as cf:
@@ -1995,7 +2051,9 @@ def run(opts: Options, log: Log) -> int:
         return EXIT_OK
     gpus, backend = inventory(opts, log, deadline)
     eligible = eligible_gpus(gpus, opts, log)
-    if opts.coordination:
+    if opts.check_free:
+        chosen = check_free(eligible, amount, opts, log, deadline)
+    elif opts.coordination:
         chosen = allocate(eligible, amount, opts, log, deadline)
     else:
         if len(eligible) < amount:

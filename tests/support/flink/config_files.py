@@ -18,7 +18,27 @@ ConfigValue = ConfigScalar | Sequence[str]
 
 CONF_FILE_NAMES: dict[ConfFormat, str] = {"yaml": "config.yaml", "legacy": "flink-conf.yaml"}
 
-#: Keys the harness may set (besides the two opt-in discovery-script keys).
+#: Addresses and ports: all the harness changes in ``addresses_only`` mode (a rendered cluster run
+#: as a user gets it, moved onto this machine's free ports).
+ADDRESS_KEYS: frozenset[str] = frozenset(
+    {
+        "jobmanager.rpc.address",
+        "jobmanager.rpc.port",
+        "jobmanager.bind-host",
+        "taskmanager.host",
+        "taskmanager.bind-host",
+        "taskmanager.rpc.port",
+        "taskmanager.data.port",
+        "rest.address",
+        "rest.bind-address",
+        "rest.port",
+        "blob.server.port",
+        "metrics.internal.query-service.port",
+    }
+)
+
+#: Keys the harness may set (besides the two opt-in discovery-script keys). Never
+#: ``env.java.opts.all``: the JVM options are what the configuration under test says.
 SANDBOX_KEYS: frozenset[str] = frozenset(
     {
         "jobmanager.rpc.address",
@@ -38,7 +58,6 @@ SANDBOX_KEYS: frozenset[str] = frozenset(
         "metrics.internal.query-service.port",
         "env.pid.dir",
         "env.log.dir",
-        "env.java.opts.all",
         "io.tmp.dirs",
         "web.tmpdir",
         "high-availability.type",

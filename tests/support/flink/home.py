@@ -146,8 +146,11 @@ def java_opts_from_distribution(flink_home: Path) -> str:
     """``env.java.opts.all`` of ``<flink>/conf/config.yaml`` (nested or flat).
 
     On Java 17 the Flink daemons *and* the ``flink`` CLI need this
-    ``--add-exports/--add-opens`` list; the sandbox copies it.  Returns ``""``
-    when the distribution does not set it.
+    ``--add-exports/--add-opens`` list.  A hand-written (mapping) sandbox config
+    gets it, as a user editing the distribution's file keeps it; a rendered file
+    must carry it itself (accelplane writes it: `accelplane.derive.flink_java`,
+    whose copy a test compares with this).  Returns ``""`` when the distribution
+    does not set it.
     """
     conf = flink_home / "conf" / "config.yaml"
     if not conf.is_file():

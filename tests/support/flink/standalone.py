@@ -20,7 +20,11 @@ test, with exactly two opt-in exceptions, both for the resource named
 
 Everything else the harness sets is a *sandbox key* (see
 :data:`SANDBOX_KEYS`): bind addresses, ports, memory sizes, pid/log/tmp
-directories, JVM options, HA mode, checkpoint directories.  After writing the
+directories, HA mode, checkpoint directories -- never the JVM options
+(``env.java.opts.all``): a rendered file must carry what Flink needs on Java 17
+itself.  With ``addresses_only`` the harness changes nothing but addresses and
+ports (:data:`ADDRESS_KEYS`; pid and log directories go through the scripts'
+environment, not the file): the cluster runs the rendered file as a user gets it.  After writing the
 sandbox configuration the harness loads it with Flink's own parser and checks
 that every override took effect and that every ``external-resource*`` key is
 byte-for-byte what Flink read from the original file (except the two opt-in
@@ -42,6 +46,7 @@ from types import TracebackType
 from typing import Literal, Self
 
 from tests.support.flink.config_files import (
+    ADDRESS_KEYS,
     CONF_FILE_NAMES,
     ConfFormat,
     ConfigValue,
@@ -86,21 +91,23 @@ class FlinkStandalone:
     the path of a rendered ``config.yaml`` / ``flink-conf.yaml`` whose text is
     used *verbatim*, with the harness overrides appended in the SAME format
     (see :func:`apply_overrides`).  Overrides only touch sandbox keys
-    (:data:`SANDBOX_KEYS`: ports, bind addresses, memory, pid/log/tmp dirs,
-    ``env.java.opts.all`` replaced by the distribution's Java 17 list, HA off,
+    (:data:`SANDBOX_KEYS`: ports, bind addresses, memory, pid/log/tmp dirs, HA off,
     local checkpoint dirs, and ``taskmanager.numberOfTaskSlots`` only when
-    ``taskmanager_slots`` is given) and never ``external-resource*`` keys --
+    ``taskmanager_slots`` is given; with ``addresses_only`` just :data:`ADDRESS_KEYS`) and never ``external-resource*`` keys --
     except ``external-resource.<gpu_resource>.param.discovery-script.path``
     when ``discovery_script_path`` is given and ``...discovery-script.args``
     when ``discovery_args`` or ``coordination_file`` is given (see
     :func:`with_coordination_file`).  ``extra_overrides`` lets a caller add
-    more sandbox keys (``external-resource*`` keys are rejected there).
+    more sandbox keys (``external-resource*`` keys are rejected there).  The JVM
+    options are never overridden: a mapping ``base_config`` (a hand-written
+    config, like a user's edit of the distribution's file) gets the
+    distribution's ``env.java.opts.all`` unless it sets its own; a rendered
+    file is used as it is.
 
     ``extra_env`` is added to the daemons' and the CLI's environment (e.g.
     ``PATH`` with a fake ``nvidia-smi`` first).  ``fast_jvm`` (default on)
-    adds :data:`FAST_JVM_FLAGS` via ``JAVA_TOOL_OPTIONS`` and
-    ``-XX:+UseSerialGC`` to ``env.java.opts.all`` -- JVM tuning only, it
-    changes nothing Flink reads from its configuration otherwise.  Each TaskManager gets
+    adds :data:`FAST_JVM_FLAGS` and ``-XX:+UseSerialGC`` via ``JAVA_TOOL_OPTIONS``
+    -- JVM tuning only, it changes nothing Flink reads from its configuration.  Each TaskManager gets
     ``-D taskmanager.resource-id=tm-<n>`` so logs, REST and probe output can
     be correlated.  Ports: ``rest.port`` and ``jobmanager.rpc.port`` are
     free ports picked at construction; TaskManager RPC/data and blob ports are
@@ -128,6 +135,7 @@ class FlinkStandalone:
     java_cache_dir: Path | None = None
     verify_config: bool = True
     fast_jvm: bool = True
+    addresses_only: bool = False
 
     conf_dir: Path = field(init=False)
     log_dir: Path = field(init=False)
@@ -182,21 +190,29 @@ class FlinkStandalone:
     def sandbox_overrides(self, configured: Mapping[str, str]) -> dict[str, ConfigValue]:
         """The overrides written for this sandbox (``configured``: Flink's view of the base)."""
         tmp_dir = self.work_dir / "tmp"
-        overrides: dict[str, ConfigValue] = {
+        addresses: dict[str, ConfigValue] = {
             "jobmanager.rpc.address": "localhost",
             "jobmanager.rpc.port": str(self.rpc_port),
             "jobmanager.bind-host": "localhost",
-            "jobmanager.memory.process.size": self.memory,
             "taskmanager.host": "localhost",
             "taskmanager.bind-host": "localhost",
             "taskmanager.rpc.port": "0",
             "taskmanager.data.port": "0",
-            "taskmanager.memory.process.size": self.memory,
             "rest.address": "localhost",
             "rest.bind-address": "localhost",
             "rest.port": str(self.rest_port),
             "blob.server.port": "0",
             "metrics.internal.query-service.port": "0",
+        }
+        assert set(addresses) == ADDRESS_KEYS
+        if self.addresses_only:
+            if self.taskmanager_slots is not None or self.extra_overrides:
+                raise HarnessError("addresses_only changes addresses and ports only")
+            return {**addresses, **self._discovery_overrides(configured)}
+        overrides: dict[str, ConfigValue] = {
+            **addresses,
+            "jobmanager.memory.process.size": self.memory,
+            "taskmanager.memory.process.size": self.memory,
             "env.pid.dir": str(self.pid_dir),
             "env.log.dir": str(self.log_dir),
             "io.tmp.dirs": str(tmp_dir),
@@ -205,14 +221,15 @@ class FlinkStandalone:
             "state.checkpoints.dir": (self.work_dir / "checkpoints").as_uri(),
             "state.savepoints.dir": (self.work_dir / "savepoints").as_uri(),
         }
-        java_opts = java_opts_from_distribution(self.flink_home)
-        if self.fast_jvm:
-            java_opts = f"{java_opts} {FAST_DAEMON_GC}".strip()
-        if java_opts:
-            overrides["env.java.opts.all"] = java_opts
         if self.taskmanager_slots is not None:
             overrides["taskmanager.numberOfTaskSlots"] = str(self.taskmanager_slots)
         overrides.update(self.extra_overrides or {})
+        overrides.update(self._discovery_overrides(configured))
+        return overrides
+
+    def _discovery_overrides(self, configured: Mapping[str, str]) -> dict[str, ConfigValue]:
+        """The opt-in discovery-script path/args overrides (see the module docstring)."""
+        overrides: dict[str, ConfigValue] = {}
         if self.discovery_script_path is not None:
             script = Path(self.discovery_script_path).resolve()
             if any(c.isspace() for c in str(script)):
@@ -240,7 +257,12 @@ class FlinkStandalone:
                 raise HarnessError(f"{self.base_config.name} is not {self.conf_format} format")
             return self.base_config.read_text(encoding="utf-8"), format_
         format_ = self.conf_format or "yaml"
-        return render_flat_config(dict(self.base_config or {}), format_), format_
+        base = dict(self.base_config or {})
+        if "env.java.opts.all" not in base and "env.java.opts" not in base:
+            java_opts = java_opts_from_distribution(self.flink_home)
+            if java_opts:
+                base["env.java.opts.all"] = java_opts
+        return render_flat_config(base, format_), format_
 
     def prepare(self) -> Path:
         """Write the sandbox conf dir (idempotent); returns it."""
@@ -298,6 +320,12 @@ class FlinkStandalone:
         allowed = {self._discovery_key("path"), self._discovery_key("args")} & set(overrides)
         for key in sorted(set(base_view) | set(self.effective_config)):
             if (
+                self.addresses_only
+                and key not in ADDRESS_KEYS | allowed
+                and base_view.get(key) != self.effective_config.get(key)
+            ):
+                problems.append(f"{key} changed in addresses_only mode")
+            if (
                 key.startswith("external-resource")
                 and key not in allowed
                 and base_view.get(key) != self.effective_config.get(key)
@@ -331,7 +359,8 @@ class FlinkStandalone:
             }
         )
         if self.fast_jvm:
-            tool_options = " ".join([env.get("JAVA_TOOL_OPTIONS", ""), *FAST_JVM_FLAGS]).strip()
+            flags = [env.get("JAVA_TOOL_OPTIONS", ""), *FAST_JVM_FLAGS, FAST_DAEMON_GC]
+            tool_options = " ".join(flags).strip()
             env["JAVA_TOOL_OPTIONS"] = tool_options
         env.update(self.extra_env or {})
         return env
