@@ -51,7 +51,7 @@ SCRAPED = (
     "installation's; a NetworkPolicy would have to guess them"
 )
 NO_PROBES = (
-    "the scrape is the health check: an exporter that stops answering shows as up == 0, and its GPUs' "
+    "the scrape is the health check: an exporter that stops answering drops its up series to 0, and its GPUs' "
     "TaskManagers fire AccelplaneGpuTaskManagerWithoutMetrics"
 )
 POD_RESOURCES_ROOT = (
@@ -125,10 +125,8 @@ def _dcgm_exporter(spec: Spec, placement: Placement) -> K8sObject:
     container = {
         "name": "dcgm-exporter",
         "image": image.reference,
-        "env": [
-            {"name": "DCGM_EXPORTER_LISTEN", "value": f":{DCGM_PORT}"},
-            {"name": "DCGM_EXPORTER_KUBERNETES", "value": "true"},
-        ],
+        # listens on :9400 (its default); the pod mapping labels each device with its holder
+        "env": [{"name": "DCGM_EXPORTER_KUBERNETES", "value": "true"}],
         "ports": [{"name": METRICS_PORT_NAME, "containerPort": DCGM_PORT, "protocol": "TCP"}],
         "resources": EXPORTER_RESOURCES,
         "securityContext": {"runAsUser": 0, "capabilities": {"drop": ["ALL"], "add": ["SYS_ADMIN"]}},
