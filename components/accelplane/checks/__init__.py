@@ -15,6 +15,7 @@ from accelplane.checks import (
     flink,
     flink_state,
     mig,
+    monitoring,
     namespaces,
     references,
     scheduling,
@@ -38,6 +39,7 @@ CHECKS: tuple[Check, ...] = (
     mig.check,
     flink_state.check,
     namespaces.check,
+    monitoring.check,
 )
 
 
