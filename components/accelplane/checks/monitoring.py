@@ -42,7 +42,7 @@ def check(spec: Spec) -> Iterator[Problem]:
         for vendor in sorted({p.gpu.vendor for p in kubernetes_pools if p.gpu is not None}):
             pools = [p for p in kubernetes_pools if p.gpu is not None and p.gpu.vendor == vendor]
             plugin_pools = [p for p in pools if p.gpu is not None and p.gpu.allocation == "devicePlugin"]
-            if plugin_pools and not plugin_enabled(spec, vendor):  # type: ignore[arg-type]
+            if plugin_pools and not plugin_enabled(spec, vendor):
                 yield Problem(
                     ("monitoring", "exporters"),
                     f"accelplane renders no {vendor} device plugin (devicePlugins.{vendor}.enabled: false), so it "
