@@ -132,3 +132,31 @@ def test_the_yarn_stack_asks_the_script_for_owner_metrics() -> None:
         "--owner-label sessions-v100 --metrics-file /var/lib/prometheus/node-exporter/accelplane-gpu-owners.prom"
         in config
     )
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "GPU-a 0 1 1 b 1 7",  # v3 records carry the label field
+        "GPU-a 0 1 1 b 1 7 ",  # an empty label
+        "GPU-a 0 1 1 b 1 7 bad/label",
+        "GPU-a 0 1 1 b 1 7 " + "x" * 64,
+        "GPU-a 0 1 1 b 1 7 lab el",
+    ],
+)
+def test_a_malformed_v3_record_is_refused(line: str) -> None:
+    body = f"{gd.FILE_HEADER_V3}\n{line}\n".encode()
+    content = body + (gd._end_line(body) + "\n").encode()
+    with pytest.raises(gd.DiscoveryError, match="line 2 is not a valid record"):
+        gd.parse_records(content, "c")
+
+
+def test_a_v2_file_is_read_and_rewritten_with_labels(tmp_path: Path) -> None:
+    """An upgrade: the v2 file of an older version is read, and v3 written once a record has a label."""
+    opts = _opts(tmp_path)
+    old = gd.Record("GPU-bbbb", 1, 1, 1, "0000-dead", "-", 0)  # from another boot
+    (tmp_path / "coordination").write_bytes(gd.render_records([old]))
+    assert (tmp_path / "coordination").read_text().startswith(gd.FILE_HEADER + "\n")
+    gd.allocate(GPUS, 1, opts, gd.Log(), gd.Deadline(5))
+    records = gd.parse_records((tmp_path / "coordination").read_bytes(), "c")
+    assert [(r.key, r.label) for r in records] == [("GPU-aaaa", "sessions-v100")]  # the stale record reclaimed

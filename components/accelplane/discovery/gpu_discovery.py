@@ -1642,7 +1642,7 @@ def parse_records(content: bytes, path: str) -> list[Record]:
             )
         if lines[0].startswith(FILE_HEADER_PREFIX):
             raise _corrupt(
-                path, f"unsupported format version {lines[0]!r} (this script reads {FILE_HEADER!r})"
+                path, f"unsupported format version {lines[0]!r} (this script reads v1 to v3)"
             )
         raise _corrupt(path, f"missing header line {FILE_HEADER!r}")
     if lines[-1] != "" or len(lines) < 3 or not lines[-2].startswith(FILE_END_PREFIX):
