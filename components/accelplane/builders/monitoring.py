@@ -125,8 +125,13 @@ def _dcgm_exporter(spec: Spec, placement: Placement) -> K8sObject:
     container = {
         "name": "dcgm-exporter",
         "image": image.reference,
-        # listens on :9400 (its default); the pod mapping labels each device with its holder
-        "env": [{"name": "DCGM_EXPORTER_KUBERNETES", "value": "true"}],
+        # listens on :9400 (its default); the pod mapping labels each device with its holder; every GPU
+        # of the node reaches it through the NVIDIA container runtime, without a device request
+        "env": [
+            {"name": "DCGM_EXPORTER_KUBERNETES", "value": "true"},
+            {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
+            {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "utility"},
+        ],
         "ports": [{"name": METRICS_PORT_NAME, "containerPort": DCGM_PORT, "protocol": "TCP"}],
         "resources": EXPORTER_RESOURCES,
         "securityContext": {"runAsUser": 0, "capabilities": {"drop": ["ALL"], "add": ["SYS_ADMIN"]}},
