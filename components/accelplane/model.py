@@ -405,6 +405,77 @@ class NodeImage:
     image: str | None = None
 
 
+@dataclass(frozen=True)
+class ExporterImage:
+    """A pinned GPU metrics exporter image."""
+
+    image: str
+    version: str
+    digest: str | None = None
+
+    @property
+    def reference(self) -> str:
+        """``repo:tag`` or ``repo:tag@digest``."""
+        return f"{self.image}:{self.version}@{self.digest}" if self.digest else f"{self.image}:{self.version}"
+
+
+@dataclass(frozen=True)
+class Monitoring:
+    """GPU usage monitoring settings (``monitoring``; docs/monitoring.md)."""
+
+    enabled: bool
+    exporters: Literal["accelplane", "external"]
+    namespace: str
+    prometheus_labels: tuple[tuple[str, str], ...]
+    idle_threshold: float
+    idle_for: str
+    missing_metrics_for: str
+    queue_near_capability_ratio: float
+    queue_near_capability_for: str
+    grafana_namespace: str
+    grafana_label: str
+    grafana_label_value: str
+    dcgm_exporter: ExporterImage
+    amd_exporter: ExporterImage
+    textfile_directory: str
+
+
+def _monitoring(m: dict[str, Any]) -> Monitoring:
+    """The ``monitoring`` section with its schema defaults applied."""
+
+    def get(key: str) -> Any:
+        return m.get(key, schema_default(f"monitoring.{key}"))
+
+    grafana = m.get("grafana", {})
+    dcgm = m.get("dcgmExporter", {})
+    amd = m.get("amdExporter", {})
+    return Monitoring(
+        enabled=get("enabled"),
+        exporters=get("exporters"),
+        namespace=get("namespace"),
+        prometheus_labels=tuple(sorted(get("prometheusLabels").items())),
+        idle_threshold=float(get("idleThreshold")),
+        idle_for=get("idleFor"),
+        missing_metrics_for=get("missingMetricsFor"),
+        queue_near_capability_ratio=float(get("queueNearCapabilityRatio")),
+        queue_near_capability_for=get("queueNearCapabilityFor"),
+        grafana_namespace=grafana.get("namespace", schema_default("monitoring.grafana.namespace")),
+        grafana_label=grafana.get("label", schema_default("monitoring.grafana.label")),
+        grafana_label_value=grafana.get("labelValue", schema_default("monitoring.grafana.labelValue")),
+        dcgm_exporter=ExporterImage(
+            dcgm.get("image", schema_default("monitoring.dcgmExporter.image")),
+            dcgm.get("version", schema_default("monitoring.dcgmExporter.version")),
+            dcgm.get("imageDigest"),
+        ),
+        amd_exporter=ExporterImage(
+            amd.get("image", schema_default("monitoring.amdExporter.image")),
+            amd.get("version", schema_default("monitoring.amdExporter.version")),
+            amd.get("imageDigest"),
+        ),
+        textfile_directory=get("textfileDirectory"),
+    )
+
+
 def _first_by_name(items: tuple[Any, ...]) -> dict[str, Any]:
     """``{name: item}`` keeping the first item of each name."""
     out: dict[str, Any] = {}
@@ -433,6 +504,9 @@ class Spec:
     namespaces: tuple[NamespaceSettings, ...] = ()
     kubernetes_version: str = "1.34"
     """Kubernetes minor release the cluster runs (``1.<minor>``)."""
+    monitoring: Monitoring = field(default_factory=lambda: _monitoring({}))
+    """GPU usage monitoring (off unless ``monitoring.enabled``)."""
+
     scheduler: Scheduler = "volcano"
     """The batch scheduler of the Kubernetes cluster: Volcano or Apache YuniKorn."""
     yunikorn: YuniKorn = field(default_factory=YuniKorn)
@@ -835,6 +909,7 @@ def build_model(data: dict[str, Any]) -> tuple[Spec | None, list[Problem]]:
             )
             for name, settings in sorted(data.get("namespaces", {}).items())
         ),
+        monitoring=_monitoring(data.get("monitoring", {})),
     )
     if b.problems:
         return None, b.problems

@@ -33,6 +33,9 @@ REGEX_PATTERNS = {
     '^0[0-7]{3}\\Z': re.compile('^0[0-7]{3}\\Z'),
     '^[0-9]+(\\.[0-9]+)*\\Z': re.compile('^[0-9]+(\\.[0-9]+)*\\Z'),
     '^AP[1-9][0-9]{3}\\Z': re.compile('^AP[1-9][0-9]{3}\\Z'),
+    '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?\\Z': re.compile('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?\\Z'),
+    '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\\Z': re.compile('^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\\Z'),
+    '^([0-9]+(ms|s|m|h|d|w|y))+\\Z': re.compile('^([0-9]+(ms|s|m|h|d|w|y))+\\Z'),
     '^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*(:(?!latest\\Z)[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[a-f0-9]{64})\\Z': re.compile('^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*(:(?!latest\\Z)[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[a-f0-9]{64})\\Z'),
     '^[a-z_][a-z0-9_-]{0,31}\\Z': re.compile('^[a-z_][a-z0-9_-]{0,31}\\Z'),
     '^[A-Za-z0-9][A-Za-z0-9_.-]*\\Z': re.compile('^[A-Za-z0-9][A-Za-z0-9_.-]*\\Z'),
@@ -49,8 +52,6 @@ REGEX_PATTERNS = {
     '^sha256:[a-f0-9]{64}\\Z': re.compile('^sha256:[a-f0-9]{64}\\Z'),
     '^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*\\Z': re.compile('^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*\\Z'),
     '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}\\Z': re.compile('^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}\\Z'),
-    '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?\\Z': re.compile('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?\\Z'),
-    '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\\Z': re.compile('^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\\Z'),
     '^[1-8]g\\.[0-9]+gb(\\+me)?\\Z': re.compile('^[1-8]g\\.[0-9]+gb(\\+me)?\\Z'),
     '^[0-9]+:[0-9]+\\Z': re.compile('^[0-9]+:[0-9]+\\Z'),
     '^[a-z0-9]([-a-z0-9]*[a-z0-9])?\\Z': re.compile('^[a-z0-9]([-a-z0-9]*[a-z0-9])?\\Z')
@@ -621,7 +622,176 @@ def validate_https___accelplane_io_schemas_spec_schema_json(data, custom_formats
                                     raise JsonSchemaValueException('invalid')
                 if data__lint_keys:
                     raise JsonSchemaValueException('invalid')
+        if "monitoring" in data_keys:
+            data_keys.remove("monitoring")
+            data__monitoring = data["monitoring"]
+            if not isinstance(data__monitoring, (dict)):
+                raise JsonSchemaValueException('invalid')
+            data__monitoring_is_dict = isinstance(data__monitoring, dict)
+            if data__monitoring_is_dict:
+                data__monitoring_keys = set(data__monitoring.keys())
+                if "enabled" in data__monitoring_keys:
+                    data__monitoring_keys.remove("enabled")
+                    data__monitoring__enabled = data__monitoring["enabled"]
+                    if not isinstance(data__monitoring__enabled, (bool)):
+                        raise JsonSchemaValueException('invalid')
+                else: data__monitoring["enabled"] = False
+                if "exporters" in data__monitoring_keys:
+                    data__monitoring_keys.remove("exporters")
+                    data__monitoring__exporters = data__monitoring["exporters"]
+                    if not (isinstance(data__monitoring__exporters, str) and data__monitoring__exporters == 'accelplane' or isinstance(data__monitoring__exporters, str) and data__monitoring__exporters == 'external'):
+                        raise JsonSchemaValueException('invalid')
+                else: data__monitoring["exporters"] = 'accelplane'
+                if "namespace" in data__monitoring_keys:
+                    data__monitoring_keys.remove("namespace")
+                    data__monitoring__namespace = data__monitoring["namespace"]
+                    validate_https___accelplane_io_schemas_spec_schema_json___defs_dnslabel(data__monitoring__namespace, custom_formats, (name_prefix or "data") + ".monitoring.namespace")
+                else: data__monitoring["namespace"] = 'monitoring'
+                if "prometheusLabels" in data__monitoring_keys:
+                    data__monitoring_keys.remove("prometheusLabels")
+                    data__monitoring__prometheusLabels = data__monitoring["prometheusLabels"]
+                    validate_https___accelplane_io_schemas_spec_schema_json___defs_labels(data__monitoring__prometheusLabels, custom_formats, (name_prefix or "data") + ".monitoring.prometheusLabels")
+                else: data__monitoring["prometheusLabels"] = {}
+                if "idleThreshold" in data__monitoring_keys:
+                    data__monitoring_keys.remove("idleThreshold")
+                    data__monitoring__idleThreshold = data__monitoring["idleThreshold"]
+                    if not isinstance(data__monitoring__idleThreshold, (int, float, Decimal)) or isinstance(data__monitoring__idleThreshold, bool):
+                        raise JsonSchemaValueException('invalid')
+                    if isinstance(data__monitoring__idleThreshold, (int, float, Decimal)) and not isinstance(data__monitoring__idleThreshold, bool):
+                        if data__monitoring__idleThreshold < 0:
+                            raise JsonSchemaValueException('invalid')
+                        if data__monitoring__idleThreshold > 1:
+                            raise JsonSchemaValueException('invalid')
+                else: data__monitoring["idleThreshold"] = 0.05
+                if "idleFor" in data__monitoring_keys:
+                    data__monitoring_keys.remove("idleFor")
+                    data__monitoring__idleFor = data__monitoring["idleFor"]
+                    validate_https___accelplane_io_schemas_spec_schema_json___defs_promduration(data__monitoring__idleFor, custom_formats, (name_prefix or "data") + ".monitoring.idleFor")
+                else: data__monitoring["idleFor"] = '30m'
+                if "missingMetricsFor" in data__monitoring_keys:
+                    data__monitoring_keys.remove("missingMetricsFor")
+                    data__monitoring__missingMetricsFor = data__monitoring["missingMetricsFor"]
+                    validate_https___accelplane_io_schemas_spec_schema_json___defs_promduration(data__monitoring__missingMetricsFor, custom_formats, (name_prefix or "data") + ".monitoring.missingMetricsFor")
+                else: data__monitoring["missingMetricsFor"] = '10m'
+                if "queueNearCapabilityRatio" in data__monitoring_keys:
+                    data__monitoring_keys.remove("queueNearCapabilityRatio")
+                    data__monitoring__queueNearCapabilityRatio = data__monitoring["queueNearCapabilityRatio"]
+                    if not isinstance(data__monitoring__queueNearCapabilityRatio, (int, float, Decimal)) or isinstance(data__monitoring__queueNearCapabilityRatio, bool):
+                        raise JsonSchemaValueException('invalid')
+                    if isinstance(data__monitoring__queueNearCapabilityRatio, (int, float, Decimal)) and not isinstance(data__monitoring__queueNearCapabilityRatio, bool):
+                        if data__monitoring__queueNearCapabilityRatio > 1:
+                            raise JsonSchemaValueException('invalid')
+                        if data__monitoring__queueNearCapabilityRatio <= 0:
+                            raise JsonSchemaValueException('invalid')
+                else: data__monitoring["queueNearCapabilityRatio"] = 0.9
+                if "queueNearCapabilityFor" in data__monitoring_keys:
+                    data__monitoring_keys.remove("queueNearCapabilityFor")
+                    data__monitoring__queueNearCapabilityFor = data__monitoring["queueNearCapabilityFor"]
+                    validate_https___accelplane_io_schemas_spec_schema_json___defs_promduration(data__monitoring__queueNearCapabilityFor, custom_formats, (name_prefix or "data") + ".monitoring.queueNearCapabilityFor")
+                else: data__monitoring["queueNearCapabilityFor"] = '15m'
+                if "grafana" in data__monitoring_keys:
+                    data__monitoring_keys.remove("grafana")
+                    data__monitoring__grafana = data__monitoring["grafana"]
+                    if not isinstance(data__monitoring__grafana, (dict)):
+                        raise JsonSchemaValueException('invalid')
+                    data__monitoring__grafana_is_dict = isinstance(data__monitoring__grafana, dict)
+                    if data__monitoring__grafana_is_dict:
+                        data__monitoring__grafana_keys = set(data__monitoring__grafana.keys())
+                        if "namespace" in data__monitoring__grafana_keys:
+                            data__monitoring__grafana_keys.remove("namespace")
+                            data__monitoring__grafana__namespace = data__monitoring__grafana["namespace"]
+                            validate_https___accelplane_io_schemas_spec_schema_json___defs_dnslabel(data__monitoring__grafana__namespace, custom_formats, (name_prefix or "data") + ".monitoring.grafana.namespace")
+                        else: data__monitoring__grafana["namespace"] = 'monitoring'
+                        if "label" in data__monitoring__grafana_keys:
+                            data__monitoring__grafana_keys.remove("label")
+                            data__monitoring__grafana__label = data__monitoring__grafana["label"]
+                            if not isinstance(data__monitoring__grafana__label, (str)):
+                                raise JsonSchemaValueException('invalid')
+                            if isinstance(data__monitoring__grafana__label, str):
+                                data__monitoring__grafana__label_len = len(data__monitoring__grafana__label)
+                                if data__monitoring__grafana__label_len > 317:
+                                    raise JsonSchemaValueException('invalid')
+                                if not REGEX_PATTERNS['^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?\\Z'].search(data__monitoring__grafana__label):
+                                    raise JsonSchemaValueException('invalid')
+                        else: data__monitoring__grafana["label"] = 'grafana_dashboard'
+                        if "labelValue" in data__monitoring__grafana_keys:
+                            data__monitoring__grafana_keys.remove("labelValue")
+                            data__monitoring__grafana__labelValue = data__monitoring__grafana["labelValue"]
+                            if not isinstance(data__monitoring__grafana__labelValue, (str)):
+                                raise JsonSchemaValueException('invalid')
+                            if isinstance(data__monitoring__grafana__labelValue, str):
+                                data__monitoring__grafana__labelValue_len = len(data__monitoring__grafana__labelValue)
+                                if data__monitoring__grafana__labelValue_len > 63:
+                                    raise JsonSchemaValueException('invalid')
+                                if not REGEX_PATTERNS['^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\\Z'].search(data__monitoring__grafana__labelValue):
+                                    raise JsonSchemaValueException('invalid')
+                        else: data__monitoring__grafana["labelValue"] = '1'
+                        if data__monitoring__grafana_keys:
+                            raise JsonSchemaValueException('invalid')
+                if "dcgmExporter" in data__monitoring_keys:
+                    data__monitoring_keys.remove("dcgmExporter")
+                    data__monitoring__dcgmExporter = data__monitoring["dcgmExporter"]
+                    if not isinstance(data__monitoring__dcgmExporter, (dict)):
+                        raise JsonSchemaValueException('invalid')
+                    data__monitoring__dcgmExporter_is_dict = isinstance(data__monitoring__dcgmExporter, dict)
+                    if data__monitoring__dcgmExporter_is_dict:
+                        data__monitoring__dcgmExporter_keys = set(data__monitoring__dcgmExporter.keys())
+                        if "image" in data__monitoring__dcgmExporter_keys:
+                            data__monitoring__dcgmExporter_keys.remove("image")
+                            data__monitoring__dcgmExporter__image = data__monitoring__dcgmExporter["image"]
+                            validate_https___accelplane_io_schemas_spec_schema_json___defs_imagerepo(data__monitoring__dcgmExporter__image, custom_formats, (name_prefix or "data") + ".monitoring.dcgmExporter.image")
+                        else: data__monitoring__dcgmExporter["image"] = 'nvcr.io/nvidia/k8s/dcgm-exporter'
+                        if "version" in data__monitoring__dcgmExporter_keys:
+                            data__monitoring__dcgmExporter_keys.remove("version")
+                            data__monitoring__dcgmExporter__version = data__monitoring__dcgmExporter["version"]
+                            validate_https___accelplane_io_schemas_spec_schema_json___defs_imagetag(data__monitoring__dcgmExporter__version, custom_formats, (name_prefix or "data") + ".monitoring.dcgmExporter.version")
+                        else: data__monitoring__dcgmExporter["version"] = '4.2.3-4.1.3-ubuntu22.04'
+                        if "imageDigest" in data__monitoring__dcgmExporter_keys:
+                            data__monitoring__dcgmExporter_keys.remove("imageDigest")
+                            data__monitoring__dcgmExporter__imageDigest = data__monitoring__dcgmExporter["imageDigest"]
+                            validate_https___accelplane_io_schemas_spec_schema_json___defs_imagedigest(data__monitoring__dcgmExporter__imageDigest, custom_formats, (name_prefix or "data") + ".monitoring.dcgmExporter.imageDigest")
+                        if data__monitoring__dcgmExporter_keys:
+                            raise JsonSchemaValueException('invalid')
+                if "amdExporter" in data__monitoring_keys:
+                    data__monitoring_keys.remove("amdExporter")
+                    data__monitoring__amdExporter = data__monitoring["amdExporter"]
+                    if not isinstance(data__monitoring__amdExporter, (dict)):
+                        raise JsonSchemaValueException('invalid')
+                    data__monitoring__amdExporter_is_dict = isinstance(data__monitoring__amdExporter, dict)
+                    if data__monitoring__amdExporter_is_dict:
+                        data__monitoring__amdExporter_keys = set(data__monitoring__amdExporter.keys())
+                        if "image" in data__monitoring__amdExporter_keys:
+                            data__monitoring__amdExporter_keys.remove("image")
+                            data__monitoring__amdExporter__image = data__monitoring__amdExporter["image"]
+                            validate_https___accelplane_io_schemas_spec_schema_json___defs_imagerepo(data__monitoring__amdExporter__image, custom_formats, (name_prefix or "data") + ".monitoring.amdExporter.image")
+                        else: data__monitoring__amdExporter["image"] = 'docker.io/rocm/device-metrics-exporter'
+                        if "version" in data__monitoring__amdExporter_keys:
+                            data__monitoring__amdExporter_keys.remove("version")
+                            data__monitoring__amdExporter__version = data__monitoring__amdExporter["version"]
+                            validate_https___accelplane_io_schemas_spec_schema_json___defs_imagetag(data__monitoring__amdExporter__version, custom_formats, (name_prefix or "data") + ".monitoring.amdExporter.version")
+                        else: data__monitoring__amdExporter["version"] = 'v1.4.0'
+                        if "imageDigest" in data__monitoring__amdExporter_keys:
+                            data__monitoring__amdExporter_keys.remove("imageDigest")
+                            data__monitoring__amdExporter__imageDigest = data__monitoring__amdExporter["imageDigest"]
+                            validate_https___accelplane_io_schemas_spec_schema_json___defs_imagedigest(data__monitoring__amdExporter__imageDigest, custom_formats, (name_prefix or "data") + ".monitoring.amdExporter.imageDigest")
+                        if data__monitoring__amdExporter_keys:
+                            raise JsonSchemaValueException('invalid')
+                if "textfileDirectory" in data__monitoring_keys:
+                    data__monitoring_keys.remove("textfileDirectory")
+                    data__monitoring__textfileDirectory = data__monitoring["textfileDirectory"]
+                    validate_https___accelplane_io_schemas_spec_schema_json___defs_abspath(data__monitoring__textfileDirectory, custom_formats, (name_prefix or "data") + ".monitoring.textfileDirectory")
+                else: data__monitoring["textfileDirectory"] = '/var/lib/prometheus/node-exporter'
+                if data__monitoring_keys:
+                    raise JsonSchemaValueException('invalid')
         if data_keys:
+            raise JsonSchemaValueException('invalid')
+    return data
+
+def validate_https___accelplane_io_schemas_spec_schema_json___defs_promduration(data, custom_formats={}, name_prefix=None):
+    if not isinstance(data, (str)):
+        raise JsonSchemaValueException('invalid')
+    if isinstance(data, str):
+        if not REGEX_PATTERNS['^([0-9]+(ms|s|m|h|d|w|y))+\\Z'].search(data):
             raise JsonSchemaValueException('invalid')
     return data
 

@@ -49,8 +49,12 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_rev_against_rev(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["diff", "HEAD~1:stacks/prod-eu.yaml", "HEAD:stacks/prod-eu.yaml"]) == 1
     out = capsys.readouterr().out
-    assert out.startswith("accelplane diff: HEAD~1:stacks/prod-eu.yaml → HEAD:stacks/prod-eu.yaml\n1 changed")
+    # the Volcano Queue, and the queue's GPU capability in the monitoring rules (PrometheusRule and file)
+    assert out.startswith(
+        "accelplane diff: HEAD~1:stacks/prod-eu.yaml → HEAD:stacks/prod-eu.yaml\n3 changed (3 artifacts)"
+    )
     assert "• queue streaming: nvidia.com/gpu capability 24 → 32" in out
+    assert "vector(32) → vector(40)" in out
     assert main(["diff", "main:stacks/prod-eu.yaml", "HEAD:stacks/prod-eu.yaml"]) == 0
 
 

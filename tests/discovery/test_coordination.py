@@ -281,7 +281,7 @@ TORN = _NEW[:-3] + _OLD[len(_NEW) - 3:]  # the new content written over the old 
     (render([GOOD.replace(" ", "  ", 1)]), "line 2 is not a valid record"),
     (render([GOOD, GOOD]), "recorded twice"),
     (render([""]), "line 2 is not a valid record"),
-    (b"# accelplane-gpu-coordination v3\n# end\n", "unsupported format version"),
+    (b"# accelplane-gpu-coordination v4\n# end\n", "unsupported format version"),
     (b"0 1234\n1 5678\n", "format of Flink's nvidia-gpu-discovery.sh"),
     (b"1 4242\n", "format of Flink's nvidia-gpu-discovery.sh"),
 ])

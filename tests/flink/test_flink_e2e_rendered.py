@@ -21,7 +21,9 @@ import pytest
 from accelplane.builders import build_all
 from accelplane.derive.flink_keys import config_format, effective_config
 from accelplane.derive.flink_values import legacy_value
+from accelplane.derive.monitoring import TEXTFILE_NAME, exports_owner_metrics, textfile_path
 from accelplane.render import bundle_files
+from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import EXAMPLE_SPECS
 from tests.support.flink.config_probe import load_file_with_flink
@@ -100,6 +102,12 @@ def test_rendered_config_runs_gpu_taskmanagers(
     assert cluster.coordination and cluster.task_manager.gpu is not None
     assert cluster.task_manager.gpu.amount == 2
     rendered = bundle_files(build_all(model))[f"flink/{cluster_name}/{file_name}"][0]
+    monitored = exports_owner_metrics(model, cluster)
+    metrics = tmp_path / "textfile" / TEXTFILE_NAME
+    if monitored:  # the one change: node-exporter's textfile directory of this machine -> a temporary one
+        metrics.parent.mkdir()
+        assert textfile_path(model) in rendered
+        rendered = rendered.replace(textfile_path(model), str(metrics))
     conf = tmp_path / "rendered" / file_name
     conf.parent.mkdir()
     conf.write_text(rendered, encoding="utf-8")
@@ -127,7 +135,8 @@ def test_rendered_config_runs_gpu_taskmanagers(
     assert second.probe_indexes == {"2", "3"}
     assert third.probe_indexes == frozenset()
     # The configured coordination flags reached our script (records in its own file format).
-    assert result.coordination_text.startswith("# accelplane-gpu-coordination v2\n")
+    version = "v3" if monitored else "v2"  # v3: the owner label (monitoring.enabled on hosts)
+    assert result.coordination_text.startswith(f"# accelplane-gpu-coordination {version}\n")
     records = [line.split() for line in result.coordination_text.splitlines() if not line.startswith("#")]
     assert sorted((r[1], int(r[2])) for r in records) == [
         ("0", first.pid),
@@ -135,6 +144,16 @@ def test_rendered_config_runs_gpu_taskmanagers(
         ("2", second.pid),
         ("3", second.pid),
     ]
+    if monitored:  # which TaskManager holds which GPU, as node-exporter's textfile collector reads it
+        assert {r[7] for r in records} == {cluster_name}
+        (family,) = text_string_to_metric_families(metrics.read_text())
+        owners = sorted((s.labels["gpu_index"], int(s.labels["pid"]), s.labels["flink_cluster"]) for s in family.samples)
+        assert owners == [
+            ("0", first.pid, cluster_name),
+            ("1", first.pid, cluster_name),
+            ("2", second.pid, cluster_name),
+            ("3", second.pid, cluster_name),
+        ]
 
 
 # Issue 15 §6: characters YAML 1.2 may not carry raw (DEL, C1, U+FFFE/U+FFFF, a lone surrogate,

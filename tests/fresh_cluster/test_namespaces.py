@@ -9,11 +9,13 @@ from typing import Any
 import pytest
 import yaml
 from accelplane.cli import main
+from accelplane.derive.namespaces import namespace_uses
 from accelplane.derive.pod_security import LEVELS, pod_level, weakest
 
 from tests.conftest import EXAMPLE_SPECS
 from tests.support.findings_text import without_tags
 from tests.support.render import files_for
+from tests.support.specs import model_of
 from tests.support.validators import validate_core_object
 
 PSA = "pod-security.kubernetes.io/"
@@ -63,6 +65,8 @@ def test_every_namespace_gets_the_level_its_pods_pass(spec: Path) -> None:
     model = yaml.safe_load(spec.read_text())
     unmanaged = {n for n, s in (model.get("namespaces") or {}).items() if s.get("managed") is False}
     external = {"kube-system", "default", "volcano-system", "yunikorn", "gpu-operator"}
+    # the monitoring installation's namespaces (Prometheus operator, Grafana), as derive/namespaces says
+    external |= {u.name for u in namespace_uses(model_of(spec)) if u.created_by and "monitoring" in u.created_by}
     for obj in objects:
         ns = obj["metadata"].get("namespace")
         if ns is not None:

@@ -341,7 +341,46 @@ def every_kind_bundle() -> list[K8sObject]:
     return [
         discovery_cm, plugin_cm, sa, role, binding, daemonset, deployment, namespace,
         flink_sa, flink_role, flink_binding, pg, deployment_cr, session_job, *dra_objects(),
+        *monitoring_objects(),
     ]  # fmt: skip
+
+
+def monitoring_objects() -> list[K8sObject]:
+    """A PodMonitor and a PrometheusRule shaped like ``builders/monitoring.py`` emits them."""
+    monitor = k8s_object(
+        "monitoring.coreos.com/v1",
+        "PodMonitor",
+        "dcgm-exporter",
+        family="monitoring",
+        namespace="monitoring",
+        labels=LABELS,
+        body={
+            "spec": {
+                "selector": {"matchLabels": {"app.kubernetes.io/name": "dcgm-exporter"}},
+                "namespaceSelector": {"matchNames": ["kube-system"]},
+                "podMetricsEndpoints": [{"port": "metrics", "honorLabels": True}],
+            }
+        },
+    )
+    rule = k8s_object(
+        "monitoring.coreos.com/v1",
+        "PrometheusRule",
+        "accelplane-gpu-usage",
+        family="monitoring",
+        namespace="monitoring",
+        labels=LABELS,
+        body={
+            "spec": {
+                "groups": [
+                    {
+                        "name": "accelplane-gpu-usage",
+                        "rules": [{"record": "accelplane:gpu_utilization:ratio", "expr": "DCGM_FI_DEV_GPU_UTIL / 100"}],
+                    }
+                ]
+            }
+        },
+    )
+    return [monitor, rule]
 
 
 DRA_VERSIONS = ("resource.k8s.io/v1beta1", "resource.k8s.io/v1beta2", "resource.k8s.io/v1")
@@ -470,6 +509,7 @@ def test_family_components_and_parents(prod_eu: Spec, pulumi_run: RunProgram) ->
         "accelplane:discovery:Discovery",
         "accelplane:dra:Dra",
         "accelplane:gpu_metrics:GpuMetrics",  # a family nobody wrote a component for
+        "accelplane:monitoring:Monitoring",  # monitoring: the generic component too
         "accelplane:yarn:Yarn",  # files only
         "accelplane:node:Node",  # family taken from the file's top directory
     }

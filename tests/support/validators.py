@@ -25,6 +25,8 @@ schemas differ per version; tests/dra validates them against every release 1.32â
 CRD_FILES = {
     ("scheduling.volcano.sh", "Queue"): "volcano/scheduling.volcano.sh_queues.yaml",
     ("scheduling.volcano.sh", "PodGroup"): "volcano/scheduling.volcano.sh_podgroups.yaml",
+    ("monitoring.coreos.com", "PodMonitor"): "prometheus-operator/monitoring.coreos.com_podmonitors.yaml",
+    ("monitoring.coreos.com", "PrometheusRule"): "prometheus-operator/monitoring.coreos.com_prometheusrules.yaml",
 }
 
 
@@ -64,7 +66,7 @@ def _strict(schema: Any) -> Any:
 
 
 def validate_crd_object(obj: dict[str, Any]) -> None:
-    """Validate a Volcano custom resource against its upstream CRD schema (strict: unknown fields
+    """Validate a Volcano or prometheus-operator custom resource against its upstream CRD schema (strict: unknown fields
     that the API server would prune are errors). Raises AssertionError with every problem."""
     group, version = obj["apiVersion"].split("/")
     schema = _strict(crd_schema(group, obj["kind"], version))

@@ -20,6 +20,7 @@ from accelplane.builders import (
     flink,
     flink_rbac,
     mig_manager,
+    monitoring,
     namespaces,
     node_image,
     priority,
@@ -44,6 +45,7 @@ BUILDER_MODULES: tuple[ModuleType, ...] = (
     yarn,
     flink,
     flink_rbac,
+    monitoring,
 )
 """Every builder, in the order `build_all` runs them."""
 

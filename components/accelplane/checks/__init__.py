@@ -16,6 +16,7 @@ from accelplane.checks import (
     flink_state,
     flink_versions,
     mig,
+    monitoring,
     namespaces,
     references,
     scheduling,
@@ -45,6 +46,7 @@ CHECKS: tuple[Check, ...] = (
     flink_state.check,
     flink_versions.check,
     namespaces.check,
+    monitoring.check,
     spec_strings.check,
 )
 

@@ -24,6 +24,7 @@ from accelplane.derive.gpu_resources import (
     target_platform,
     yarn_gpu_type,
 )
+from accelplane.derive.monitoring import exports_owner_metrics, textfile_path
 from accelplane.derive.yarn_labels import taskmanager_label
 from accelplane.model import FlinkCluster, Spec
 from accelplane.quantity import Quantity
@@ -195,6 +196,10 @@ def pod_template_path(name: str) -> str:
     return f"{POD_TEMPLATE_DIR}/{name}"
 
 
+OWNER_LABEL_FLAG = "--owner-label"
+METRICS_FILE_FLAG = "--metrics-file"
+
+
 def discovery_args(spec: Spec, cluster: FlinkCluster) -> str | None:
     """``external-resource.gpu.param.discovery-script.args``: the coordination flags (coordination
     file and the mode a new one gets, ``discovery.fileMode``), or None without coordination.
@@ -210,6 +215,9 @@ def discovery_args(spec: Spec, cluster: FlinkCluster) -> str | None:
     )
     if devices_isolated_per_container(spec, cluster):
         args += f" {ISOLATED_DEVICES_FLAG}"
+    if exports_owner_metrics(spec, cluster):
+        # which TaskManager holds which GPU, for node-exporter's textfile collector (docs/monitoring.md)
+        args += f" {OWNER_LABEL_FLAG} {cluster.name} {METRICS_FILE_FLAG} {textfile_path(spec)}"
     return args
 
 

@@ -8,7 +8,9 @@ objects live in, except:
 * the Volcano namespace (``volcano.namespace``), created by Volcano's installation, or on a
   YuniKorn cluster YuniKorn's (``yunikorn.namespace``), created by its Helm chart;
 * the MIG manager's namespace (``devicePlugins.nvidia.migManager.namespace``), the GPU Operator's;
-* namespaces the spec marks ``namespaces.<name>.managed: false`` (created and labelled elsewhere).
+* namespaces the spec marks ``namespaces.<name>.managed: false`` (created and labelled elsewhere);
+* the monitoring namespaces (``monitoring.namespace``, ``monitoring.grafana.namespace``) when
+  nothing else of the stack lives there: the Prometheus operator's and Grafana's installation owns them.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 
 from accelplane.derive.device_plugin_placement import plugin_enabled
 from accelplane.derive.mig_parted import mig_pools
+from accelplane.derive.monitoring import monitoring_enabled
 from accelplane.model import Spec
 
 SYSTEM_NAMESPACES = frozenset({"default", "kube-node-lease", "kube-public", "kube-system"})
@@ -57,9 +60,16 @@ def namespace_uses(spec: Spec) -> list[NamespaceUse]:
         users.setdefault(spec.device_plugins.nvidia.mig_manager_namespace, []).append(
             "MIG manager configuration"
         )
+    others = set(users)
+    if monitoring_enabled(spec):
+        users.setdefault(spec.monitoring.namespace, []).append("PodMonitors and PrometheusRule")
+        users.setdefault(spec.monitoring.grafana_namespace, []).append("Grafana dashboard ConfigMap")
     out = []
     for name in sorted(users):
-        out.append(NamespaceUse(name, tuple(users[name]), _created_by(spec, name)))
+        created_by = _created_by(spec, name)
+        if created_by is None and name not in others:
+            created_by = "the monitoring installation (Prometheus operator, Grafana)"
+        out.append(NamespaceUse(name, tuple(users[name]), created_by))
     return out
 
 

@@ -67,7 +67,10 @@ files (same records, written in place by older versions) are read and replaced b
     ...
     # end crc32=<8 hex digits>
 
-one record per allocated GPU, fields separated by ONE space:
+one record per allocated GPU, fields separated by ONE space (format v3, written only when a
+record carries an owner label from ``--owner-label``, appends ``<label>``, ``-`` for none, to
+every record; v2 is written otherwise, so older versions keep reading files of hosts that do not
+export metrics):
 
 * gpu-key: NVIDIA UUID (``GPU-...``, ``MIG-...`` for a MIG device); for AMD
   ``pci:<domain:bus:dev.fn>`` (the backends print different UUID forms, the PCI address is
@@ -120,6 +123,12 @@ ones back (nothing is written); holding a different number is an error (``--rele
 first).  Nothing is released when a TaskManager stops (Flink has no hook); its GPUs are
 reclaimed once it is dead, or explicitly with ``--release``.
 
+Owner metrics: with ``--metrics-file PATH`` every write of the coordination file also writes
+PATH, atomically (temporary file, fsync, rename), in Prometheus' text format for node-exporter's
+textfile collector: ``accelplane_gpu_owner{flink_cluster, gpu_index, gpu_uuid, host, pid} 1`` per
+held GPU; ``--export-metrics`` rewrites it from the coordination file alone (dead owners left
+out), for a timer. A failure to write it only warns.
+
 Exit codes: 0 ok; 1 not enough GPUs; 2 usage; 3 coordination file unsafe, corrupt, locked
 too long or unwritable; 4 no inventory backend worked; 70 internal error.
 """
@@ -144,7 +153,11 @@ __version__ = "1.0.0"
 
 PROG = "accelplane-gpu-discovery"
 FILE_HEADER = "# accelplane-gpu-coordination v2"
+FILE_HEADER_V3 = "# accelplane-gpu-coordination v3"  # v2 + an owner label per record (--owner-label)
 FILE_HEADERS_READ = (FILE_HEADER, "# accelplane-gpu-coordination v1")  # v1: same records, locked in place
+NO_LABEL = "-"
+MAX_LABEL_CHARS = 63
+METRIC_NAME = "accelplane_gpu_owner"
 FILE_HEADER_PREFIX = "# accelplane-gpu-coordination v"
 FILE_END_PREFIX = "# end crc32="
 DEFAULT_COORDINATION_FILE = "/var/tmp/flink-gpu-coordination"
@@ -184,6 +197,7 @@ USAGE = """\
 usage: {prog} AMOUNT [flags]
        {prog} [AMOUNT] --release [--coordination-file PATH] [--owner-pid PID]
        {prog} AMOUNT --check-free [--coordination-file PATH] [flags]
+       {prog} --export-metrics --metrics-file PATH [--coordination-file PATH]
 Prints the chosen GPU indexes on one stdout line; everything else goes to stderr.
 Arguments cannot contain spaces (Flink splits the command line on whitespace).
 
@@ -208,6 +222,10 @@ flags:
                                no live owner in the coordination file; names the holders
                                otherwise (exit 1); writes nothing
   --owner-pid PID              owner process (default: the parent, the TaskManager JVM)
+  --owner-label NAME           record this name (the Flink cluster) with the GPUs the owner holds
+  --metrics-file PATH          after each change, write the held GPUs as Prometheus text
+                               (node-exporter textfile collector), atomically
+  --export-metrics             only rewrite --metrics-file from the coordination file (a timer)
   --allow-foreign-owner        accept a coordination file owned by another uid
   --file-mode OCTAL            mode of a new coordination file (default 0660)
   --timeout SECONDS            total time budget (default 9; Flink kills the script at 10 s)
@@ -386,6 +404,9 @@ class Options:
         self.timeout = DEFAULT_TIMEOUT
         self.include_mig = False
         self.isolated_devices = False
+        self.owner_label = NO_LABEL
+        self.metrics_file: str | None = None
+        self.export_metrics = False
         self.verbose = False
         self.help = False
 
@@ -400,6 +421,8 @@ _VALUE_FLAGS = {
     "--owner-pid": "owner_pid",
     "--file-mode": "file_mode",
     "--timeout": "timeout",
+    "--owner-label": "owner_label",
+    "--metrics-file": "metrics_file",
 }
 _BOOL_FLAGS = {
     "--enable-coordination-mode": "coordination",
@@ -409,6 +432,7 @@ _BOOL_FLAGS = {
     "--allow-foreign-owner": "allow_foreign_owner",
     "--include-mig": "include_mig",
     "--isolated-devices": "isolated_devices",
+    "--export-metrics": "export_metrics",
     "--verbose": "verbose",
     "-v": "verbose",
     "--help": "help",
@@ -461,6 +485,14 @@ def _set_value(opts: Options, attr: str, flag: str, value: str) -> None:
         if not normalize_model(value):
             raise _usage_error(f"{flag} needs a model name")
         opts.model = value
+    elif attr == "owner_label":
+        if not value or len(value) > MAX_LABEL_CHARS or not _KEY_CHARS.issuperset(value) or value == NO_LABEL:
+            raise _usage_error(f"{flag} needs a name of letters, digits, ':', '.', '_', '-' (at most 63), not {value!r}")
+        opts.owner_label = value
+    elif attr == "metrics_file":
+        if not value.startswith("/"):
+            raise _usage_error(f"{flag} needs an absolute path, not {value!r}")
+        opts.metrics_file = value
     else:  # coordination_file
         if not value:
             raise _usage_error(f"{flag} needs a path")
@@ -510,9 +542,9 @@ def parse_args(argv: list[str], log: Log) -> Options:
         log.verbose = True
     if opts.release and opts.check_free:
         raise _usage_error("--check-free and --release exclude each other")
-    if opts.release or opts.check_free:
+    if opts.release or opts.check_free or opts.export_metrics:
         opts.coordination = True
-    if opts.amount is None and not opts.release and not opts.help:
+    if opts.amount is None and not opts.release and not opts.export_metrics and not opts.help:
         raise _usage_error("missing the GPU amount (first argument)")
     return opts
 
@@ -1528,11 +1560,13 @@ class Owner:
 
 
 class Record:
-    __slots__ = ("boot", "index", "key", "pid", "pidns", "stamp", "start")
+    __slots__ = ("boot", "index", "key", "label", "pid", "pidns", "stamp", "start")
 
-    def __init__(self, key: str, index: int, pid: int, start: int, boot: str, pidns: str, stamp: int) -> None:
+    def __init__(
+        self, key: str, index: int, pid: int, start: int, boot: str, pidns: str, stamp: int, label: str = NO_LABEL
+    ) -> None:
         self.key, self.index, self.pid, self.start = key, index, pid, start
-        self.boot, self.pidns, self.stamp = boot, pidns, stamp
+        self.boot, self.pidns, self.stamp, self.label = boot, pidns, stamp, label
 
     def line(self) -> str:
         return f"{self.key} {self.index} {self.pid} {self.start} {self.boot} {self.pidns} {self.stamp}"
@@ -1605,7 +1639,8 @@ def parse_records(content: bytes, path: str) -> list[Record]:
     except UnicodeDecodeError:
         raise _corrupt(path, "it is not UTF-8 text") from None
     lines = text.split("\n")
-    if lines[0] not in FILE_HEADERS_READ:
+    v3 = lines[0] == FILE_HEADER_V3
+    if not v3 and lines[0] not in FILE_HEADERS_READ:
         body = [ln for ln in lines if ln.strip()]
         if body and all(len(ln.split()) == 2 and all(_is_digits(p) for p in ln.split()) for ln in body):
             raise _corrupt(
@@ -1615,7 +1650,7 @@ def parse_records(content: bytes, path: str) -> list[Record]:
             )
         if lines[0].startswith(FILE_HEADER_PREFIX):
             raise _corrupt(
-                path, f"unsupported format version {lines[0]!r} (this script reads {FILE_HEADER!r})"
+                path, f"unsupported format version {lines[0]!r} (this script reads v1 to v3)"
             )
         raise _corrupt(path, f"missing header line {FILE_HEADER!r}")
     if lines[-1] != "" or len(lines) < 3 or not lines[-2].startswith(FILE_END_PREFIX):
@@ -1627,8 +1662,13 @@ def parse_records(content: bytes, path: str) -> list[Record]:
     keys = set()
     for n, line in enumerate(lines[1:-2], 2):
         f = line.split(" ")
+        label = NO_LABEL
+        if v3:
+            label = f.pop() if len(f) == 8 else ""
         ok = (
             len(f) == 7
+            and bool(label)
+            and (label == NO_LABEL or (len(label) <= MAX_LABEL_CHARS and _KEY_CHARS.issuperset(label)))
             and bool(f[0])
             and len(f[0]) <= 200
             and _KEY_CHARS.issuperset(f[0])
@@ -1646,7 +1686,7 @@ def parse_records(content: bytes, path: str) -> list[Record]:
         if f[0] in keys:
             raise _corrupt(path, f"GPU {f[0]} is recorded twice (line {n})")
         keys.add(f[0])
-        records.append(Record(f[0], int(f[1]), int(f[2]), int(f[3]), f[4], f[5], int(f[6])))
+        records.append(Record(f[0], int(f[1]), int(f[2]), int(f[3]), f[4], f[5], int(f[6]), label))
     return records
 
 
@@ -1657,7 +1697,13 @@ def _end_line(body: bytes) -> str:
 
 
 def render_records(records: list[Record]) -> bytes:
-    body = "".join(line + "\n" for line in [FILE_HEADER] + [r.line() for r in records]).encode("utf-8")
+    """The file: format v2 unless a record carries an owner label (v3, one more field), so hosts
+    that do not export owner metrics keep files older versions read."""
+    if any(r.label != NO_LABEL for r in records):
+        lines = [FILE_HEADER_V3] + [r.line() + " " + r.label for r in records]
+    else:
+        lines = [FILE_HEADER] + [r.line() for r in records]
+    body = "".join(line + "\n" for line in lines).encode("utf-8")
     return body + (_end_line(body) + "\n").encode("ascii")
 
 
@@ -1934,8 +1980,13 @@ def allocate(eligible: list[Gpu], amount: int, opts: Options, log: Log, deadline
         chosen = free[:amount]
         now = int(time.time())
         kept = [r for r in records if r.key not in dead]
-        kept += [Record(g.key, g.index, owner.pid, owner.start, owner.boot, owner.pidns, now) for g in chosen]
+        kept += [
+            Record(g.key, g.index, owner.pid, owner.start, owner.boot, owner.pidns, now, opts.owner_label)
+            for g in chosen
+        ]
         cf.write(kept)
+        if opts.metrics_file:
+            write_metrics(opts.metrics_file, kept, log)
         log.info(f"allocated GPU(s) {_describe(chosen)} to pid {owner.pid} in {cf.path}")
         return chosen
 
@@ -1994,11 +2045,74 @@ def release(opts: Options, log: Log, deadline: Deadline) -> list[Record]:
         records = cf.read()
         released = [r for r in records if r.owned_by(owner)]
         if released:
-            cf.write([r for r in records if not r.owned_by(owner)])
+            kept = [r for r in records if not r.owned_by(owner)]
+            cf.write(kept)
+            if opts.metrics_file:
+                write_metrics(opts.metrics_file, kept, log)
             log.info(f"released GPU(s) {','.join(str(r.index) for r in released)} of pid {owner.pid}")
         else:
             log.info(f"pid {owner.pid} holds no GPU in {cf.path}")
         return released
+
+
+def export_metrics(opts: Options, log: Log, deadline: Deadline) -> list[Record]:
+    """``--export-metrics``: rewrite the metrics file from the coordination file (read under its
+    lock, never changed), leaving out records whose owner is dead, so a timer keeps the metrics
+    true between allocations. Returns the records exported."""
+    if not opts.metrics_file:
+        raise _usage_error("--export-metrics needs --metrics-file")
+    boot, pidns = boot_id(), pid_namespace()
+    with CoordinationFile(opts, log, deadline) as cf:
+        live = [r for r in cf.read() if owner_alive(r, boot, pidns)]
+    write_metrics(opts.metrics_file, live, log)
+    return live
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def _label_value(value: str) -> str:
+    """A Prometheus text-format label value: backslash, double quote and line feed escaped."""
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def render_metrics(records: list[Record], host: str) -> str:
+    """Prometheus text exposition (node-exporter textfile collector) of the held GPUs: one
+    ``accelplane_gpu_owner`` series of value 1 per record, labelled with the GPU (its coordination
+    key: NVIDIA UUID, ``MIG-...`` UUID, AMD ``pci:...``), the index Flink got, the owner label
+    (Flink cluster), the owner PID and the host."""
+    out = [
+        f"# HELP {METRIC_NAME} GPU held by a Flink TaskManager process (accelplane coordination file).",
+        f"# TYPE {METRIC_NAME} gauge",
+    ]
+    for r in sorted(records, key=lambda r: r.key):
+        labels = (
+            f'flink_cluster="{_label_value(r.label)}",gpu_index="{r.index}",gpu_uuid="{_label_value(r.key)}",'
+            f'host="{_label_value(host)}",pid="{r.pid}"'
+        )
+        out.append(f"{METRIC_NAME}{{{labels}}} 1")
+    return "\n".join(out) + "\n"
+
+
+def write_metrics(path: str, records: list[Record], log: Log) -> None:
+    """Write the metrics file atomically: a private temporary file in the same directory, fsync,
+    rename over the file (node-exporter never reads a half-written file: a crash leaves the
+    previous file and at most a ``.tmp`` file, which the collector ignores: it reads ``*.prom``
+    only). A failure only warns: monitoring must never cost a TaskManager its GPUs."""
+    data = render_metrics(records, os.uname().nodename).encode("utf-8")
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        try:
+            os.fchmod(fd, 0o644)
+            write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.rename(tmp, path)
+    except OSError as e:
+        _remove_quietly(tmp)
+        log.warning(f"cannot write metrics file {path}: {e.strerror} (GPU allocation is unaffected)")
 
 
 # --------------------------------------------------------------------------- output
@@ -2041,6 +2155,9 @@ def emit(line: str) -> None:
 
 def run(opts: Options, log: Log) -> int:
     deadline = Deadline(opts.timeout)
+    if opts.export_metrics:
+        export_metrics(opts, log, deadline)
+        return EXIT_OK
     if opts.release:
         released = release(opts, log, deadline)
         emit(render_result([r.index for r in released], None, opts, ""))

@@ -83,6 +83,8 @@ KINDS: dict[tuple[str, str], KindMapping] = {
     ("scheduling.volcano.sh/v1beta1", "PodGroup"): KindMapping(None, True),
     ("flink.apache.org/v1beta1", "FlinkDeployment"): KindMapping(None, True),
     ("flink.apache.org/v1beta1", "FlinkSessionJob"): KindMapping(None, True),
+    ("monitoring.coreos.com/v1", "PodMonitor"): KindMapping(None, True),
+    ("monitoring.coreos.com/v1", "PrometheusRule"): KindMapping(None, True),
 }
 """Every (apiVersion, kind) the Pulumi program can apply. Add a line here when a builder emits a new kind."""
 

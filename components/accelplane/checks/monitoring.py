@@ -1,0 +1,71 @@
+"""Checks of ``monitoring`` (docs/monitoring.md): where the spec asks for GPU usage monitoring that
+the stack cannot deliver as configured. All are warnings: the rendered objects are valid, but some
+GPUs or TaskManagers would go unmonitored or alert for nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from accelplane.derive.device_plugin_placement import plugin_enabled
+from accelplane.derive.discovery_paths import gpu_clusters
+from accelplane.derive.monitoring import HOST_PLATFORMS, monitoring_enabled
+from accelplane.errors import Problem
+from accelplane.findings import WARNING, declare
+from accelplane.model import Spec
+
+EXPORTERS_OWNED_ELSEWHERE = declare(
+    "AP7001",
+    WARNING,
+    "monitoring.exporters is accelplane, but another installation owns a vendor's device plugins",
+    fix="set monitoring.exporters: external and let that installation (GPU Operator) run and scrape the exporter",
+)
+HOST_CLUSTER_WITHOUT_OWNERS = declare(
+    "AP7002",
+    WARNING,
+    "a YARN/standalone GPU cluster without coordination mode exports no GPU owners",
+    fix="set discovery.coordination: true on the Flink cluster",
+)
+DRA_POOL_WITHOUT_EXPORTER = declare(
+    "AP7003",
+    WARNING,
+    "monitoring.exporters is accelplane, but a DRA pool gets no GPU exporter",
+    fix="run dcgm-exporter on DRA pools with their DRA driver's installation and set monitoring.exporters: external",
+)
+
+
+def check(spec: Spec) -> Iterator[Problem]:
+    """Monitoring problems (nothing unless ``monitoring.enabled``)."""
+    if not monitoring_enabled(spec):
+        return
+    kubernetes_pools = [p for p in spec.node_pools if p.platform == "kubernetes" and p.gpu is not None]
+    if spec.monitoring.exporters == "accelplane" and spec.has_platform("kubernetes"):
+        for vendor in sorted({p.gpu.vendor for p in kubernetes_pools if p.gpu is not None}):
+            pools = [p for p in kubernetes_pools if p.gpu is not None and p.gpu.vendor == vendor]
+            plugin_pools = [p for p in pools if p.gpu is not None and p.gpu.allocation == "devicePlugin"]
+            if plugin_pools and not plugin_enabled(spec, vendor):
+                yield Problem(
+                    ("monitoring", "exporters"),
+                    f"accelplane renders no {vendor} device plugin (devicePlugins.{vendor}.enabled: false), so it "
+                    f"renders no {vendor} GPU exporter either and pools {', '.join(p.name for p in plugin_pools)} go "
+                    "unmonitored; set monitoring.exporters: external and let the installation that runs the "
+                    "device plugin (GPU Operator) run and scrape its exporter",
+                    EXPORTERS_OWNED_ELSEWHERE,
+                )
+            for pool in pools:
+                if pool.gpu is not None and pool.gpu.allocation == "dra":
+                    yield Problem(
+                        (*pool.path, "gpu", "allocation"),
+                        f"pool {pool.name} hands out GPUs through DRA, where accelplane renders no GPU exporter: its "
+                        "TaskManagers would fire AccelplaneGpuTaskManagerWithoutMetrics; run dcgm-exporter there "
+                        "with the DRA driver's installation and set monitoring.exporters: external",
+                        DRA_POOL_WITHOUT_EXPORTER,
+                    )
+    for cluster in gpu_clusters(spec, HOST_PLATFORMS):
+        if not cluster.coordination:
+            yield Problem(
+                cluster.field_path("discovery", "coordination"),
+                f"Flink cluster {cluster.name} runs GPU TaskManagers on hosts without coordination mode, so the "
+                "discovery script records no GPU owners and its GPUs appear in no per-cluster metric; set "
+                "discovery.coordination: true",
+                HOST_CLUSTER_WITHOUT_OWNERS,
+            )

@@ -1,0 +1,67 @@
+"""The monitoring checks (AP7xxx warnings): each names the field to change and one fix, and the
+spec still loads (warnings never block)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from accelplane.pipeline import load_validated
+
+from tests.support.specs import WriteSpec
+
+IMAGE = "registry.example.com/flink-gpu:1.20-1"
+
+
+def _spec(**over: Any) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "cluster": {"name": "mon", "platforms": ["kubernetes"]},
+        "nodePools": [
+            {"name": "a100", "nodes": 1, "labels": {"pool": "a100"}, "gpu": {"vendor": "nvidia", "perNode": 2}}
+        ],
+        "queues": [{"name": "q", "capability": {"cpu": 8, "memory": "64Gi", "pods": 10, "nvidia.com/gpu": 2}}],
+        "flink": {
+            "clusters": [
+                {"name": "jobs", "queue": "q", "image": IMAGE, "taskManager": {"gpu": {"amount": 1}}}
+            ]
+        },
+        "monitoring": {"enabled": True},
+    }
+    doc.update(over)
+    return doc
+
+
+def _warnings(path: Path) -> list[tuple[str, str, str]]:
+    return [(w.finding.code if w.finding else "", w.path, w.message) for w in load_validated(path).warnings]
+
+
+def test_a_monitored_stack_has_no_warnings(write_spec: WriteSpec) -> None:
+    assert _warnings(write_spec(_spec())) == []
+
+
+def test_exporters_of_a_gpu_operator_are_not_ours(write_spec: WriteSpec) -> None:
+    spec = _spec(devicePlugins={"nvidia": {"enabled": False}})
+    (warning,) = _warnings(write_spec(spec))
+    assert warning[:2] == ("AP7001", "monitoring.exporters")
+    assert "set monitoring.exporters: external" in warning[2]
+    spec["monitoring"]["exporters"] = "external"
+    assert _warnings(write_spec(spec)) == []
+
+
+def test_dra_pools_get_no_exporter(write_spec: WriteSpec) -> None:
+    spec = _spec()
+    spec["nodePools"][0]["gpu"].update(allocation="dra", model="NVIDIA A100-SXM4-80GB")
+    spec["queues"] = [{"name": "q"}]
+    codes = [(code, path) for code, path, _ in _warnings(write_spec(spec))]
+    assert ("AP7003", "nodePools[0].gpu.allocation") in codes
+
+
+def test_host_clusters_need_coordination_for_owner_metrics(write_spec: WriteSpec) -> None:
+    spec = _spec(
+        cluster={"name": "mon", "platforms": ["standalone"]},
+        nodePools=[{"name": "edge", "nodes": 1, "platform": "standalone", "hosts": ["h1"], "gpu": {"vendor": "nvidia", "perNode": 2}}],
+        flink={"clusters": [{"name": "jobs", "target": "standalone", "image": IMAGE, "taskManager": {"gpu": {"amount": 1}}, "discovery": {"coordination": False}}]},
+    )
+    spec.pop("queues")
+    (warning,) = _warnings(write_spec(spec))
+    assert warning[:2] == ("AP7002", "flink.clusters[0].discovery.coordination")
