@@ -30,7 +30,7 @@ nodePools:
     nodes: 1
     cpu: 96
     memory: 1Ti
-    gpu: {vendor: amd, model: AMD Instinct MI300X, perNode: 8}
+    gpu: {vendor: amd, model: AMD Instinct MI300X OAM, perNode: 8}
   - name: cpu
     platform: yarn
     nodes: 4

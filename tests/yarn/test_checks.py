@@ -111,7 +111,7 @@ CASES: list[tuple[str, str, list[str]]] = [
         "node-labels-without-models",
         BASE.replace("model: Tesla V100-SXM2-32GB, ", "")
         .replace("model: Tesla T4, ", "")
-        .replace("model: AMD Instinct MI300X, ", "")
+        .replace("model: AMD Instinct MI300X OAM, ", "")
         .replace(V100_REQUEST, "gpu: {amount: 2, vendor: nvidia}"),
         [
             "yarn.nodeLabels: no YARN node pool has GPUs with a model, so there is no partition to place "
@@ -153,7 +153,7 @@ CASES: list[tuple[str, str, list[str]]] = [
         BASE.replace(V100_REQUEST, "gpu: {amount: 1, model: Tesla A100}"),
         [
             "flink.clusters[0].taskManager.gpu: Flink cluster 'scoring' asks for GPUs of model 'Tesla A100' on "
-            "YARN but no YARN node pool has them (YARN pools with GPUs: mi (AMD Instinct MI300X), t4 (Tesla T4), "
+            "YARN but no YARN node pool has them (YARN pools with GPUs: mi (AMD Instinct MI300X OAM), t4 (Tesla T4), "
             "v100 (Tesla V100-SXM2-32GB))"
         ],
     ),
@@ -182,8 +182,8 @@ CASES: list[tuple[str, str, list[str]]] = [
     (
         "allowed-devices-on-amd",
         BASE.replace(
-            "model: AMD Instinct MI300X, perNode: 8}",
-            "model: AMD Instinct MI300X, perNode: 8, allowedDevices: ['0:0']}",
+            "model: AMD Instinct MI300X OAM, perNode: 8}",
+            "model: AMD Instinct MI300X OAM, perNode: 8, allowedDevices: ['0:0']}",
         ),
         [
             "nodePools[2].gpu.allowedDevices: allowedDevices configures YARN's GPU plugin, which discovers NVIDIA "

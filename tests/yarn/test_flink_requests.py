@@ -30,7 +30,7 @@ pytestmark = pytest.mark.hadoop
 YARN_STACKS = [p for p in EXAMPLE_SPECS if "yarn" in model_of(p).platforms]
 SPECS = {
     "base": BASE,
-    "amd-model": BASE.replace("model: Tesla V100-SXM2-32GB}}", "model: AMD Instinct MI300X}}"),
+    "amd-model": BASE.replace("model: Tesla V100-SXM2-32GB}}", "model: AMD Instinct MI300X OAM}}"),
     "no-labels": BASE.replace("  nodeLabels: true\n", "").replace(
         "gpu: {amount: 2, model: Tesla V100-SXM2-32GB}", "gpu: {amount: 3}"
     ),
