@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from accelplane.derive.gpu_resources import YARN_GPU, candidate_pools, yarn_gpu_type
 from accelplane.derive.yarn_capacity import plan_queues
 from accelplane.derive.yarn_labels import (
+    APPLICATION_LABEL_KEY,
+    application_label,
     candidate_labels,
     cluster_labels,
     is_valid_label,
@@ -34,8 +36,22 @@ from accelplane.derive.yarn_types import (
     yarn_pools,
 )
 from accelplane.errors import Problem
+from accelplane.findings import ERROR, declare
 from accelplane.model import NodePool, Spec
 from accelplane.names import is_valid_yarn_resource_name
+
+AM_WITHOUT_PARTITION = declare(
+    "AP5551",
+    ERROR,
+    "every YARN pool is in a GPU-model partition and some ApplicationMaster requests no node label",
+    fix="add a YARN pool without a GPU model, or set config yarn.application.node-label on every YARN cluster",
+)
+AM_LABEL_UNKNOWN = declare(
+    "AP5552",
+    ERROR,
+    "yarn.application.node-label names a partition no NodeManager is in",
+    fix="name a partition of the cluster (gpu-<model>) or remove the key for the default partition",
+)
 
 NAME_RULE = (
     "Hadoop accepts an optional namespace of dot-separated letter/digit/dash groups and '/', then a "
@@ -135,12 +151,44 @@ def _check_labels(spec: Spec) -> Iterator[Problem]:
         )
         return
     if not label_pools(spec, None):
-        yield Problem(
-            ("yarn", "nodeLabels"),
-            "every YARN node pool is in a GPU-model partition, but ApplicationMasters (the Flink "
-            "JobManagers) request no node label and run only in the default partition; add a YARN "
-            "node pool without GPUs (or without a GPU model) for them",
-        )
+        yarn_clusters = [c for c in spec.flink_clusters if c.target == "yarn"]
+        unlabelled = [c.name for c in yarn_clusters if application_label(c) is None]
+        if unlabelled or not yarn_clusters:
+            who = f" (Flink clusters {', '.join(unlabelled)})" if unlabelled else ""
+            yield Problem(
+                ("yarn", "nodeLabels"),
+                f"every YARN node pool is in a GPU-model partition, but ApplicationMasters{who} request no "
+                "node label and run only in the default partition; add a YARN node pool without GPUs (or "
+                f"without a GPU model) for them, or give each Flink cluster config {APPLICATION_LABEL_KEY} "
+                "naming the partition its JobManager should run in",
+                AM_WITHOUT_PARTITION,
+            )
+
+
+def _check_application_labels(spec: Spec) -> Iterator[Problem]:
+    """Flink's ``yarn.application.node-label`` must name a partition that has NodeManagers."""
+    known = cluster_labels(spec) if labels_enabled(spec) else []
+    for c in spec.flink_clusters:
+        label = application_label(c) if c.target == "yarn" else None
+        if label is None:
+            continue
+        path = c.field_path("config", APPLICATION_LABEL_KEY)
+        if not labels_enabled(spec):
+            yield Problem(
+                path,
+                f"the ApplicationMaster (JobManager) would request node label {label!r}, but node labels are "
+                "off (yarn.nodeLabels), and the ResourceManager rejects a request with a label expression "
+                "when labels are not enabled; remove this key or set yarn.nodeLabels: true",
+                AM_LABEL_UNKNOWN,
+            )
+        elif label not in known:
+            yield Problem(
+                path,
+                f"no NodeManager is in partition {label!r} (partitions: {', '.join(known)}; the default "
+                "partition is the pools without a GPU model), so the ApplicationMaster (JobManager) would "
+                "never start; name one of them or remove this key for the default partition",
+                AM_LABEL_UNKNOWN,
+            )
 
 
 def _check_placement(spec: Spec) -> Iterator[Problem]:
@@ -300,6 +348,7 @@ def check(spec: Spec) -> Iterator[Problem]:
     for pool in yarn_pools(spec):
         yield from _check_pool(spec, pool)
     yield from _check_labels(spec)
+    yield from _check_application_labels(spec)
     yield from _check_resource_types(spec)
     yield from _check_flink(spec)
     yield from _check_placement(spec)
