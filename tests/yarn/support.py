@@ -50,6 +50,7 @@ flink:
     - name: scoring
       target: yarn
       mode: session
+      image: registry.example.com/flink-gpu:1.20.1-py3
       queue: stream
       taskManager: {replicas: 2, slots: 1, cpu: 4, memory: 8Gi, gpu: {amount: 2, model: Tesla V100-SXM2-32GB}}
 """

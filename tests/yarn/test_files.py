@@ -211,11 +211,22 @@ def test_container_executor_sections(write_spec: WriteSpec) -> None:
             "docker.allowed.devices": "/dev/nvidiactl,/dev/nvidia-uvm,/dev/nvidia-uvm-tools,"
             "/dev/nvidia0,/dev/nvidia1,/dev/nvidia3,/dev/infiniband/uverbs0",
             "docker.allowed.runtimes": "nvidia",
+            # what the Flink containers mount (tests/yarn/test_docker.py): the host's discovery script
+            # and module (the image is not accelplane's node image) and the coordination directory
+            "docker.allowed.ro-mounts": "/opt/accelplane/discovery,"
+            "/opt/flink/plugins/external-resource-gpu/accelplane-gpu-discovery",
+            "docker.allowed.rw-mounts": "/var/lib/accelplane",
         },
     }
     assert ce["mi"] == {
         "cgroups": {"root": "/sys/fs/cgroup", "yarn-hierarchy": "yarn"},
-        "docker": {"module.enabled": "true", "docker.allowed.devices": "/dev/infiniband/uverbs0"},
+        "docker": {
+            "module.enabled": "true",
+            "docker.allowed.devices": "/dev/infiniband/uverbs0",
+            "docker.allowed.ro-mounts": "/opt/accelplane/discovery,"
+            "/opt/flink/plugins/external-resource-gpu/accelplane-gpu-discovery",
+            "docker.allowed.rw-mounts": "/var/lib/accelplane",
+        },
     }
     assert "gpu" not in ce["cpu"]
     v1 = parse_container_executor(

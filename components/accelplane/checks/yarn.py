@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from accelplane.derive.flink_keys import flink_image
 from accelplane.derive.gpu_resources import YARN_GPU, candidate_pools, yarn_gpu_type
 from accelplane.derive.yarn_capacity import plan_queues
+from accelplane.derive.yarn_docker import runs_in_docker
 from accelplane.derive.yarn_labels import (
     APPLICATION_LABEL_KEY,
     application_label,
@@ -36,7 +38,7 @@ from accelplane.derive.yarn_types import (
     yarn_pools,
 )
 from accelplane.errors import Problem
-from accelplane.findings import ERROR, declare
+from accelplane.findings import ERROR, WARNING, declare
 from accelplane.model import NodePool, Spec
 from accelplane.names import is_valid_yarn_resource_name
 
@@ -51,6 +53,19 @@ AM_LABEL_UNKNOWN = declare(
     ERROR,
     "yarn.application.node-label names a partition no NodeManager is in",
     fix="name a partition of the cluster (gpu-<model>) or remove the key for the default partition",
+)
+
+DOCKER_DEFAULT_IMAGE = declare(
+    "AP5561",
+    ERROR,
+    "GPU TaskManagers in Docker on YARN would run the stock Flink image, which has no python3 for GPU discovery",
+    fix="set the cluster's image (or nodeImage.image) to an image with python3, such as the one nodeImage builds",
+)
+CGROUPS_V2_NO_GPU_ISOLATION = declare(
+    "AP5562",
+    WARNING,
+    "cgroups v2 without Docker: YARN's GPU plugin cannot isolate GPUs (no devices controller in cgroup v2)",
+    fix="set yarn.docker.enabled: true with runtime nvidia, or run the NodeManagers on cgroup v1/hybrid hosts",
 )
 
 NAME_RULE = (
@@ -327,7 +342,38 @@ def _check_flink(spec: Spec) -> Iterator[Problem]:
             )
 
 
+def _check_cgroups(spec: Spec) -> Iterator[Problem]:
+    y = spec.yarn
+    if y is None or y.cgroups != "v2" or y.docker_enabled:
+        return
+    pools = [p.name for p in yarn_pools(spec) if uses_gpu_plugin(p)]
+    if pools:
+        yield Problem(
+            ("yarn", "cgroups"),
+            f"with cgroups v2 and no Docker, YARN's GPU plugin cannot keep containers off each other's GPUs "
+            f"on pools {', '.join(pools)} (cgroup v2 has no devices controller; YARN-11692 keeps GPU isolation "
+            "only on mixed v1/v2 hierarchies), so every TaskManager sees every GPU of its node; set "
+            "yarn.docker.enabled: true (runtime nvidia isolates by NVIDIA_VISIBLE_DEVICES) or use cgroups v1 "
+            "or hybrid hosts",
+            CGROUPS_V2_NO_GPU_ISOLATION,
+        )
+
+
+def _check_docker_images(spec: Spec) -> Iterator[Problem]:
+    for c in yarn_gpu_clusters(spec):
+        if runs_in_docker(spec, c) and c.image is None:
+            yield Problem(
+                c.field_path("image"),
+                f"with yarn.docker the GPU TaskManagers run in Docker, here the stock image {flink_image(c)} (a "
+                "floating tag without python3, which the GPU discovery script needs, and without Hadoop); set "
+                "image (or nodeImage.image) to a pinned image with python3, such as the one nodeImage builds",
+                DOCKER_DEFAULT_IMAGE,
+            )
+
+
 def _check_docker(spec: Spec) -> Iterator[Problem]:
+    yield from _check_cgroups(spec)
+    yield from _check_docker_images(spec)
     y = spec.yarn
     if y is None or not y.docker_enabled or y.docker_runtime == "nvidia":
         return
