@@ -378,6 +378,8 @@ class Yarn:
     docker_enabled: bool
     docker_runtime: str
     docker_allowed_devices: tuple[str, ...]
+    docker_mounts: tuple[tuple[str, str], ...] = ()
+    """(host path, ``ro``/``rw``) every Flink container on YARN mounts at the same path, sorted."""
 
 
 @dataclass(frozen=True)
@@ -811,6 +813,7 @@ def build_model(data: dict[str, Any]) -> tuple[Spec | None, list[Problem]]:
             docker_enabled=docker.get("enabled", schema_default("yarn.docker.enabled")),
             docker_runtime=docker.get("runtime", schema_default("yarn.docker.runtime")),
             docker_allowed_devices=tuple(sorted(docker.get("allowedDevices", []))),
+            docker_mounts=tuple(sorted({(m["path"], m.get("mode", schema_default("$defs.dockerMount.mode"))) for m in docker.get("mounts", [])})),
         )
     node_image = None
     if "nodeImage" in data:

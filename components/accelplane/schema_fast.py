@@ -495,6 +495,16 @@ def validate_https___accelplane_io_schemas_spec_schema_json(data, custom_formats
                                 data__yarn__docker__allowedDevices_len = len(data__yarn__docker__allowedDevices)
                                 for data__yarn__docker__allowedDevices_x, data__yarn__docker__allowedDevices_item in enumerate(data__yarn__docker__allowedDevices):
                                     validate_https___accelplane_io_schemas_spec_schema_json___defs_abspath(data__yarn__docker__allowedDevices_item, custom_formats, (name_prefix or "data") + ".yarn.docker.allowedDevices[{data__yarn__docker__allowedDevices_x}]".format(**locals()))
+                        if "mounts" in data__yarn__docker_keys:
+                            data__yarn__docker_keys.remove("mounts")
+                            data__yarn__docker__mounts = data__yarn__docker["mounts"]
+                            if not isinstance(data__yarn__docker__mounts, (list, tuple)):
+                                raise JsonSchemaValueException('invalid')
+                            data__yarn__docker__mounts_is_list = isinstance(data__yarn__docker__mounts, (list, tuple))
+                            if data__yarn__docker__mounts_is_list:
+                                data__yarn__docker__mounts_len = len(data__yarn__docker__mounts)
+                                for data__yarn__docker__mounts_x, data__yarn__docker__mounts_item in enumerate(data__yarn__docker__mounts):
+                                    validate_https___accelplane_io_schemas_spec_schema_json___defs_dockermount(data__yarn__docker__mounts_item, custom_formats, (name_prefix or "data") + ".yarn.docker.mounts[{data__yarn__docker__mounts_x}]".format(**locals()))
                         if data__yarn__docker_keys:
                             raise JsonSchemaValueException('invalid')
                 if data__yarn_keys:
@@ -808,6 +818,29 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_posixname(dat
         raise JsonSchemaValueException('invalid')
     if isinstance(data, str):
         if not REGEX_PATTERNS['^[a-z_][a-z0-9_-]{0,31}\\Z'].search(data):
+            raise JsonSchemaValueException('invalid')
+    return data
+
+def validate_https___accelplane_io_schemas_spec_schema_json___defs_dockermount(data, custom_formats={}, name_prefix=None):
+    if not isinstance(data, (dict)):
+        raise JsonSchemaValueException('invalid')
+    data_is_dict = isinstance(data, dict)
+    if data_is_dict:
+        data__missing_keys = set(['path']) - data.keys()
+        if data__missing_keys:
+            raise JsonSchemaValueException('invalid')
+        data_keys = set(data.keys())
+        if "path" in data_keys:
+            data_keys.remove("path")
+            data__path = data["path"]
+            validate_https___accelplane_io_schemas_spec_schema_json___defs_abspath(data__path, custom_formats, (name_prefix or "data") + ".path")
+        if "mode" in data_keys:
+            data_keys.remove("mode")
+            data__mode = data["mode"]
+            if not (isinstance(data__mode, str) and data__mode == 'ro' or isinstance(data__mode, str) and data__mode == 'rw'):
+                raise JsonSchemaValueException('invalid')
+        else: data["mode"] = 'ro'
+        if data_keys:
             raise JsonSchemaValueException('invalid')
     return data
 

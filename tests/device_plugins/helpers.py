@@ -163,7 +163,7 @@ def kitchen_sink_doc() -> dict[str, Any]:
             pool(
                 "mi300",
                 "amd",
-                model="AMD Instinct MI300X",
+                model="AMD Instinct MI300X OAM",
                 per_node=8,
                 taints=[{"key": "amd.com/gpu", "value": "present", "effect": "NoSchedule"}],
             ),

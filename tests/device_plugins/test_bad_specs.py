@@ -199,11 +199,14 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
     ),
     (
         "Kubernetes cluster on a YARN pool",
-        spec_doc(
-            [pool("a100"), pool("v100", platform="yarn", labels={})],
-            clusters=[tm_cluster("k8s-job", {"amount": 1, "pool": "v100"})],
-            platforms=("kubernetes", "yarn"),
-        ),
+        {
+            **spec_doc(
+                [pool("a100"), pool("v100", platform="yarn", labels={})],
+                clusters=[tm_cluster("k8s-job", {"amount": 1, "pool": "v100"})],
+                platforms=("kubernetes", "yarn"),
+            ),
+            "yarn": {"cgroups": "v1"},  # YARN isolates the GPUs: no cgroups-v2 warning among these lines
+        },
         [
             "flink.clusters[0].taskManager.gpu.pool: pool 'v100' is a yarn pool; TaskManagers of a kubernetes "
             "cluster need a kubernetes pool"

@@ -130,7 +130,7 @@ def test_gfd_product_label_for_pool_follows_mig_and_sharing() -> None:
         ),
         pool("mps", model="NVIDIA L4", sharing={"strategy": "mps", "replicas": 4}),
         pool("nomodel"),
-        pool("mi300", "amd", model="AMD Instinct MI300X"),
+        pool("mi300", "amd", model="AMD Instinct MI300X OAM"),
     )
     assert gfd_product_label_for_pool(pools["plain"]) == "NVIDIA-A100-SXM4-80GB"
     assert gfd_product_label_for_pool(pools["single"]) == "NVIDIA-A100-SXM4-80GB-MIG-1g.10gb"

@@ -311,3 +311,18 @@ def test_the_script_keeps_python_3_7_syntax() -> None:
 
     ast.parse(Path(gd.__file__).read_text(), feature_version=(3, 7))
     assert "from __future__ import annotations" in Path(gd.__file__).read_text()
+
+
+def test_amd_smi_names_become_the_boards_sysfs_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """amd-smi reports the libdrm market name; the board's sysfs ``product_name`` (what the AMD DRA
+    driver, node labeller, KFD backend and accelplane's GPU name table use) replaces it, so
+    ``--model AMD-Instinct-MI300X-OAM`` selects the GPU whichever backend answers."""
+    dev = tmp_path / "sys" / "bus" / "pci" / "devices" / "0000:0d:00.0"
+    dev.mkdir(parents=True)
+    (dev / "product_name").write_text("AMD Instinct MI300X OAM\n")
+    monkeypatch.setenv(gd.ROOT_ENV, str(tmp_path))
+    static = [{"gpu": 0, "asic": {"market_name": "AMD Instinct MI300X"}}, {"gpu": 1, "asic": {"market_name": "AMD Instinct MI300X"}}]
+    listed = [{"gpu": 0, "bdf": "0000:0d:00.0", "uuid": "u0"}, {"gpu": 1, "bdf": "0000:0e:00.0", "uuid": "u1"}]
+    gpus = gd.with_board_names(gd.parse_amd_smi(listed, static))
+    assert [g.name for g in gpus] == ["AMD Instinct MI300X OAM", "AMD Instinct MI300X"]
+    assert gd.model_matches(gpus[0].name, "AMD-Instinct-MI300X-OAM")

@@ -92,7 +92,7 @@ CASES: dict[str, tuple[Edit, list[tuple[str, str]]]] = {
     "volcano-1.14-quota": (
         _quota_volcano,
         [
-            ("queues[1].capability.deviceclass/amd-instinct-mi300x", "ignores deviceclass/<class> quotas"),
+            ("queues[1].capability.deviceclass/amd-instinct-mi300x-oam", "ignores deviceclass/<class> quotas"),
             ("queues[0].capability.deviceclass/nvidia-a100-sxm4-80gb", "ignores"),
             ("queues[0].capability.deviceclass/nvidia-h100-80gb-hbm3-mig-1g.10gb", "ignores"),
             ("queues[0].deserved.deviceclass/nvidia-a100-sxm4-80gb", "ignores"),

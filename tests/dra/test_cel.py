@@ -7,6 +7,7 @@ devices."""
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ import celpy
 import pytest
 import yaml
 from accelplane.builders import dra
+from accelplane.derive import dra as dra_derive
 
 from tests.dra.support import stack_document, validated
 from tests.support.validators import validate_core_object
@@ -80,7 +82,7 @@ EXPECTED = {
     "nvidia-a100-sxm4-80gb-mig-1g.10gb": {("gpu.nvidia.com", "node-a/gpu-2-mig-1g10gb-0")},
     "nvidia-h100-80gb-hbm3-mig-1g.10gb": {("gpu.nvidia.com", "node-b/gpu-1-mig-1g10gb-0")},
     "nvidia-tesla-t4": {("gpu.nvidia.com", "node-b/gpu-2")},
-    "amd-instinct-mi300x": {("gpu.amd.com", "node-c/gpu-1-128")},
+    "amd-instinct-mi300x-oam": {("gpu.amd.com", "node-c/gpu-1-128")},
     "amd-instinct-mi250x-mi250": {("gpu.amd.com", "node-c/gpu-3-130")},
 }
 
@@ -125,3 +127,32 @@ def test_a_missing_attribute_is_an_error_not_a_silent_miss() -> None:
         "gpu.amd.com",
         device,
     )
+
+
+UPSTREAM_DEMO = Path(__file__).resolve().parents[1] / "upstream" / "amd-dra" / "docs-demo.md"
+
+
+def _published_amd_slice() -> dict[str, Any]:
+    """The ResourceSlice the AMD DRA driver published on an MI300X node, as its own documentation
+    shows it (tests/upstream/amd-dra/PROVENANCE.txt; trimmed there, so only its device is used)."""
+    block = re.search(r"```yaml\n(apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\n.*?)```", UPSTREAM_DEMO.read_text(), re.S)
+    assert block is not None
+    rs: dict[str, Any] = yaml.safe_load(block.group(1))
+    return rs
+
+
+def test_the_example_stacks_amd_class_selects_the_device_the_amd_driver_published(tmp_path: Path) -> None:
+    """The example stack's MI300X DeviceClass, evaluated against the real published device, selects
+    it; the DeviceClass the old market name gave (``AMD Instinct MI300X``) does not."""
+    rs = _published_amd_slice()
+    (device,) = rs["spec"]["devices"]
+    spec = validated(stack_document(), tmp_path).model
+    rendered = {o.name: o.manifest for o in dra.build(spec).objects if o.kind == "DeviceClass"}
+    (selector,) = rendered["amd-instinct-mi300x-oam"]["spec"]["selectors"]
+    assert _selects(selector["cel"]["expression"], "gpu.amd.com", device)
+    market = dra_derive.DeviceClassSpec("amd-instinct-mi300x", "amd", dra_derive.driver_product_name("amd", "AMD Instinct MI300X"))
+    assert not _selects(market.cel_expression(), "gpu.amd.com", device)
+    for name, manifest in rendered.items():
+        if name != "amd-instinct-mi300x-oam":
+            (other,) = manifest["spec"]["selectors"]
+            assert not _selects(other["cel"]["expression"], "gpu.amd.com", device), name

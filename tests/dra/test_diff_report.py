@@ -55,21 +55,21 @@ def test_device_class_changes_are_impacts(tmp_path: Path) -> None:
     found = _messages(tmp_path, other_model)
     # paired as a rename (same selector shape), with the selector change spelled out
     assert any(
-        "DeviceClass amd-instinct-mi300x → DeviceClass amd-instinct-mi325x" in m and "AMD_Instinct_MI325X" in m
+        "DeviceClass amd-instinct-mi300x-oam → DeviceClass amd-instinct-mi325x" in m and "AMD_Instinct_MI325X" in m
         for m in found
     ), found
-    assert any("deviceClassName amd-instinct-mi300x → amd-instinct-mi325x" in m for m in found), found
+    assert any("deviceClassName amd-instinct-mi300x-oam → amd-instinct-mi325x" in m for m in found), found
 
 
 def test_report_counts_dra_devices_per_queue(tmp_path: Path) -> None:
     report = build_report(validated(stack_document(), tmp_path).model)
     assert report.cluster_total("deviceclass/nvidia-a100-sxm4-80gb") == 4 * 8
     assert report.cluster_total("deviceclass/nvidia-h100-80gb-hbm3-mig-1g.10gb") == 2 * 8 * 7
-    assert report.cluster_total("deviceclass/amd-instinct-mi300x") == 2 * 8
+    assert report.cluster_total("deviceclass/amd-instinct-mi300x-oam") == 2 * 8
     assert report.cluster_total("nvidia.com/gpu") == 4 * 4  # only the device-plugin pool
     rows = {(r.queue, r.resource): r for r in report.queues}
-    assert rows[("research", "deviceclass/amd-instinct-mi300x")].capability == 16
+    assert rows[("research", "deviceclass/amd-instinct-mi300x-oam")].capability == 16
     flink = {f.cluster: f for f in report.flink}
-    assert flink["llm-research"].resource == "deviceclass/amd-instinct-mi300x"
+    assert flink["llm-research"].resource == "deviceclass/amd-instinct-mi300x-oam"
     assert flink["llm-research"].queue_capability == 16
     assert flink["legacy-ranking"].resource == "nvidia.com/gpu"

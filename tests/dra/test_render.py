@@ -104,7 +104,7 @@ def test_taskmanagers_claim_their_gpus(files: dict[str, tuple[str, int]], object
     for cluster, cls, count in (
         ("fraud-scoring", "nvidia-a100-sxm4-80gb", 2),
         ("embeddings-mig", "nvidia-h100-80gb-hbm3-mig-1g.10gb", 1),
-        ("llm-research", "amd-instinct-mi300x", 4),
+        ("llm-research", "amd-instinct-mi300x-oam", 4),
     ):
         pod = yaml.safe_load(files[f"flink/{cluster}/taskmanager-pod-template.yaml"][0])
         (claim,) = pod["spec"]["resourceClaims"]
@@ -136,7 +136,7 @@ def test_volcano_enables_dra_and_counts_device_classes(objects: list[dict[str, A
     assert plugins["capacity"]["arguments"] == {"capacity.DynamicResourceAllocationEnable": True}
     assert "proportion" not in plugins  # deviceclass/<class> quotas are the capacity plugin's
     queues = {o["metadata"]["name"]: o for o in objects if o["kind"] == "Queue"}
-    assert queues["research"]["spec"]["capability"]["deviceclass/amd-instinct-mi300x"] == "16"
+    assert queues["research"]["spec"]["capability"]["deviceclass/amd-instinct-mi300x-oam"] == "16"
 
 
 def test_pulumi_maps_every_dra_kind() -> None:

@@ -94,6 +94,7 @@ def test_yarn_parallelism_is_checked_too(write_spec: Callable[..., Path], capsys
     path = write_spec(
         "cluster: {name: y, platforms: [yarn]}\n"
         "nodePools: [{name: g, platform: yarn, nodes: 2, gpu: {vendor: nvidia, perNode: 4}}]\n"
+        "yarn: {cgroups: v1}\n"
         "flink:\n  clusters:\n"
         "    - {name: j, target: yarn, taskManager: {replicas: 1, slots: 1, gpu: {amount: 1}}, "
         "job: {parallelism: 3}}\n"

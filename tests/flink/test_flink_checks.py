@@ -41,8 +41,14 @@ def _edited(data: Mapping[str, Any], *changes: tuple[tuple[str | int, ...], Any]
 
 
 def _on_yarn(data: Mapping[str, Any]) -> dict[str, Any]:
-    """``data`` (a standalone spec) with its platform and pool moved to YARN."""
-    return _edited(data, (("cluster", "platforms"), ["yarn"]), (("nodePools", 0, "platform"), "yarn"))
+    """``data`` (a standalone spec) with its platform and pool moved to YARN (cgroups v1: YARN isolates
+    the GPUs without Docker, so no cgroups warning joins the findings under test)."""
+    return _edited(
+        data,
+        (("cluster", "platforms"), ["yarn"]),
+        (("nodePools", 0, "platform"), "yarn"),
+        (("yarn",), {"cgroups": "v1"}),
+    )
 
 
 class Case(NamedTuple):
@@ -215,6 +221,7 @@ CASES = [
             STANDALONE,
             (("nodePools", 0, "platform"), "yarn"),
             (("cluster", "platforms"), ["standalone", "yarn"]),
+            (("yarn",), {"cgroups": "v1"}),
         ),
         [
             "spec.yaml: flink.clusters[0].taskManager.gpu.pool: pool 'hosts' belongs to platform yarn, but target "
@@ -286,7 +293,7 @@ CASES = [
         "yarn-maximum-allocation",
         _edited(
             _on_yarn(variant(STANDALONE, target="yarn")),
-            (("yarn",), {"resourceTypes": [{"name": "yarn.io/gpu", "maximumAllocation": 1}]}),
+            (("yarn",), {"cgroups": "v1", "resourceTypes": [{"name": "yarn.io/gpu", "maximumAllocation": 1}]}),
         ),
         [
             "spec.yaml: flink.clusters[0].taskManager.gpu.amount: 2 GPUs per TaskManager exceed the "

@@ -273,16 +273,17 @@ queues:
 YARN = """\
 cluster: {name: y, platforms: [yarn]}
 nodePools:
-  - {name: v100, platform: yarn, nodes: 6, cpu: 64, memory: 512Gi, gpu: {vendor: nvidia, model: Tesla V100, perNode: 4}}
+  - {name: v100, platform: yarn, nodes: 6, cpu: 64, memory: 512Gi, gpu: {vendor: nvidia, model: Tesla V100-SXM2-32GB, perNode: 4}}
   - {name: t4, platform: yarn, nodes: 10, cpu: 32, memory: 256Gi, gpu: {vendor: nvidia, model: Tesla T4, perNode: 2}}
 EXTRA_POOLS
 queues:
   - {name: analytics, weight: 3, capability: {cpu: 512, memory: 4Ti, pods: 1000}, deserved: DESERVED,
-     gpuModels: {Tesla V100: {capability: 24}, Tesla T4: {capability: 20}MODELS}}
+     gpuModels: {Tesla V100-SXM2-32GB: {capability: 24}, Tesla T4: {capability: 20}MODELS}}
   - {name: adhoc, weight: 1, capability: {cpu: 128, memory: 1Ti, pods: 200}, deserved: {cpu: 20, memory: 100Gi},
      gpuModels: {Tesla T4: {deserved: 8, capability: 12}}}
 yarn:
   nodeLabels: true
+  cgroups: v1
   resourceTypes:
     - {name: yarn.io/gpu, minimumAllocation: 0, maximumAllocation: 4}
 """

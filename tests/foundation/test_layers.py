@@ -26,7 +26,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("accelplane.templating", "accelplane.spec_loader", "accelplane.schema", "accelplane.schema_docs",
      "accelplane.schema_fast", "accelplane.schema_codegen",
      "accelplane.schema_document", "accelplane.partial", "accelplane.lint",
-     "accelplane.model", "accelplane.artifacts", "accelplane.kube"),
+     "accelplane.model", "accelplane.artifacts", "accelplane.kube", "accelplane.gpu_names"),
     ("accelplane.derive",),
     ("accelplane.checks", "accelplane.builders"),
     ("accelplane.pipeline", "accelplane.render", "accelplane.report", "accelplane.merged_view"),

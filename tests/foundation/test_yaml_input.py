@@ -20,7 +20,7 @@ from accelplane.yaml_io import MAX_NESTING, YamlSyntaxError, load_yaml_text
 POOLS = """\
 x-gpu-node: &a100
   nodes: 2
-  gpu: {vendor: nvidia, perNode: 8, model: A100}
+  gpu: {vendor: nvidia, perNode: 8, model: NVIDIA A100-SXM4-80GB}
   labels: {gpu: a100}
 cluster: {name: c, platforms: [kubernetes]}
 nodePools:
@@ -38,7 +38,7 @@ def test_merge_keys_may_be_overridden(write_spec: Callable[..., Path]) -> None:
     data = load_validated(write_spec(POOLS)).loaded.data
     pools = {p["name"]: p for p in data["nodePools"]}
     assert pools["a100-a"]["nodes"] == 2 and pools["a100-b"]["nodes"] == 4
-    assert {k: v for k, v in pools["a100-b"]["gpu"].items() if k != "allocation"} == {"vendor": "nvidia", "perNode": 8, "model": "A100"}
+    assert {k: v for k, v in pools["a100-b"]["gpu"].items() if k != "allocation"} == {"vendor": "nvidia", "perNode": 8, "model": "NVIDIA A100-SXM4-80GB"}
     assert "x-gpu-node" not in data  # x- keys are a place for anchors, not part of the spec
 
 

@@ -11,6 +11,7 @@ YARN_BASE = """\
 cluster: {name: bad, platforms: [yarn]}
 nodePools:
   - {name: t4, platform: yarn, nodes: 2, gpu: {vendor: nvidia, perNode: 2}}
+yarn: {cgroups: v1}
 """
 
 

@@ -30,7 +30,7 @@ nodePools:
     nodes: 1
     cpu: 96
     memory: 1Ti
-    gpu: {vendor: amd, model: AMD Instinct MI300X, perNode: 8}
+    gpu: {vendor: amd, model: AMD Instinct MI300X OAM, perNode: 8}
   - name: cpu
     platform: yarn
     nodes: 4
@@ -38,7 +38,7 @@ nodePools:
     memory: 192Gi
 queues:
   - {name: stream, weight: 2, gpuModels: {Tesla V100-SXM2-32GB: {}}}
-  - {name: batch, weight: 1, gpuModels: {Tesla T4: {}, AMD Instinct MI300X: {}}}
+  - {name: batch, weight: 1, gpuModels: {Tesla T4: {}, AMD Instinct MI300X OAM: {}}}
 yarn:
   nodeLabels: true
   cgroups: v2
@@ -50,6 +50,7 @@ flink:
     - name: scoring
       target: yarn
       mode: session
+      image: registry.example.com/flink-gpu:1.20.1-py3
       queue: stream
       taskManager: {replicas: 2, slots: 1, cpu: 4, memory: 8Gi, gpu: {amount: 2, model: Tesla V100-SXM2-32GB}}
 """
@@ -57,7 +58,7 @@ flink:
 
 QUEUES_WITH_MODELS = (
     "  - {name: stream, weight: 2, gpuModels: {Tesla V100-SXM2-32GB: {}}}\n"
-    "  - {name: batch, weight: 1, gpuModels: {Tesla T4: {}, AMD Instinct MI300X: {}}}\n"
+    "  - {name: batch, weight: 1, gpuModels: {Tesla T4: {}, AMD Instinct MI300X OAM: {}}}\n"
 )
 
 

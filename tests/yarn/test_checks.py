@@ -102,9 +102,35 @@ CASES: list[tuple[str, str, list[str]]] = [
         "node-labels-without-default-partition",
         BASE[: BASE.index("  - name: cpu\n")] + BASE[BASE.index("queues:") :],
         [
-            "yarn.nodeLabels: every YARN node pool is in a GPU-model partition, but ApplicationMasters (the Flink "
-            "JobManagers) request no node label and run only in the default partition; add a YARN node pool "
-            "without GPUs (or without a GPU model) for them"
+            "yarn.nodeLabels: every YARN node pool is in a GPU-model partition, but ApplicationMasters (Flink "
+            "clusters scoring) request no node label and run only in the default partition; add a YARN node pool "
+            "without GPUs (or without a GPU model) for them, or give each Flink cluster config "
+            "yarn.application.node-label naming the partition its JobManager should run in"
+        ],
+    ),
+    (
+        "application-label-names-no-partition",
+        BASE.replace("      queue: stream\n", "      queue: stream\n      config: {yarn.application.node-label: gpu-a100}\n"),
+        [
+            "flink.clusters[0].config.yarn.application.node-label: no NodeManager is in partition 'gpu-a100' "
+            "(partitions: gpu-amdinstinctmi300xoam, gpu-teslat4, gpu-teslav100sxm232gb; the default partition is "
+            "the pools without a GPU model), so the ApplicationMaster (JobManager) would never start; name one of "
+            "them or remove this key for the default partition"
+        ],
+    ),
+    (
+        "application-label-without-node-labels",
+        without_gpu_models(BASE).replace("  nodeLabels: true\n", "").replace(
+            "      queue: stream\n", "      queue: stream\n      config: {yarn.application.node-label: gpu-teslat4}\n"
+        ).replace("gpu: {amount: 2, model: Tesla V100-SXM2-32GB}}", "gpu: {amount: 2, pool: v100}}"),
+        [
+            "flink.clusters[0].config.yarn.application.node-label: the ApplicationMaster (JobManager) would "
+            "request node label 'gpu-teslat4', but node labels are off (yarn.nodeLabels), and the ResourceManager "
+            "rejects a request with a label expression when labels are not enabled; remove this key or set "
+            "yarn.nodeLabels: true",
+            "flink.clusters[0].taskManager.gpu: these TaskManagers ask for pool 'v100', but a YARN container "
+            "requests only yarn.io/gpu and could be placed on pools mi, t4 too; set yarn.nodeLabels: true (one node "
+            "partition per GPU model, yarn.taskmanager.node-label) or remove the model/pool",
         ],
     ),
     (
@@ -112,7 +138,7 @@ CASES: list[tuple[str, str, list[str]]] = [
         without_gpu_models(BASE)
         .replace("model: Tesla V100-SXM2-32GB, ", "")
         .replace("model: Tesla T4, ", "")
-        .replace("model: AMD Instinct MI300X, ", "")
+        .replace("model: AMD Instinct MI300X OAM, ", "")
         .replace(V100_REQUEST, "gpu: {amount: 2, vendor: nvidia}"),
         [
             "yarn.nodeLabels: no YARN node pool has GPUs with a model, so there is no partition to place "
@@ -154,7 +180,7 @@ CASES: list[tuple[str, str, list[str]]] = [
         BASE.replace(V100_REQUEST, "gpu: {amount: 1, model: Tesla A100}"),
         [
             "flink.clusters[0].taskManager.gpu: Flink cluster 'scoring' asks for GPUs of model 'Tesla A100' on "
-            "YARN but no YARN node pool has them (YARN pools with GPUs: mi (AMD Instinct MI300X), t4 (Tesla T4), "
+            "YARN but no YARN node pool has them (YARN pools with GPUs: mi (AMD Instinct MI300X OAM), t4 (Tesla T4), "
             "v100 (Tesla V100-SXM2-32GB))"
         ],
     ),
@@ -183,8 +209,8 @@ CASES: list[tuple[str, str, list[str]]] = [
     (
         "allowed-devices-on-amd",
         BASE.replace(
-            "model: AMD Instinct MI300X, perNode: 8}",
-            "model: AMD Instinct MI300X, perNode: 8, allowedDevices: ['0:0']}",
+            "model: AMD Instinct MI300X OAM, perNode: 8}",
+            "model: AMD Instinct MI300X OAM, perNode: 8, allowedDevices: ['0:0']}",
         ),
         [
             "nodePools[2].gpu.allowedDevices: allowedDevices configures YARN's GPU plugin, which discovers NVIDIA "
@@ -321,3 +347,13 @@ def test_amount_check_at_model_level_uses_yarn_gpu_type(write_spec: WriteSpec) -
             "amount",
         )
     ]
+
+
+def test_an_application_label_gives_the_jobmanager_a_partition(write_spec: WriteSpec) -> None:
+    """Without a default-partition pool, a cluster whose JobManager runs in a GPU partition (Flink's
+    yarn.application.node-label) is valid: its ApplicationMaster has NodeManagers."""
+    text = BASE[: BASE.index("  - name: cpu\n")] + BASE[BASE.index("queues:") :]
+    text = text.replace(
+        "      queue: stream\n", "      queue: stream\n      config: {yarn.application.node-label: gpu-teslav100sxm232gb}\n"
+    )
+    assert main(["validate", "-q", str(write_spec(text))]) == 0

@@ -217,11 +217,22 @@ def test_container_executor_sections(write_spec: WriteSpec) -> None:
             "docker.allowed.devices": "/dev/nvidiactl,/dev/nvidia-uvm,/dev/nvidia-uvm-tools,"
             "/dev/nvidia0,/dev/nvidia1,/dev/nvidia3,/dev/infiniband/uverbs0",
             "docker.allowed.runtimes": "nvidia",
+            # what the Flink containers mount (tests/yarn/test_docker.py): the host's discovery script
+            # and module (the image is not accelplane's node image) and the coordination directory
+            "docker.allowed.ro-mounts": "/opt/accelplane/discovery,"
+            "/opt/flink/plugins/external-resource-gpu/accelplane-gpu-discovery",
+            "docker.allowed.rw-mounts": "/var/lib/accelplane",
         },
     }
     assert ce["mi"] == {
         "cgroups": {"root": "/sys/fs/cgroup", "yarn-hierarchy": "yarn"},
-        "docker": {"module.enabled": "true", "docker.allowed.devices": "/dev/infiniband/uverbs0"},
+        "docker": {
+            "module.enabled": "true",
+            "docker.allowed.devices": "/dev/infiniband/uverbs0",
+            "docker.allowed.ro-mounts": "/opt/accelplane/discovery,"
+            "/opt/flink/plugins/external-resource-gpu/accelplane-gpu-discovery",
+            "docker.allowed.rw-mounts": "/var/lib/accelplane",
+        },
     }
     assert "gpu" not in ce["cpu"]
     v1 = parse_container_executor(
@@ -249,28 +260,28 @@ def test_model_placement_is_a_node_label_and_the_request_stays_yarn_io_gpu(write
     assert taskmanager_label(spec, c) == "gpu-teslav100sxm232gb"
     files = yarn_files(write_spec(BASE, "again.yaml"))
     assert files["resourcemanager/cluster-node-labels.txt"] == (
-        "gpu-amdinstinctmi300x(exclusive=true),gpu-teslat4(exclusive=true),gpu-teslav100sxm232gb(exclusive=true)\n"
+        "gpu-amdinstinctmi300xoam(exclusive=true),gpu-teslat4(exclusive=true),gpu-teslav100sxm232gb(exclusive=true)\n"
     )
     assert parse_configuration(files["resourcemanager/yarn-site.xml"]) == [
         ("yarn.node-labels.enabled", "true"),
         ("yarn.node-labels.configuration-type", "distributed"),
     ]
-    for pool, label in (("v100", "gpu-teslav100sxm232gb"), ("t4", "gpu-teslat4"), ("mi", "gpu-amdinstinctmi300x")):
+    for pool, label in (("v100", "gpu-teslav100sxm232gb"), ("t4", "gpu-teslat4"), ("mi", "gpu-amdinstinctmi300xoam")):
         site = dict(parse_configuration(files[f"yarn-site/{pool}.xml"]))
         assert site["yarn.nodemanager.node-labels.provider"] == "config"
         assert site["yarn.nodemanager.node-labels.provider.configured-node-partition"] == label
     assert not [k for k, _ in parse_configuration(files["yarn-site/cpu.xml"]) if "node-labels" in k]
     amd = model_of(
         write_spec(
-            BASE.replace("model: Tesla V100-SXM2-32GB}}", "model: AMD Instinct MI300X}}").replace(
-                "gpuModels: {Tesla V100-SXM2-32GB: {}}", "gpuModels: {AMD Instinct MI300X: {}}"
+            BASE.replace("model: Tesla V100-SXM2-32GB}}", "model: AMD Instinct MI300X OAM}}").replace(
+                "gpuModels: {Tesla V100-SXM2-32GB: {}}", "gpuModels: {AMD Instinct MI300X OAM: {}}"
             ),
             "a.yaml",
         )
     )
     (c,) = yarn_gpu_clusters(amd)
     assert container_gpu_request(amd, c) == {"yarn.io/gpu": 2}
-    assert taskmanager_label(amd, c) == "gpu-amdinstinctmi300x"
+    assert taskmanager_label(amd, c) == "gpu-amdinstinctmi300xoam"
     no_labels = model_of(write_spec(NO_LABELS, "n.yaml"))
     (c,) = yarn_gpu_clusters(no_labels)
     assert taskmanager_label(no_labels, c) is None

@@ -30,8 +30,8 @@ pytestmark = pytest.mark.hadoop
 YARN_STACKS = [p for p in EXAMPLE_SPECS if "yarn" in model_of(p).platforms]
 SPECS = {
     "base": BASE,
-    "amd-model": BASE.replace("model: Tesla V100-SXM2-32GB}}", "model: AMD Instinct MI300X}}").replace(
-        "gpuModels: {Tesla V100-SXM2-32GB: {}}", "gpuModels: {AMD Instinct MI300X: {}}"
+    "amd-model": BASE.replace("model: Tesla V100-SXM2-32GB}}", "model: AMD Instinct MI300X OAM}}").replace(
+        "gpuModels: {Tesla V100-SXM2-32GB: {}}", "gpuModels: {AMD Instinct MI300X OAM: {}}"
     ),
     "no-labels": without_gpu_models(BASE).replace("  nodeLabels: true\n", "").replace(
         "gpu: {amount: 2, model: Tesla V100-SXM2-32GB}", "gpu: {amount: 3}"

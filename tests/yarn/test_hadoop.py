@@ -253,7 +253,7 @@ def test_hadoop_rejects_the_node_labels_our_checks_reject(hadoop_probe: Probe, t
     store.mkdir()
     names = [
         label_for_model("Tesla V100-SXM2-32GB"),
-        label_for_model("AMD Instinct MI300X"),
+        label_for_model("AMD Instinct MI300X OAM"),
         "gpu_a100",
         label_for_model("NVIDIA A100 (80GB)"),
         label_for_model("H100 SXM5 80GB.x"),

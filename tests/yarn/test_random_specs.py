@@ -23,7 +23,7 @@ MODELS = [
     "Tesla V100-SXM2-32GB",
     "Tesla T4",
     "NVIDIA A100 (80GB)",
-    "AMD Instinct MI300X",
+    "AMD Instinct MI300X OAM",
     "NVIDIA H100 80GB HBM3",
 ]
 

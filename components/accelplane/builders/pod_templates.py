@@ -35,6 +35,7 @@ from accelplane.derive.gpu_resources import (
     gfd_product_label_for_pool,
     kubernetes_gpu_resource,
 )
+from accelplane.derive.node_fit import COORDINATION_INIT_REQUESTS, PREFLIGHT_INIT_REQUESTS
 from accelplane.derive.node_selection import merged_tolerations, pool_labels, pool_node_affinity
 from accelplane.derive.yunikorn import JOBMANAGER_TASK_GROUP, TASKMANAGER_TASK_GROUP
 from accelplane.model import FlinkCluster, NodePool, Spec
@@ -239,7 +240,7 @@ def coordination_dir_init_container(cluster: FlinkCluster, directory: str) -> di
             "seccompProfile": {"type": "RuntimeDefault"},
         },
         "resources": {
-            "requests": {"cpu": "10m", "memory": "16Mi"},
+            "requests": dict(COORDINATION_INIT_REQUESTS),
             "limits": {"cpu": "100m", "memory": "32Mi"},
         },
     }
@@ -291,7 +292,7 @@ def gpu_preflight_init_container(spec: Spec, cluster: FlinkCluster) -> dict[str,
     if devices_isolated_per_container(spec, cluster):
         args.append("--isolated-devices")
     resources: dict[str, Any] = {
-        "requests": {"cpu": "100m", "memory": "64Mi"},
+        "requests": dict(PREFLIGHT_INIT_REQUESTS),
         "limits": {"cpu": "1", "memory": "256Mi"},
     }
     if cluster_device_class(spec, cluster) is not None:

@@ -24,6 +24,7 @@ from collections.abc import Iterable
 
 from accelplane.artifacts import Bundle, FileArtifact
 from accelplane.derive.yarn_capacity import plan_queues
+from accelplane.derive.yarn_docker import allowed_mounts
 from accelplane.derive.yarn_labels import add_to_cluster_argument, cluster_labels, pool_label
 from accelplane.derive.yarn_types import (
     NM_RESOURCE_PREFIX,
@@ -175,6 +176,10 @@ def container_executor_sections(spec: Spec, pool: NodePool) -> list[tuple[str, l
             entries.append(("docker.allowed.devices", ",".join(devices)))
         if uses_gpu_plugin(pool) and y.docker_runtime == "nvidia":
             entries.append(("docker.allowed.runtimes", "nvidia"))
+        allowed = allowed_mounts(spec)
+        for mode in ("ro", "rw"):
+            if allowed[mode]:
+                entries.append((f"docker.allowed.{mode}-mounts", ",".join(allowed[mode])))
         sections.append(("docker", entries))
     for _, entries in sections:
         for key, value in entries:

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from accelplane.derive.flink_keys import flink_image
 from accelplane.derive.gpu_resources import YARN_GPU, candidate_pools, yarn_gpu_type
 from accelplane.derive.yarn_capacity import plan_queues, queue_mode
+from accelplane.derive.yarn_docker import runs_in_docker
 from accelplane.derive.yarn_labels import (
+    APPLICATION_LABEL_KEY,
+    application_label,
     candidate_labels,
     cluster_labels,
     is_valid_label,
@@ -142,6 +146,25 @@ YARN_DOCKER_RUNTIME = declare(
     'AP5024', ERROR, 'NVIDIA GPU pools without the nvidia Docker runtime',
     fix='set yarn.docker.runtime: nvidia',
 )
+AM_LABEL_UNKNOWN = declare(
+    "AP5552",
+    ERROR,
+    "yarn.application.node-label names a partition no NodeManager is in",
+    fix="name a partition of the cluster (gpu-<model>) or remove the key for the default partition",
+)
+
+DOCKER_DEFAULT_IMAGE = declare(
+    "AP5561",
+    ERROR,
+    "GPU TaskManagers in Docker on YARN would run the stock Flink image, which has no python3 for GPU discovery",
+    fix="set the cluster's image (or nodeImage.image) to an image with python3, such as the one nodeImage builds",
+)
+CGROUPS_V2_NO_GPU_ISOLATION = declare(
+    "AP5562",
+    WARNING,
+    "cgroups v2 without Docker: YARN's GPU plugin cannot isolate GPUs (no devices controller in cgroup v2)",
+    fix="set yarn.docker.enabled: true with runtime nvidia, or run the NodeManagers on cgroup v1/hybrid hosts",
+)
 
 NAME_RULE = (
     "Hadoop accepts an optional namespace of dot-separated letter/digit/dash groups and '/', then a "
@@ -241,14 +264,46 @@ def _check_labels(spec: Spec) -> Iterator[Problem]:
         )
         return
     if not label_pools(spec, None):
-        yield Problem(
-            ("yarn", "nodeLabels"),
-            "every YARN node pool is in a GPU-model partition, but ApplicationMasters (the Flink "
-            "JobManagers) request no node label and run only in the default partition; add a YARN "
-            "node pool without GPUs (or without a GPU model) for them"
-            f"{', with cpu and memory (queues get absolute capacities)' if queue_mode(spec) == 'absolute' else ''}",
-            YARN_LABELS_WITHOUT_DEFAULT_POOL,
-        )
+        yarn_clusters = [c for c in spec.flink_clusters if c.target == "yarn"]
+        unlabelled = [c.name for c in yarn_clusters if application_label(c) is None]
+        if unlabelled or not yarn_clusters:
+            who = f" (Flink clusters {', '.join(unlabelled)})" if unlabelled else ""
+            yield Problem(
+                ("yarn", "nodeLabels"),
+                f"every YARN node pool is in a GPU-model partition, but ApplicationMasters{who} request no "
+                "node label and run only in the default partition; add a YARN node pool without GPUs (or "
+                f"without a GPU model) for them"
+                f"{', with cpu and memory (queues get absolute capacities)' if queue_mode(spec) == 'absolute' else ''}"
+                f", or give each Flink cluster config {APPLICATION_LABEL_KEY} naming the partition its "
+                "JobManager should run in",
+                YARN_LABELS_WITHOUT_DEFAULT_POOL,
+            )
+
+
+def _check_application_labels(spec: Spec) -> Iterator[Problem]:
+    """Flink's ``yarn.application.node-label`` must name a partition that has NodeManagers."""
+    known = cluster_labels(spec) if labels_enabled(spec) else []
+    for c in spec.flink_clusters:
+        label = application_label(c) if c.target == "yarn" else None
+        if label is None:
+            continue
+        path = c.field_path("config", APPLICATION_LABEL_KEY)
+        if not labels_enabled(spec):
+            yield Problem(
+                path,
+                f"the ApplicationMaster (JobManager) would request node label {label!r}, but node labels are "
+                "off (yarn.nodeLabels), and the ResourceManager rejects a request with a label expression "
+                "when labels are not enabled; remove this key or set yarn.nodeLabels: true",
+                AM_LABEL_UNKNOWN,
+            )
+        elif label not in known:
+            yield Problem(
+                path,
+                f"no NodeManager is in partition {label!r} (partitions: {', '.join(known)}; the default "
+                "partition is the pools without a GPU model), so the ApplicationMaster (JobManager) would "
+                "never start; name one of them or remove this key for the default partition",
+                AM_LABEL_UNKNOWN,
+            )
 
 
 def _check_placement(spec: Spec) -> Iterator[Problem]:
@@ -387,7 +442,38 @@ def _check_flink(spec: Spec) -> Iterator[Problem]:
             )
 
 
+def _check_cgroups(spec: Spec) -> Iterator[Problem]:
+    y = spec.yarn
+    if y is None or y.cgroups != "v2" or y.docker_enabled:
+        return
+    pools = [p.name for p in yarn_pools(spec) if uses_gpu_plugin(p)]
+    if pools:
+        yield Problem(
+            ("yarn", "cgroups"),
+            f"with cgroups v2 and no Docker, YARN's GPU plugin cannot keep containers off each other's GPUs "
+            f"on pools {', '.join(pools)} (cgroup v2 has no devices controller; YARN-11692 keeps GPU isolation "
+            "only on mixed v1/v2 hierarchies), so every TaskManager sees every GPU of its node; set "
+            "yarn.docker.enabled: true (runtime nvidia isolates by NVIDIA_VISIBLE_DEVICES) or use cgroups v1 "
+            "or hybrid hosts",
+            CGROUPS_V2_NO_GPU_ISOLATION,
+        )
+
+
+def _check_docker_images(spec: Spec) -> Iterator[Problem]:
+    for c in yarn_gpu_clusters(spec):
+        if runs_in_docker(spec, c) and c.image is None:
+            yield Problem(
+                c.field_path("image"),
+                f"with yarn.docker the GPU TaskManagers run in Docker, here the stock image {flink_image(c)} (a "
+                "floating tag without python3, which the GPU discovery script needs, and without Hadoop); set "
+                "image (or nodeImage.image) to a pinned image with python3, such as the one nodeImage builds",
+                DOCKER_DEFAULT_IMAGE,
+            )
+
+
 def _check_docker(spec: Spec) -> Iterator[Problem]:
+    yield from _check_cgroups(spec)
+    yield from _check_docker_images(spec)
     y = spec.yarn
     if y is None or not y.docker_enabled or y.docker_runtime == "nvidia":
         return
@@ -408,6 +494,7 @@ def check(spec: Spec) -> Iterator[Problem]:
     for pool in yarn_pools(spec):
         yield from _check_pool(spec, pool)
     yield from _check_labels(spec)
+    yield from _check_application_labels(spec)
     yield from _check_resource_types(spec)
     yield from _check_flink(spec)
     yield from _check_placement(spec)

@@ -17,7 +17,7 @@ Driver facts (as the drivers publish device attributes in ResourceSlices):
   ``MPS`` (``api/nvidia.com/resource/v1beta1/sharing.go``).
 * AMD (ROCm/k8s-gpu-dra-driver, ``docs/driver-attributes.md``, ``pkg/amdgpu/amdgpu.go``): driver
   ``gpu.amd.com``; whole GPUs ``type: "amdgpu"``; ``productName`` is sysfs ``product_name`` with
-  spaces turned into ``_`` and parentheses dropped (``AMD_Instinct_MI300X``).
+  spaces turned into ``_`` and parentheses dropped (``AMD Instinct MI300X OAM`` → ``AMD_Instinct_MI300X_OAM``).
 
 API versions (Kubernetes release → ``resource.k8s.io`` version it serves by default): 1.32
 ``v1beta1``, 1.33 ``v1beta2``, 1.34 and later ``v1``. A claim's request is
@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from accelplane.derive.gpu_resources import advertised_resources, candidate_pools, kubernetes_gpu_resource
+from accelplane.gpu_names import amd_attribute_form
 from accelplane.model import FlinkCluster, NodePool, Spec
 
 GROUP = "resource.k8s.io"
@@ -96,7 +97,7 @@ def uses_dra_quotas(spec: Spec) -> bool:
 def driver_product_name(vendor: str, model: str) -> str:
     """``productName`` the vendor's DRA driver publishes for a GPU model as the spec names it."""
     if vendor == "amd":
-        return model.strip().replace(" ", "_").replace("(", "").replace(")", "")
+        return amd_attribute_form(model)
     return model
 
 

@@ -25,6 +25,15 @@ from accelplane.derive.gpu_resources import (
     yarn_gpu_type,
 )
 from accelplane.derive.monitoring import exports_owner_metrics, textfile_path
+from accelplane.derive.yarn_docker import (
+    ENV_PREFIX,
+    IMAGE_ENV,
+    MOUNTS_ENV,
+    RUNTIME_TYPE_ENV,
+    container_mounts,
+    mounts_value,
+    runs_in_docker,
+)
 from accelplane.derive.yarn_labels import taskmanager_label
 from accelplane.model import FlinkCluster, Spec
 from accelplane.quantity import Quantity
@@ -412,6 +421,23 @@ def _yarn_keys(spec: Spec, cluster: FlinkCluster) -> list[GeneratedKey]:
         keys.append(GeneratedKey("yarn.taskmanager.node-label", label, "taskManager.gpu and yarn.nodeLabels"))
     if cluster.mode == "application":
         keys.append(GeneratedKey("execution.target", "yarn-application", "mode"))
+    return keys + _yarn_docker_keys(spec, cluster)
+
+
+def _yarn_docker_keys(spec: Spec, cluster: FlinkCluster) -> list[GeneratedKey]:
+    """The container environment that runs the cluster's JobManager and TaskManagers in Docker on
+    YARN (`accelplane.derive.yarn_docker`); none without ``yarn.docker.enabled``."""
+    if not runs_in_docker(spec, cluster):
+        return []
+    keys = []
+    for role, prefix in ENV_PREFIX.items():
+        keys += [
+            GeneratedKey(f"{prefix}{RUNTIME_TYPE_ENV}", "docker", "yarn.docker.enabled"),
+            GeneratedKey(f"{prefix}{IMAGE_ENV}", flink_image(cluster), "image"),
+        ]
+        mounts = container_mounts(spec, cluster, role)
+        if mounts:
+            keys.append(GeneratedKey(f"{prefix}{MOUNTS_ENV}", mounts_value(mounts), "yarn.docker.mounts and discovery"))
     return keys
 
 

@@ -82,3 +82,19 @@ def taskmanager_label(spec: Spec, cluster: FlinkCluster) -> str | None:
         return None
     labels = candidate_labels(spec, cluster)
     return labels[0] if len(labels) == 1 else None
+
+
+APPLICATION_LABEL_KEY = "yarn.application.node-label"
+"""Flink's ``YarnConfigOptions.APPLICATION_NODE_LABEL``: ``YarnClusterDescriptor`` sets it as the
+application's node label expression, which YARN applies to the ApplicationMaster (the JobManager) and
+to every container without its own label (``yarn.taskmanager.node-label`` overrides it for the
+TaskManagers)."""
+
+
+def application_label(cluster: FlinkCluster) -> str | None:
+    """The partition a YARN Flink cluster's JobManager (and its TaskManagers without their own node
+    label) run in: the cluster's ``yarn.application.node-label``, None for the default partition."""
+    for key, value in cluster.config:
+        if key == APPLICATION_LABEL_KEY:
+            return str(value).strip() or None
+    return None

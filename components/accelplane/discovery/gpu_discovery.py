@@ -1073,7 +1073,25 @@ def inventory_amd_smi(log: Log, deadline: Deadline, need_names: bool) -> list[Gp
             log.warning(
                 "amd-smi static failed ({}); GPU names unknown".format(_first_line(serr + "\n" + sout))
             )
-    return parse_amd_smi(list_doc, static_doc)
+    return with_board_names(parse_amd_smi(list_doc, static_doc))
+
+
+def with_board_names(gpus: list[Gpu]) -> list[Gpu]:
+    """AMD GPUs named by their board's sysfs ``product_name`` (``AMD Instinct MI300X OAM``), the
+    name the AMD DRA driver, the node labeller and the KFD backend report, where amd-smi gives the
+    libdrm market name (``AMD Instinct MI300X``): ``--model`` then means the same GPU whichever
+    backend answers. A GPU whose PCI device has no readable ``product_name`` keeps its name."""
+    root = _root()
+    for g in gpus:
+        if not g.bus_id:
+            continue
+        try:
+            board = _read_small(f"{root}/sys/bus/pci/devices/{g.bus_id.lower()}/product_name").strip()
+        except OSError:
+            continue
+        if board:
+            g.name = board
+    return gpus
 
 
 def parse_rocm_smi(doc: object) -> list[Gpu]:
@@ -1104,7 +1122,7 @@ def inventory_rocm_smi(log: Log, deadline: Deadline) -> list[Gpu]:
     )
     if rc != 0:
         raise BackendUnavailable(f"rocm-smi exited with {rc}: {_first_line(err + chr(10) + out)}")
-    return parse_rocm_smi(_json_document(out, "rocm-smi"))
+    return with_board_names(parse_rocm_smi(_json_document(out, "rocm-smi")))
 
 
 def inventory_amdsmi(log: Log, deadline: Deadline | None = None) -> list[Gpu]:
@@ -1113,7 +1131,7 @@ def inventory_amdsmi(log: Log, deadline: Deadline | None = None) -> list[Gpu]:
     if not _importable("amdsmi"):
         raise BackendUnavailable("amdsmi not importable (No module named 'amdsmi')")
     with _Muffled(log.verbose):
-        return _bounded_call("amdsmi", lambda: _amdsmi_query(log), _library_timeout(deadline))
+        return with_board_names(_bounded_call("amdsmi", lambda: _amdsmi_query(log), _library_timeout(deadline)))
 
 
 def _amdsmi_query(log: Log) -> list[Gpu]:

@@ -1,0 +1,194 @@
+"""Whether one Flink process fits on one node: what it requests there and which pools may run it.
+
+A TaskManager or JobManager is one pod (Kubernetes), one container (YARN) or one process on a host
+(standalone) and cannot span nodes, so its CPU and memory must fit a single node's allocatable
+(``nodePools[].cpu`` / ``memory``). What it requests on a node:
+
+* Kubernetes: the pod's effective request as the scheduler counts it (``resourcehelper.PodRequests``):
+  per resource the larger of the largest init container and the sum of the app containers. The app
+  container is Flink's main container (``cpu``, ``memory`` in whole MiB); GPU TaskManagers also run
+  accelplane's init containers (`INIT_CONTAINER_REQUESTS`), which are small but count where the main
+  container asks for less;
+* YARN: the container Flink requests (``memory`` in whole MiB, ``cpu`` vcores);
+* standalone: the TaskManager process's memory (``taskmanager.memory.process.size``) times the
+  TaskManagers the ``workers`` file puts on the host; CPU is not reserved there (Flink's standalone
+  cluster does not enforce ``taskmanager.cpu.cores``), so too many cores is a warning.
+
+Which nodes: GPU TaskManagers run on their candidate pools (`accelplane.derive.gpu_resources`);
+other processes on Kubernetes on pools whose nodes they tolerate (untainted pools), on YARN on the
+partition they request (the ApplicationMaster's ``yarn.application.node-label``, else the default
+partition), on standalone hosts nowhere accelplane knows (the JobManager host is not a pool).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Literal
+
+from accelplane.derive.flink_keys import KUBERNETES_TARGETS, gpu_amount, mebibytes, standalone_workers
+from accelplane.derive.gpu_resources import candidate_pools, target_platform
+from accelplane.derive.yarn_labels import application_label, labels_enabled, pool_label
+from accelplane.model import FlinkCluster, NodePool, ProcessResources, Spec
+from accelplane.quantity import parse_quantity
+
+Role = Literal["jobManager", "taskManager"]
+Resource = Literal["cpu", "memory"]
+ROLES: tuple[Role, ...] = ("jobManager", "taskManager")
+RESOURCES: tuple[Resource, ...] = ("cpu", "memory")
+
+COORDINATION_INIT_REQUESTS = {"cpu": "10m", "memory": "16Mi"}
+"""Requests of the init container that hands the coordination directory to the Flink uid."""
+PREFLIGHT_INIT_REQUESTS = {"cpu": "100m", "memory": "64Mi"}
+"""Requests of the GPU preflight init container."""
+
+
+def _process(cluster: FlinkCluster, role: Role) -> ProcessResources:
+    tm = cluster.task_manager
+    return cluster.job_manager if role == "jobManager" else ProcessResources(tm.cpu, tm.memory)
+
+
+def init_container_requests(cluster: FlinkCluster, role: Role) -> list[dict[str, Decimal]]:
+    """CPU (cores) and memory (bytes) of each init container accelplane puts in the role's pod."""
+    if role != "taskManager" or gpu_amount(cluster) == 0:
+        return []
+    init = [COORDINATION_INIT_REQUESTS] if cluster.coordination else []
+    init.append(PREFLIGHT_INIT_REQUESTS)
+    return [{k: parse_quantity(v) for k, v in c.items()} for c in init]
+
+
+def app_request(cluster: FlinkCluster, role: Role) -> dict[Resource, Decimal]:
+    """CPU cores and memory bytes of the role's Flink process as Flink requests them (memory in
+    whole MiB); on Kubernetes the pod's only app container (accelplane renders no sidecars)."""
+    p = _process(cluster, role)
+    return {"cpu": p.cpu.value, "memory": Decimal(mebibytes(p.memory) * 2**20)}
+
+
+def node_request(cluster: FlinkCluster, role: Role) -> dict[Resource, Decimal]:
+    """What one process of the role needs on its node: cpu cores and memory bytes (Kubernetes: the
+    pod's effective request, max(largest init container, sum of app containers))."""
+    app = app_request(cluster, role)
+    if cluster.target not in KUBERNETES_TARGETS:
+        return app
+    out = dict(app)
+    for init in init_container_requests(cluster, role):
+        for res in RESOURCES:
+            out[res] = max(out[res], init.get(res, Decimal(0)))
+    return out
+
+
+def _pool_groups(spec: Spec) -> dict[tuple[str, str | None], list[NodePool]]:
+    """Pools by where a process without GPUs may run, computed once per spec (a scan per cluster
+    would make the checks quadratic): ``("kubernetes", None)`` the untainted Kubernetes pools (all
+    of them when every pool is tainted), ``("yarn", label)`` the YARN pools of a partition (every
+    YARN pool under ``None`` without node labels)."""
+
+    def make() -> dict[tuple[str, str | None], list[NodePool]]:
+        groups: dict[tuple[str, str | None], list[NodePool]] = {}
+        kubernetes = [p for p in spec.node_pools if p.platform == "kubernetes"]
+        untainted = [p for p in kubernetes if not [t for t in p.taints if t.effect in _REPELLING]]
+        groups[("kubernetes", None)] = untainted or kubernetes
+        labelled = labels_enabled(spec)
+        for p in spec.node_pools:
+            if p.platform == "yarn":
+                groups.setdefault(("yarn", pool_label(spec, p) if labelled else None), []).append(p)
+        return groups
+
+    return spec.derive("node_fit_pool_groups", spec, make)
+
+
+_REPELLING = frozenset({"NoSchedule", "NoExecute"})
+
+
+def host_pools(spec: Spec, cluster: FlinkCluster, role: Role) -> list[NodePool]:
+    """Pools whose nodes may run one process of the role (empty where accelplane cannot tell)."""
+    platform = target_platform(cluster)
+    if role == "taskManager" and gpu_amount(cluster) > 0:
+        return [p for p in candidate_pools(spec, cluster) if p.platform == platform]
+    if cluster.target == "standalone":
+        return []  # the JobManager host is not a pool; TaskManagers without GPUs: no pool either
+    label = application_label(cluster) if cluster.target == "yarn" and labels_enabled(spec) else None
+    return _pool_groups(spec).get((platform, label), [])
+
+
+@dataclass(frozen=True)
+class Misfit:
+    """One resource of one role that no node of its pools can hold."""
+
+    role: Role
+    resource: Resource
+    need: Decimal
+    """Per node: the process's request (times the TaskManagers a standalone host runs)."""
+    per_process: Decimal
+    largest: Decimal
+    """The largest declared allocatable among the pools."""
+    pools: tuple[tuple[str, Decimal], ...]
+    """(pool, allocatable per node) of every pool that declares the resource."""
+    host: str | None = None
+    """The standalone host that gets too many TaskManagers (None elsewhere)."""
+    count: int = 1
+    host_allocatable: Decimal | None = None
+    """That host's allocatable (the smallest of its pools')."""
+
+
+def _declared(
+    spec: Spec, pools: list[NodePool], res: Resource
+) -> tuple[tuple[tuple[str, Decimal], ...], Decimal | None]:
+    """(pool, allocatable) of the pools that declare the resource and the largest (None: none do);
+    remembered per pool list, so the shared groups of `_pool_groups` are scanned once per spec."""
+
+    def make() -> tuple[tuple[tuple[str, Decimal], ...], Decimal | None]:
+        declared = tuple(
+            (p.name, q.value) for p in pools if (q := (p.cpu if res == "cpu" else p.memory)) is not None
+        )
+        return declared, max((v for _, v in declared), default=None)
+
+    return spec.derive(("node_fit_declared", res), pools, make)
+
+
+def misfits(spec: Spec, cluster: FlinkCluster) -> list[Misfit]:
+    """Every (role, resource) whose request exceeds the allocatable of every node that may run it.
+
+    Pools that do not declare the resource are left out; a role with no such pool is not checked.
+    On standalone hosts the TaskManagers the ``workers`` file puts on one host add up.
+    """
+    out: list[Misfit] = []
+    for r in ROLES:
+        pools = host_pools(spec, cluster, r)
+        need = node_request(cluster, r)
+        for res in RESOURCES:
+            declared, largest = _declared(spec, pools, res)
+            if largest is None:
+                continue
+            if cluster.target == "standalone" and standalone_workers(spec, cluster):
+                found = _standalone_misfit(spec, cluster, r, res, need[res], declared)
+                if found is not None:
+                    out.append(found)
+            elif need[res] > largest:
+                out.append(Misfit(r, res, need[res], need[res], largest, declared))
+    return out
+
+
+def _standalone_misfit(
+    spec: Spec,
+    cluster: FlinkCluster,
+    role: Role,
+    res: Resource,
+    per_process: Decimal,
+    declared: tuple[tuple[str, Decimal], ...],
+) -> Misfit | None:
+    """The first standalone host whose TaskManagers together exceed its allocatable."""
+    pools = host_pools(spec, cluster, role)
+    allocatable: dict[str, Decimal] = {}
+    for p in pools:
+        q = p.cpu if res == "cpu" else p.memory
+        if q is None:
+            continue
+        for h in p.hosts:
+            allocatable[h] = min(allocatable.get(h, q.value), q.value)
+    largest = max(v for _, v in declared)
+    for host, count, _gpus in standalone_workers(spec, cluster):
+        have = allocatable.get(host)
+        if have is not None and count * per_process > have:
+            return Misfit(role, res, count * per_process, per_process, largest, declared, host, count, have)
+    return None

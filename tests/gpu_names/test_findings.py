@@ -1,0 +1,118 @@
+"""What a team gets when ``gpu.model`` is a market name, a shorthand or a name nobody knows: one
+finding per pool, saying what its consumer (GFD label, DRA productName, discovery ``--model`` and
+YARN label) really sees and which real names were meant."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+from accelplane.errors import SpecErrors
+from accelplane.pipeline import load_validated
+from accelplane.spec_loader import load_spec
+
+from tests.conftest import STACKS_DIR
+from tests.support.specs import write_spec
+
+
+def _stack(name: str) -> dict[str, Any]:
+    doc: dict[str, Any] = copy.deepcopy(load_spec(STACKS_DIR / f"{name}.yaml").data)
+    doc.pop("extends", None)
+    return doc
+
+
+def _pool(doc: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(p for p in doc["nodePools"] if p["name"] == name)
+
+
+def _errors(doc: dict[str, Any], tmp_path: Path) -> list[str]:
+    try:
+        load_validated(write_spec(tmp_path, doc))
+    except SpecErrors as exc:
+        return [str(e) for e in exc.errors]
+    return []
+
+
+def _gfd_l4(doc: dict[str, Any]) -> str:
+    pool = _pool(doc, "a100")
+    pool["gpu"]["model"] = "L4"
+    for c in doc["flink"]["clusters"]:
+        gpu = c.get("taskManager", {}).get("gpu")
+        if gpu and gpu.get("model") == "NVIDIA A100-SXM4-80GB":
+            gpu["model"] = "L4"
+    return (
+        "nodePools[0].gpu.model: 'L4' is a market name or shorthand, not the name the nvidia driver "
+        "reports: GPU Feature Discovery labels these nodes nvidia.com/gpu.product 'NVIDIA-L4', never 'L4', "
+        "so no TaskManager would get these GPUs; did you mean 'NVIDIA L4'?"
+    )
+
+
+def _dra_h100(doc: dict[str, Any]) -> str:
+    _pool(doc, "h100-mig-dra")["gpu"]["model"] = "H100 SXM5 80GB"
+    return (
+        "'H100 SXM5 80GB' is a market name or shorthand, not the name the nvidia driver reports: the "
+        "NVIDIA DRA driver publishes productName 'NVIDIA H100 80GB HBM3', never 'H100 SXM5 80GB', so no "
+        "TaskManager would get these GPUs; did you mean 'NVIDIA H100 80GB HBM3'?"
+    )
+
+
+def _dra_mi300x(doc: dict[str, Any]) -> str:
+    _pool(doc, "mi300x-dra")["gpu"]["model"] = "AMD Instinct MI300X"
+    return (
+        "'AMD Instinct MI300X' is a market name or shorthand, not the name the amd driver reports: the AMD "
+        "DRA driver publishes productName 'AMD_Instinct_MI300X_OAM', never 'AMD_Instinct_MI300X', so no "
+        "TaskManager would get these GPUs; did you mean 'AMD Instinct MI300X OAM'?"
+    )
+
+
+def _standalone_l4(doc: dict[str, Any]) -> str:
+    _pool(doc, "edge-l4")["gpu"]["model"] = "L4"
+    return (
+        "nodePools[0].gpu.model: 'L4' is a market name or shorthand, not the name the nvidia driver reports: "
+        "the discovery script's --model filter and YARN node labels compare with the driver's name "
+        "('NVIDIA L4'), which 'L4' does not match, so no TaskManager would get these GPUs; did you mean "
+        "'NVIDIA L4'?"
+    )
+
+
+@pytest.mark.parametrize(
+    ("stack", "edit"),
+    [("prod-eu", _gfd_l4), ("dra-gpus", _dra_h100), ("dra-gpus", _dra_mi300x), ("edge-standalone", _standalone_l4)],
+    ids=["gfd-label", "dra-nvidia", "dra-amd", "standalone-model-filter"],
+)
+def test_a_shorthand_is_an_error_naming_the_real_names(stack: str, edit: Any, tmp_path: Path) -> None:
+    doc = _stack(stack)
+    want = edit(doc)
+    found = [e for e in _errors(doc, tmp_path) if "AP3502" in e or "market name" in e]
+    assert len(found) == 1, _errors(doc, tmp_path)
+    assert want in found[0]
+
+
+def test_another_spelling_the_consumer_sees_identically_is_accepted(tmp_path: Path) -> None:
+    """Discovery and YARN labels ignore case, spaces, '-' and '_': 'NVIDIA-L4' on hosts works."""
+    doc = _stack("edge-standalone")
+    _pool(doc, "edge-l4")["gpu"]["model"] = "NVIDIA-L4"
+    assert not [e for e in _errors(doc, tmp_path) if "gpu.model" in e]
+
+
+def test_an_unknown_name_is_a_warning_naming_the_nearest(tmp_path: Path) -> None:
+    doc = _stack("edge-standalone")
+    _pool(doc, "edge-l4")["gpu"]["model"] = "NVIDIA L40"
+    spec = load_validated(write_spec(tmp_path, doc))
+    (warning,) = [str(w) for w in spec.warnings if "gpu.model" in str(w)]
+    assert (
+        "nodePools[0].gpu.model: 'NVIDIA L40' is not in accelplane's GPU name table (docs/gpu-names.md); "
+        "the discovery script's --model filter and YARN node labels compare with the driver's name exactly "
+        "as the driver reports it, so check it against a node (nvidia-smi -L, or sysfs product_name for "
+        "AMD); nearest known: 'NVIDIA L40S', 'NVIDIA L4'"
+    ) in warning
+
+
+def test_every_example_stack_uses_names_the_drivers_report(tmp_path: Path) -> None:
+    for path in sorted(STACKS_DIR.glob("*.yaml")):
+        if path.name.startswith("Pulumi."):
+            continue
+        spec = load_validated(path)
+        assert not [str(w) for w in spec.warnings if "gpu.model" in str(w)], path.name
