@@ -90,7 +90,7 @@ bench: $(VENV)/.stamp-test flink
 bench-quick: BENCH_ARGS := --quick
 bench-quick: bench
 
-# The ahead-of-time schema validator (components/accelplane/schema_fast.py); rerun after a schema change.
+# The ahead-of-time schema validator (components/accelplane/_generated/schema_fast.py); rerun after a schema change.
 schema-fast: $(VENV)/.stamp-test
 	$(PY) -m accelplane.schema_codegen
 

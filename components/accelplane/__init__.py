@@ -5,9 +5,4 @@ Pipeline (see README): load + merge (`spec_loader`) â†’ JSON Schema (`schema`) â
 Pulumi components (`accelplane.pulumi`).
 """
 
-from accelplane import dataclass_bytecode
-
 __version__ = "0.1.0"
-
-# First, before any module with dataclasses: their generated methods' bytecode is cached.
-dataclass_bytecode.install()

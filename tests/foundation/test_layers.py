@@ -28,9 +28,9 @@ PACKAGE = SOURCE_ROOT / "accelplane"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("accelplane", "accelplane.errors", "accelplane.findings", "accelplane.quantity", "accelplane.names", "accelplane.package_data",
      "accelplane.yaml_io", "accelplane.discovery_constants", "accelplane.discovery", "accelplane.display",
-     "accelplane.job_helpers", "accelplane.dataclass_bytecode"),
+     "accelplane.job_helpers"),
     ("accelplane.templating", "accelplane.spec_loader", "accelplane.schema", "accelplane.schema_docs",
-     "accelplane.schema_fast", "accelplane.schema_codegen",
+     "accelplane._generated", "accelplane.schema_codegen",
      "accelplane.schema_document", "accelplane.partial",
      "accelplane.model", "accelplane.artifacts", "accelplane.kube"),
     ("accelplane.derive",),
@@ -44,7 +44,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 # → what is left of an invalid one → the typed model, which may use everything below it.
 ORDER_IN_LAYER: Mapping[int, tuple[tuple[str, ...], ...]] = {
     1: (
-        ("accelplane.schema_document", "accelplane.schema_fast", "accelplane.templating", "accelplane.artifacts",
+        ("accelplane.schema_document", "accelplane._generated", "accelplane.templating", "accelplane.artifacts",
          "accelplane.kube"),
         ("accelplane.spec_loader", "accelplane.schema", "accelplane.schema_codegen", "accelplane.schema_docs"),
         ("accelplane.partial",),

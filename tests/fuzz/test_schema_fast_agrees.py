@@ -1,6 +1,6 @@
 """The generated fast validator never accepts what jsonschema rejects (it only decides who reports).
 
-`accelplane.schema.validate_document` trusts `schema_fast.is_valid` when it says "valid" and asks
+`accelplane.schema.validate_document` trusts `_generated.schema_fast.is_valid` when it says "valid" and asks
 jsonschema otherwise, so the one property that matters is: fast-valid implies jsonschema-valid.
 The converse holds too except where Python's ``$`` (before a final newline) is wider than the fast
 check's ``\\Z``; such a document goes the slow way and is still judged by jsonschema.
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from accelplane._generated.schema_fast import is_valid
 from accelplane.schema import full_problems
 from accelplane.schema_document import load_schema
-from accelplane.schema_fast import is_valid
 from hypothesis import given
 from hypothesis import strategies as st
 
