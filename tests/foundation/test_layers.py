@@ -26,7 +26,7 @@ PACKAGE = SOURCE_ROOT / "accelplane"
 
 # Lowest first. A module's layer is found by its longest matching prefix.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("accelplane", "accelplane.errors", "accelplane.findings", "accelplane.quantity", "accelplane.names", "accelplane.package_data",
+    ("accelplane", "accelplane.errors", "accelplane.findings", "accelplane.digests", "accelplane.quantity", "accelplane.names", "accelplane.package_data",
      "accelplane.yaml_io", "accelplane.discovery_constants", "accelplane.discovery", "accelplane.display",
      "accelplane.job_helpers"),
     ("accelplane.templating", "accelplane.spec_loader", "accelplane.schema", "accelplane.schema_docs",
