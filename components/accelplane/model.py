@@ -463,9 +463,11 @@ class _Converter:
             self.problems.append(Problem(path, str(exc)))
             return None
 
-    def req_quantity(self, raw: Any, default: str, path: PathTuple) -> Quantity:
-        q = self.quantity(raw if raw is not None else default, path)
-        return q if q is not None else Quantity.parse(default)
+    def req_quantity(self, raw: Any, path: PathTuple) -> Quantity:
+        """The quantity ``raw`` (defaults are filled in by the caller, from the schema); zero stands in
+        for one that does not parse, which is a problem already (the model is then discarded)."""
+        q = self.quantity(raw, path)
+        return q if q is not None else Quantity.parse(0)
 
     def resources(self, raw: dict[str, Any] | None, path: PathTuple) -> ResourceList:
         items = []
@@ -581,14 +583,18 @@ def _flink_cluster(
         priority_class=c.get("priorityClass"),
         service_account=c.get("serviceAccount", schema_default("$defs.flinkSettings.serviceAccount")),
         job_manager=ProcessResources(
-            b.req_quantity(jm.get("cpu"), "1", (*path, "jobManager", "cpu")),
-            b.req_quantity(jm.get("memory"), "1600Mi", (*path, "jobManager", "memory")),
+            b.req_quantity(jm.get("cpu", schema_default("$defs.processResources.cpu")), (*path, "jobManager", "cpu")),
+            b.req_quantity(
+                jm.get("memory", schema_default("$defs.processResources.memory")), (*path, "jobManager", "memory")
+            ),
         ),
         task_manager=TaskManager(
             replicas=tm.get("replicas", schema_default("$defs.taskManager.replicas")),
             slots=tm.get("slots", schema_default("$defs.taskManager.slots")),
-            cpu=b.req_quantity(tm.get("cpu"), "1", (*path, "taskManager", "cpu")),
-            memory=b.req_quantity(tm.get("memory"), "1728Mi", (*path, "taskManager", "memory")),
+            cpu=b.req_quantity(tm.get("cpu", schema_default("$defs.taskManager.cpu")), (*path, "taskManager", "cpu")),
+            memory=b.req_quantity(
+                tm.get("memory", schema_default("$defs.taskManager.memory")), (*path, "taskManager", "memory")
+            ),
             gpu=gpu,
         ),
         coordination=disc.get("coordination", schema_default("$defs.discoverySettings.coordination")),
@@ -611,10 +617,10 @@ def _flink_cluster(
                 name=g["name"],
                 path=p,
                 slots=g["slots"],
-                cpu=b.req_quantity(g["cpu"], "0", (*p, "cpu")),
-                task_heap=b.req_quantity(g["taskHeap"], "0", (*p, "taskHeap")),
+                cpu=b.req_quantity(g["cpu"], (*p, "cpu")),
+                task_heap=b.req_quantity(g["taskHeap"], (*p, "taskHeap")),
                 managed_memory=b.req_quantity(
-                    g.get("managedMemory", schema_default("$defs.slotGroup.managedMemory")), "0", (*p, "managedMemory")
+                    g.get("managedMemory", schema_default("$defs.slotGroup.managedMemory")), (*p, "managedMemory")
                 ),
                 gpu=Decimal(str(g.get("gpu", schema_default("$defs.slotGroup.gpu")))),
                 gpu_model=g.get("gpuModel"),

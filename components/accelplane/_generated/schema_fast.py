@@ -994,10 +994,12 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_taskmanager(d
             data_keys.remove("cpu")
             data__cpu = data["cpu"]
             validate_https___accelplane_io_schemas_spec_schema_json___defs_quantity(data__cpu, custom_formats, (name_prefix or "data") + ".cpu")
+        else: data["cpu"] = '1'
         if "memory" in data_keys:
             data_keys.remove("memory")
             data__memory = data["memory"]
             validate_https___accelplane_io_schemas_spec_schema_json___defs_quantity(data__memory, custom_formats, (name_prefix or "data") + ".memory")
+        else: data["memory"] = '1728Mi'
         if "gpu" in data_keys:
             data_keys.remove("gpu")
             data__gpu = data["gpu"]
@@ -1071,10 +1073,12 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_processresour
             data_keys.remove("cpu")
             data__cpu = data["cpu"]
             validate_https___accelplane_io_schemas_spec_schema_json___defs_quantity(data__cpu, custom_formats, (name_prefix or "data") + ".cpu")
+        else: data["cpu"] = '1'
         if "memory" in data_keys:
             data_keys.remove("memory")
             data__memory = data["memory"]
             validate_https___accelplane_io_schemas_spec_schema_json___defs_quantity(data__memory, custom_formats, (name_prefix or "data") + ".memory")
+        else: data["memory"] = '1600Mi'
         if data_keys:
             raise JsonSchemaValueException('invalid')
     return data
