@@ -9,12 +9,19 @@ FLINK_VERSION ?= 1.20.5
 FLINK_DIR     := $(VENV)/flink
 STACKS  := $(filter-out stacks/Pulumi.%,$(wildcard stacks/*.yaml))
 PYTEST_ARGS ?=
+# pytest-xdist workers: one per core by default (`make test TEST_WORKERS=0` runs serially); each
+# test module stays on one worker (--dist loadscope), so module-scoped fixtures (a Flink cluster, a
+# compiled probe) are built once.
+TEST_WORKERS ?= auto
+# The edit-test loop: no Java (real Flink daemons/classes, Hadoop's), nothing marked slow.
+QUICK_MARKERS := not flink and not hadoop and not slow
 
-.PHONY: demo test lint typecheck flink pyflink hadoop checkov fuzz bench clean help readme schema-fast bench-quick
+.PHONY: demo test test-quick lint typecheck flink pyflink hadoop checkov fuzz bench clean help readme schema-fast bench-quick
 
 help:
 	@echo "make demo      - set up .venv and render every example stack into build/<stack>/"
-	@echo "make test      - set up .venv with test extras and run the whole suite"
+	@echo "make test      - set up .venv with test extras and run the whole suite, in parallel (CI)"
+	@echo "make test-quick - the suite without Java and slow tests (a few minutes; the edit-test loop)"
 	@echo "make lint      - ruff + mypy"
 	@echo "make checkov   - checkov in its own venv (.venv-checkov) for the least-privilege test"
 	@echo "make fuzz      - long hypothesis run (>= 10,000 specs)"
@@ -76,7 +83,11 @@ demo: $(VENV)/.stamp-base
 
 test: $(VENV)/.stamp-test flink pyflink hadoop checkov
 	ACCELPLANE_FLINK_HOME=$(CURDIR)/$(FLINK_DIR)/pyflink ACCELPLANE_CHECKOV=$(CURDIR)/$(CHECKOV_VENV)/bin/checkov \
-	  $(PY) -m pytest $(PYTEST_ARGS)
+	  $(PY) -m pytest -n $(TEST_WORKERS) --dist loadscope $(PYTEST_ARGS)
+
+# No Java, no Hadoop jars, nothing slow: what `make test` adds is marked flink/hadoop/slow (pyproject).
+test-quick: $(VENV)/.stamp-test
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadscope -m "$(QUICK_MARKERS)" $(PYTEST_ARGS)
 
 # Long fuzzing run (>= 10,000 generated specs per property); `make test` runs the fast profile.
 fuzz: $(VENV)/.stamp-test

@@ -26,6 +26,8 @@ from tests.support.render import files_for
 from tests.support.specs import write_spec
 from tests.support.validators import validate_rendered_files
 
+pytestmark = pytest.mark.slow  # renders every example stack once per hostile value (minutes)
+
 HOSTILE = [
     "double \" and single ' quotes",
     "hash # not a comment",

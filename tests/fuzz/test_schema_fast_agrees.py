@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from accelplane._generated.schema_fast import is_valid
 from accelplane.schema import full_problems
 from accelplane.schema_document import load_schema
@@ -18,6 +19,8 @@ from hypothesis import strategies as st
 
 from tests.fuzz.schema_strategy import spec_documents
 from tests.fuzz.test_fuzz_specs import _corrupt
+
+pytestmark = pytest.mark.slow  # hypothesis over generated specs
 
 SCHEMA = load_schema()
 
