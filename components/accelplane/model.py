@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from decimal import Decimal
+from enum import StrEnum
 from functools import cached_property
 from typing import Any, Literal, TypeVar
 
@@ -22,6 +23,26 @@ _T = TypeVar("_T")
 Vendor = Literal["nvidia", "amd"]
 Allocation = Literal["devicePlugin", "dra"]
 Platform = Literal["kubernetes", "yarn", "standalone"]
+
+
+class FlinkTarget(StrEnum):
+    """Where a Flink cluster is deployed (``flink.clusters[].target``). A `StrEnum`: it equals and
+    formats as the spec's string (``target == "kubernetes"`` holds), so messages and keys keep it."""
+
+    KUBERNETES = "kubernetes"
+    KUBERNETES_OPERATOR = "kubernetes-operator"
+    YARN = "yarn"
+    STANDALONE = "standalone"
+
+    @property
+    def on_kubernetes(self) -> bool:
+        """True for native Kubernetes and the Flink Kubernetes Operator."""
+        return self in (FlinkTarget.KUBERNETES, FlinkTarget.KUBERNETES_OPERATOR)
+
+    @property
+    def platform(self) -> Platform:
+        """The platform whose nodes run the TaskManagers (both Kubernetes targets: ``kubernetes``)."""
+        return "kubernetes" if self.on_kubernetes else self.value  # type: ignore[return-value]
 
 VENDOR_RESOURCE = {"nvidia": "nvidia.com/gpu", "amd": "amd.com/gpu"}
 GPU_RESOURCE_NAMES = frozenset(VENDOR_RESOURCE.values())
@@ -237,6 +258,21 @@ class TaskManager:
     memory: Quantity
     gpu: GpuRequest | None
 
+    @property
+    def gpus(self) -> int:
+        """GPUs per TaskManager (0 without a GPU request)."""
+        return self.gpu.amount if self.gpu is not None else 0
+
+    @property
+    def uses_gpus(self) -> bool:
+        """True when each TaskManager asks for at least one GPU."""
+        return self.gpus > 0
+
+    @property
+    def cpu_amount(self) -> int | float:
+        """CPUs per TaskManager as the number Flink's ``*.cpu.amount`` keys take (`Quantity.number`)."""
+        return self.cpu.number
+
 
 @dataclass(frozen=True)
 class Job:
@@ -272,7 +308,7 @@ class FlinkCluster:
     version: str
     image: str | None
     config_format: str
-    target: str
+    target: FlinkTarget
     mode: str
     namespace: str
     queue: str | None
@@ -298,6 +334,26 @@ class FlinkCluster:
         """(major, minor) of the Flink version."""
         major, minor = self.version.split(".")[:2]
         return int(major), int(minor)
+
+    @property
+    def platform(self) -> Platform:
+        """The platform whose nodes run the TaskManagers (`FlinkTarget.platform`)."""
+        return self.target.platform
+
+    @property
+    def on_kubernetes(self) -> bool:
+        """True for the native-Kubernetes and operator targets."""
+        return self.target.on_kubernetes
+
+    @property
+    def uses_gpus(self) -> bool:
+        """True when the TaskManagers ask for GPUs (`TaskManager.uses_gpus`)."""
+        return self.task_manager.uses_gpus
+
+    @property
+    def gpus_per_task_manager(self) -> int:
+        """GPUs per TaskManager, 0 without GPUs (`TaskManager.gpus`)."""
+        return self.task_manager.gpus
 
 
 @dataclass(frozen=True)
@@ -576,7 +632,7 @@ def _flink_cluster(
         version=version,
         image=c.get("image", node_image.image if node_image is not None else None),
         config_format=c.get("configFormat", schema_default("$defs.flinkSettings.configFormat")),
-        target=c.get("target", schema_default("$defs.flinkSettings.target")),
+        target=FlinkTarget(c.get("target", schema_default("$defs.flinkSettings.target"))),
         mode=c.get("mode", schema_default("$defs.flinkSettings.mode")),
         namespace=c.get("namespace", schema_default("$defs.flinkSettings.namespace")),
         queue=c.get("queue"),
