@@ -54,9 +54,7 @@ ORDER_IN_LAYER: Mapping[int, tuple[tuple[str, ...], ...]] = {
 PEERS_THAT_MUST_NOT_MEET = (("accelplane.checks", "accelplane.builders"),)
 PULUMI_ALLOWED = ("accelplane.program", "accelplane.pulumi")
 # Import cycles inside a layer that exist today and are being removed (each names its issue).
-KNOWN_CYCLES: tuple[frozenset[str], ...] = (
-    frozenset({"accelplane.derive.flink_keys", "accelplane.derive.slot_groups"}),  # issue 27: cluster facts
-)
+KNOWN_CYCLES: tuple[frozenset[str], ...] = ()
 DYNAMIC = "<computed module name>"
 """What `imports` records for an ``import_module``/``__import__`` whose name is not a literal."""
 

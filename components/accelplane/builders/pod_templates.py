@@ -24,7 +24,7 @@ from typing import Any, Literal
 from accelplane import discovery_constants
 from accelplane.builders.hardening import RUNTIME_DEFAULT_SECCOMP, checkov_skips
 from accelplane.derive.dra import CLAIM_NAME, claim_template_name, cluster_device_class, is_dra_pool
-from accelplane.derive.flink_keys import devices_isolated_per_container, flink_image, gpu_amount
+from accelplane.derive.flink_keys import devices_isolated_per_container, flink_image
 from accelplane.derive.flink_pods import GROUP_NAME_ANNOTATION, coordination_dir, podgroup_name
 from accelplane.derive.gpu_resources import (
     candidate_pools,
@@ -84,7 +84,7 @@ def placement(spec: Spec, cluster: FlinkCluster) -> dict[str, Any]:
     model adds ``nvidia.com/gpu.product`` (the value GPU Feature Discovery writes on that pool's
     nodes) to every term. Tolerations: every taint of every candidate pool.
     """
-    if gpu_amount(cluster) == 0:
+    if not cluster.uses_gpus:
         return {}
     pools = sorted(candidate_pools(spec, cluster), key=lambda p: p.name)
     out: dict[str, Any] = {}
@@ -283,7 +283,7 @@ def gpu_preflight_init_container(spec: Spec, cluster: FlinkCluster) -> dict[str,
     filesystem and small CPU/memory limits, with the same image (so the same plugin directory and
     Python) and the discovery script mounted like the main container's.
     """
-    args = [str(gpu_amount(cluster))]
+    args = [str(cluster.gpus_per_task_manager)]
     if devices_isolated_per_container(spec, cluster):
         args.append("--isolated-devices")
     resources: dict[str, Any] = {
@@ -295,7 +295,7 @@ def gpu_preflight_init_container(spec: Spec, cluster: FlinkCluster) -> dict[str,
     else:
         resource = kubernetes_gpu_resource(spec, cluster)
         assert resource is not None
-        resources["limits"][resource] = str(gpu_amount(cluster))
+        resources["limits"][resource] = str(cluster.gpus_per_task_manager)
     return {
         "name": PREFLIGHT_INIT_CONTAINER,
         "image": flink_image(cluster),
@@ -366,7 +366,7 @@ def _pod_template(spec: Spec, cluster: FlinkCluster, role: Role) -> dict[str, An
     pod_spec["securityContext"] = dict(RUNTIME_DEFAULT_SECCOMP)
     container: dict[str, Any] = {"name": MAIN_CONTAINER, "securityContext": dict(MAIN_CONTAINER_SECURITY)}
     skips = dict(POD_TEMPLATE_SKIPS)
-    if role == "taskmanager" and gpu_amount(cluster) > 0:
+    if role == "taskmanager" and cluster.uses_gpus:
         pod_spec.update(placement(spec, cluster))
         extra, volumes, init = _gpu_container_and_volumes(spec, cluster)
         container.update(extra)
