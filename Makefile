@@ -25,8 +25,8 @@ help:
 	@echo "make lint      - ruff + mypy"
 	@echo "make checkov   - checkov in its own venv (.venv-checkov) for the least-privilege test"
 	@echo "make fuzz      - long hypothesis run (>= 10,000 specs)"
-	@echo "make bench     - benchmarks (results: see README); make bench-quick: the regression check"
-	@echo "make readme    - regenerate the README spec reference from the schema"
+	@echo "make bench     - benchmarks (results: docs/benchmarks.md); make bench-quick: the regression check"
+	@echo "make readme    - regenerate the spec reference (docs/spec-reference.md) from the schema"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -93,7 +93,7 @@ test-quick: $(VENV)/.stamp-test
 fuzz: $(VENV)/.stamp-test
 	ACCELPLANE_FUZZ_PROFILE=long $(PY) -m pytest tests/fuzz -q
 
-# Benchmarks (not tests): prints a Markdown table; results are described in the README.
+# Benchmarks (not tests): prints a Markdown table; results are described in docs/benchmarks.md.
 bench: $(VENV)/.stamp-test flink
 	ACCELPLANE_FLINK_HOME=$(CURDIR)/$(FLINK_DIR)/pyflink $(PY) -m bench.run $(BENCH_ARGS)
 
@@ -110,7 +110,7 @@ lint: $(VENV)/.stamp-test
 	$(VENV)/bin/mypy
 
 readme: $(VENV)/.stamp-base
-	$(PY) -c "from accelplane.schema_docs import update_readme; update_readme('README.md')"
+	$(PY) -c "from accelplane.schema_docs import update_readme; update_readme('docs/spec-reference.md')"
 
 clean:
 	rm -rf build dist .pytest_cache .mypy_cache .ruff_cache

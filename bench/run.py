@@ -233,7 +233,7 @@ def interleaved_many(fns: dict[str, Callable[[], Any]], runs: int) -> dict[str, 
 
 
 def bench_pulumi(units: int, runs: int, work: Path) -> list[Row]:
-    """The program under mocks and its floors, interleaved (see the README's "Reading the numbers").
+    """The program under mocks and its floors, interleaved (see docs/benchmarks.md, "Reading the numbers").
 
     * ``program``: `accelplane.program.main` on a generated spec (load, validate, build, register);
     * ``registration``: the same program with the spec already rendered (`render_spec` excluded:

@@ -1,6 +1,6 @@
 """The `accelplane` command line: validate, render, schema, diff, report, merged.
 
-One exit-code convention for every subcommand (README, "Commands"; tested for each):
+One exit-code convention for every subcommand (docs/reference.md, "Commands"; tested for each):
 
 * 0 — success;
 * 1 — the answer is "no": an invalid spec (every error printed as ``file: path: message``), or for

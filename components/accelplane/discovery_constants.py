@@ -3,7 +3,7 @@
 The script itself is `components/accelplane/discovery/gpu_discovery.py` (stdlib only). On Kubernetes it travels in a
 ConfigMap, as a module beside its pod entry stub (`pod_entry_stub`), whose name carries a hash of
 both texts and which is ``immutable``: a new script version is a new ConfigMap, so running pods
-keep the version they started with and pod templates roll forward explicitly (see README,
+keep the version they started with and pod templates roll forward explicitly (see docs/pulumi.md,
 "ConfigMap update strategy").
 """
 

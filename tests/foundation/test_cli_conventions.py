@@ -1,4 +1,4 @@
-"""CLI conventions: one exit-code scheme for every subcommand (as the README's table says), Pulumi
+"""CLI conventions: one exit-code scheme for every subcommand (as the table in docs/reference.md says), Pulumi
 stack files in `validate`, `merged`, and I/O failures (full disk, read-only disk, a file in the way)
 reported without a traceback and without half-written output."""
 
@@ -22,7 +22,7 @@ BAD = "cluster: {name: c, platforms: [kubernetes]}\nqueues: [{name: q, weight: 0
 
 
 def _readme_exit_codes() -> dict[str, str]:
-    text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    text = (REPO_ROOT / "docs" / "reference.md").read_text(encoding="utf-8")
     out = {}
     for line in text.splitlines():
         cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
