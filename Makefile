@@ -9,17 +9,24 @@ FLINK_VERSION ?= 1.20.5
 FLINK_DIR     := $(VENV)/flink
 STACKS  := $(filter-out stacks/Pulumi.%,$(wildcard stacks/*.yaml))
 PYTEST_ARGS ?=
+# pytest-xdist workers: one per core by default (`make test TEST_WORKERS=0` runs serially); each
+# test module stays on one worker (--dist loadscope), so module-scoped fixtures (a Flink cluster, a
+# compiled probe) are built once.
+TEST_WORKERS ?= auto
+# The edit-test loop: no Java (real Flink daemons/classes, Hadoop's), nothing marked slow.
+QUICK_MARKERS := not flink and not hadoop and not slow
 
-.PHONY: demo test lint typecheck flink pyflink hadoop checkov fuzz bench clean help readme schema-fast bench-quick findings
+.PHONY: demo test test-quick lint typecheck flink pyflink hadoop checkov fuzz bench clean help readme schema-fast bench-quick findings
 
 help:
 	@echo "make demo      - set up .venv and render every example stack into build/<stack>/"
-	@echo "make test      - set up .venv with test extras and run the whole suite"
+	@echo "make test      - set up .venv with test extras and run the whole suite, in parallel (CI)"
+	@echo "make test-quick - the suite without Java and slow tests (a few minutes; the edit-test loop)"
 	@echo "make lint      - ruff + mypy"
 	@echo "make checkov   - checkov in its own venv (.venv-checkov) for the least-privilege test"
 	@echo "make fuzz      - long hypothesis run (>= 10,000 specs)"
-	@echo "make bench     - benchmarks (results: see README); make bench-quick: the regression check"
-	@echo "make readme    - regenerate the README spec reference from the schema"
+	@echo "make bench     - benchmarks (results: docs/benchmarks.md); make bench-quick: the regression check"
+	@echo "make readme    - regenerate the spec reference (docs/spec-reference.md) from the schema"
 	@echo "make findings  - regenerate the table of finding codes in docs/findings.md"
 
 $(PY):
@@ -77,13 +84,17 @@ demo: $(VENV)/.stamp-base
 
 test: $(VENV)/.stamp-test flink pyflink hadoop checkov
 	ACCELPLANE_FLINK_HOME=$(CURDIR)/$(FLINK_DIR)/pyflink ACCELPLANE_CHECKOV=$(CURDIR)/$(CHECKOV_VENV)/bin/checkov \
-	  $(PY) -m pytest $(PYTEST_ARGS)
+	  $(PY) -m pytest -n $(TEST_WORKERS) --dist loadscope $(PYTEST_ARGS)
+
+# No Java, no Hadoop jars, nothing slow: what `make test` adds is marked flink/hadoop/slow (pyproject).
+test-quick: $(VENV)/.stamp-test
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadscope -m "$(QUICK_MARKERS)" $(PYTEST_ARGS)
 
 # Long fuzzing run (>= 10,000 generated specs per property); `make test` runs the fast profile.
 fuzz: $(VENV)/.stamp-test
 	ACCELPLANE_FUZZ_PROFILE=long $(PY) -m pytest tests/fuzz -q
 
-# Benchmarks (not tests): prints a Markdown table; results are described in the README.
+# Benchmarks (not tests): prints a Markdown table; results are described in docs/benchmarks.md.
 bench: $(VENV)/.stamp-test flink
 	ACCELPLANE_FLINK_HOME=$(CURDIR)/$(FLINK_DIR)/pyflink $(PY) -m bench.run $(BENCH_ARGS)
 
@@ -91,7 +102,7 @@ bench: $(VENV)/.stamp-test flink
 bench-quick: BENCH_ARGS := --quick
 bench-quick: bench
 
-# The ahead-of-time schema validator (components/accelplane/schema_fast.py); rerun after a schema change.
+# The ahead-of-time schema validator (components/accelplane/_generated/schema_fast.py); rerun after a schema change.
 schema-fast: $(VENV)/.stamp-test
 	$(PY) -m accelplane.schema_codegen
 
@@ -100,7 +111,7 @@ lint: $(VENV)/.stamp-test
 	$(VENV)/bin/mypy
 
 readme: $(VENV)/.stamp-base
-	$(PY) -c "from accelplane.schema_docs import update_readme; update_readme('README.md')"
+	$(PY) -c "from accelplane.schema_docs import update_readme; update_readme('docs/spec-reference.md')"
 
 clean:
 	rm -rf build dist .pytest_cache .mypy_cache .ruff_cache

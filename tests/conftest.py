@@ -35,3 +35,25 @@ def write_spec(tmp_path: Path) -> WriteSpec:
         return write_spec_file(tmp_path, spec, name)
 
     return _write
+
+
+# Fixtures that start a JVM (real Flink, or Hadoop's classes): a test using one carries the marker
+# even if its module forgot it, so `make test-quick` (-m "not flink and not hadoop and not slow")
+# never needs Java. Tests that run Java without these fixtures mark themselves.
+JAVA_FIXTURES = {
+    "flink_home": "flink",
+    "flink_java_cache": "flink",
+    "gpu_probe_jar": "flink",
+    "config_probe_jar": "flink",
+    "flink_cluster_factory": "flink",
+    "hadoop_probe": "hadoop",
+    "flink_yarn_probe": "hadoop",
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        used = getattr(item, "fixturenames", ())
+        for fixture, marker in JAVA_FIXTURES.items():
+            if fixture in used and item.get_closest_marker(marker) is None:
+                item.add_marker(marker)

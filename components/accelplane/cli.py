@@ -1,6 +1,6 @@
 """The `accelplane` command line: validate, render, schema, diff, report, merged.
 
-One exit-code convention for every subcommand (README, "Commands"; tested for each):
+One exit-code convention for every subcommand (docs/reference.md, "Commands"; tested for each):
 
 * 0 — success;
 * 1 — the answer is "no": an invalid spec (every finding printed as ``file: path: severity code:
@@ -19,8 +19,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Sequence
-from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from accelplane import __version__
 from accelplane.display import escape_controls
@@ -411,37 +410,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _plain_validate(argv: list[str]) -> tuple[list[str], bool] | None:
-    """``(specs, quiet)`` for the most common command line, ``validate [-q|--quiet]... SPEC...`` with
-    no SPEC starting with ``-``, else None (argparse then parses it).
-
-    Why: importing argparse (with gettext and locale) is about 5 % of a ``validate`` start, and the
-    cold start is a benchmark goal. The shapes accepted here are exactly those argparse parses to the
-    same ``specs`` and ``quiet`` (tests/foundation/test_cli_conventions.py compares both); anything
-    else, including help, abbreviations and errors, goes through argparse."""
-    if len(argv) < 2 or argv[0] != "validate":
-        return None
-    i = 1
-    while i < len(argv) and argv[i] in ("-q", "--quiet"):
-        i += 1
-    specs = argv[i:]
-    if not specs or any(a.startswith("-") for a in specs):
-        return None
-    return specs, i > 1
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
-    arguments = list(sys.argv[1:] if argv is None else argv)
-    fast = _plain_validate(arguments)
-    if fast is not None:
-        args = cast(
-            "argparse.Namespace",
-            SimpleNamespace(command="validate", specs=fast[0], quiet=fast[1], strict=False, format="text"),
-        )
-        args.func = cmd_validate
-    else:
-        args = build_parser().parse_args(arguments)
+    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     func: Callable[[argparse.Namespace], int] = args.func
     try:
         return func(args)

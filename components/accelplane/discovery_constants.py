@@ -3,15 +3,16 @@
 The script itself is `components/accelplane/discovery/gpu_discovery.py` (stdlib only). On Kubernetes it travels in a
 ConfigMap, as a module beside its pod entry stub (`pod_entry_stub`), whose name carries a hash of
 both texts and which is ``immutable``: a new script version is a new ConfigMap, so running pods
-keep the version they started with and pod templates roll forward explicitly (see README,
+keep the version they started with and pod templates roll forward explicitly (see docs/pulumi.md,
 "ConfigMap update strategy").
 """
 
 from __future__ import annotations
 
-import hashlib
 from functools import cache
 from pathlib import Path
+
+from accelplane.digests import short_sha256
 
 SCRIPT_NAME = "accelplane-gpu-discovery"
 CONFIGMAP_KEY = SCRIPT_NAME
@@ -134,15 +135,10 @@ def configmap_data() -> dict[str, str]:
     return {CONFIGMAP_KEY: pod_entry_stub(), MODULE_KEY: script_text()}
 
 
-def content_hash(text: str, length: int = 10) -> str:
-    """Short sha256 of a text, for content-addressed object names."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:length]
-
-
 @cache
 def configmap_name() -> str:
     """Name of the ConfigMap carrying the script (one per namespace that runs GPU Flink pods): a
     hash of its data, so a new script or stub is a new ConfigMap."""
     data = configmap_data()
-    digest = content_hash("\0".join(f"{key}\0{data[key]}" for key in sorted(data)))
+    digest = short_sha256("\0".join(f"{key}\0{data[key]}" for key in sorted(data)))
     return f"{CONFIGMAP_PREFIX}-{digest}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from decimal import Decimal
+from enum import StrEnum
 from functools import cached_property
 from typing import Any, Literal, TypeVar
 
@@ -35,6 +36,26 @@ GangSchedulingStyle = Literal["Hard", "Soft"]
 YUNIKORN_SCHEDULER_NAME = "yunikorn"
 """The only ``schedulerName`` YuniKorn's Kubernetes shim takes a pod for (apache/yunikorn-k8shim
 ``constants.SchedulerName``; ``utils.GetApplicationIDFromPod`` ignores pods of any other name)."""
+
+
+class FlinkTarget(StrEnum):
+    """Where a Flink cluster is deployed (``flink.clusters[].target``). A `StrEnum`: it equals and
+    formats as the spec's string (``target == "kubernetes"`` holds), so messages and keys keep it."""
+
+    KUBERNETES = "kubernetes"
+    KUBERNETES_OPERATOR = "kubernetes-operator"
+    YARN = "yarn"
+    STANDALONE = "standalone"
+
+    @property
+    def on_kubernetes(self) -> bool:
+        """True for native Kubernetes and the Flink Kubernetes Operator."""
+        return self in (FlinkTarget.KUBERNETES, FlinkTarget.KUBERNETES_OPERATOR)
+
+    @property
+    def platform(self) -> Platform:
+        """The platform whose nodes run the TaskManagers (both Kubernetes targets: ``kubernetes``)."""
+        return "kubernetes" if self.on_kubernetes else self.value  # type: ignore[return-value]
 
 VENDOR_RESOURCE = {"nvidia": "nvidia.com/gpu", "amd": "amd.com/gpu"}
 GPU_RESOURCE_NAMES = frozenset(VENDOR_RESOURCE.values())
@@ -281,6 +302,21 @@ class TaskManager:
     memory: Quantity
     gpu: GpuRequest | None
 
+    @property
+    def gpus(self) -> int:
+        """GPUs per TaskManager (0 without a GPU request)."""
+        return self.gpu.amount if self.gpu is not None else 0
+
+    @property
+    def uses_gpus(self) -> bool:
+        """True when each TaskManager asks for at least one GPU."""
+        return self.gpus > 0
+
+    @property
+    def cpu_amount(self) -> int | float:
+        """CPUs per TaskManager as the number Flink's ``*.cpu.amount`` keys take (`Quantity.number`)."""
+        return self.cpu.number
+
 
 @dataclass(frozen=True)
 class Job:
@@ -316,7 +352,7 @@ class FlinkCluster:
     version: str
     image: str | None
     config_format: str
-    target: str
+    target: FlinkTarget
     mode: str
     namespace: str
     queue: str | None
@@ -350,6 +386,26 @@ class FlinkCluster:
         """(major, minor) of the Flink version."""
         major, minor = self.version.split(".")[:2]
         return int(major), int(minor)
+
+    @property
+    def platform(self) -> Platform:
+        """The platform whose nodes run the TaskManagers (`FlinkTarget.platform`)."""
+        return self.target.platform
+
+    @property
+    def on_kubernetes(self) -> bool:
+        """True for the native-Kubernetes and operator targets."""
+        return self.target.on_kubernetes
+
+    @property
+    def uses_gpus(self) -> bool:
+        """True when the TaskManagers ask for GPUs (`TaskManager.uses_gpus`)."""
+        return self.task_manager.uses_gpus
+
+    @property
+    def gpus_per_task_manager(self) -> int:
+        """GPUs per TaskManager, 0 without GPUs (`TaskManager.gpus`)."""
+        return self.task_manager.gpus
 
 
 @dataclass(frozen=True)
@@ -606,9 +662,11 @@ class _Converter:
             self.problems.append(Problem(path, str(exc), QUANTITY_INVALID))
             return None
 
-    def req_quantity(self, raw: Any, default: str, path: PathTuple) -> Quantity:
-        q = self.quantity(raw if raw is not None else default, path)
-        return q if q is not None else Quantity.parse(default)
+    def req_quantity(self, raw: Any, path: PathTuple) -> Quantity:
+        """The quantity ``raw`` (defaults are filled in by the caller, from the schema); zero stands in
+        for one that does not parse, which is a problem already (the model is then discarded)."""
+        q = self.quantity(raw, path)
+        return q if q is not None else Quantity.parse(0)
 
     def resources(self, raw: dict[str, Any] | None, path: PathTuple) -> ResourceList:
         items = []
@@ -719,21 +777,25 @@ def _flink_cluster(
         version=version,
         image=c.get("image", node_image.image if node_image is not None else None),
         config_format=c.get("configFormat", schema_default("$defs.flinkSettings.configFormat")),
-        target=c.get("target", schema_default("$defs.flinkSettings.target")),
+        target=FlinkTarget(c.get("target", schema_default("$defs.flinkSettings.target"))),
         mode=c.get("mode", schema_default("$defs.flinkSettings.mode")),
         namespace=c.get("namespace", schema_default("$defs.flinkSettings.namespace")),
         queue=c.get("queue"),
         priority_class=c.get("priorityClass"),
         service_account=c.get("serviceAccount", schema_default("$defs.flinkSettings.serviceAccount")),
         job_manager=ProcessResources(
-            b.req_quantity(jm.get("cpu"), "1", (*path, "jobManager", "cpu")),
-            b.req_quantity(jm.get("memory"), "1600Mi", (*path, "jobManager", "memory")),
+            b.req_quantity(jm.get("cpu", schema_default("$defs.processResources.cpu")), (*path, "jobManager", "cpu")),
+            b.req_quantity(
+                jm.get("memory", schema_default("$defs.processResources.memory")), (*path, "jobManager", "memory")
+            ),
         ),
         task_manager=TaskManager(
             replicas=tm.get("replicas", schema_default("$defs.taskManager.replicas")),
             slots=tm.get("slots", schema_default("$defs.taskManager.slots")),
-            cpu=b.req_quantity(tm.get("cpu"), "1", (*path, "taskManager", "cpu")),
-            memory=b.req_quantity(tm.get("memory"), "1728Mi", (*path, "taskManager", "memory")),
+            cpu=b.req_quantity(tm.get("cpu", schema_default("$defs.taskManager.cpu")), (*path, "taskManager", "cpu")),
+            memory=b.req_quantity(
+                tm.get("memory", schema_default("$defs.taskManager.memory")), (*path, "taskManager", "memory")
+            ),
             gpu=gpu,
         ),
         coordination=disc.get("coordination", schema_default("$defs.discoverySettings.coordination")),
@@ -757,10 +819,10 @@ def _flink_cluster(
                 name=g["name"],
                 path=p,
                 slots=g["slots"],
-                cpu=b.req_quantity(g["cpu"], "0", (*p, "cpu")),
-                task_heap=b.req_quantity(g["taskHeap"], "0", (*p, "taskHeap")),
+                cpu=b.req_quantity(g["cpu"], (*p, "cpu")),
+                task_heap=b.req_quantity(g["taskHeap"], (*p, "taskHeap")),
                 managed_memory=b.req_quantity(
-                    g.get("managedMemory", schema_default("$defs.slotGroup.managedMemory")), "0", (*p, "managedMemory")
+                    g.get("managedMemory", schema_default("$defs.slotGroup.managedMemory")), (*p, "managedMemory")
                 ),
                 gpu=Decimal(str(g.get("gpu", schema_default("$defs.slotGroup.gpu")))),
                 gpu_model=g.get("gpuModel"),

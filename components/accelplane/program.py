@@ -23,10 +23,11 @@ from pathlib import Path
 import pulumi
 import pulumi_kubernetes as k8s
 
+from accelplane.digests import sha256
 from accelplane.errors import SpecErrors
 from accelplane.finding_output import text_line, text_report
 from accelplane.pipeline import RenderedSpec, render_spec
-from accelplane.pulumi.planning import PlanError, sha256
+from accelplane.pulumi.planning import PlanError
 from accelplane.pulumi.platform import GpuPlatform, GpuPlatformArgs
 from accelplane.render import write_tree
 

@@ -80,6 +80,12 @@ class Quantity:
         """Parse ``raw``; raise `QuantityError` when it is not a quantity."""
         return cls(parse_quantity(raw), raw if isinstance(raw, str) else str(raw))
 
+    @property
+    def number(self) -> int | float:
+        """The value as a plain number (an int when whole): what Flink's ``*.cpu.amount`` keys and the
+        operator's ``resource.cpu`` take."""
+        return int(self.value) if self.value == self.value.to_integral_value() else float(self.value)
+
     def __str__(self) -> str:
         return self.text
 

@@ -24,7 +24,6 @@ import contextlib
 import ctypes
 import errno
 import fcntl
-import hashlib
 import os
 import shutil
 import stat
@@ -33,6 +32,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from accelplane.artifacts import Bundle
+from accelplane.digests import sha256
 from accelplane.errors import UsageError
 from accelplane.yaml_io import dump_yaml
 
@@ -59,13 +59,9 @@ def bundle_files(bundle: Bundle) -> dict[str, tuple[str, int]]:
     return dict(sorted(files.items()))
 
 
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def marker_text(files: dict[str, tuple[str, int]]) -> str:
     """The marker file: what wrote DIR, then one ``<sha256>  <path>`` line per rendered file."""
-    lines = [f"{_sha256(text.encode('utf-8'))}  {rel}\n" for rel, (text, _) in sorted(files.items())]
+    lines = [f"{sha256(text)}  {rel}\n" for rel, (text, _) in sorted(files.items())]
     return MARKER_TEXT + MANIFEST_HEADER + "".join(lines)
 
 
@@ -105,7 +101,7 @@ def foreign_files(directory: Path) -> tuple[list[str], list[str]] | None:
             continue
         if rel not in manifest:
             added.append(rel)
-        elif not stat.S_ISREG(st.st_mode) or _sha256((directory / rel).read_bytes()) != manifest[rel]:
+        elif not stat.S_ISREG(st.st_mode) or sha256((directory / rel).read_bytes()) != manifest[rel]:
             modified.append(rel)
     return sorted(added), sorted(modified)
 

@@ -1,6 +1,6 @@
 """JSON Schema validation of a merged spec (Draft 2020-12), reporting every error at once.
 
-Two validators, one schema. `accelplane.schema_fast` (generated ahead of time from the schema by
+Two validators, one schema. `accelplane._generated.schema_fast` (generated ahead of time from the schema by
 `accelplane.schema_codegen`, imports only ``re``) answers first; a valid spec — the common case,
 and every cold `accelplane validate`/`render` of a working stack — never imports jsonschema. Only
 when it says "invalid" does jsonschema run, to report every error at once with its path; it is
@@ -226,7 +226,7 @@ def schema_failures(data: Any) -> list[Failure]:
 
     The ahead-of-time validator answers first; jsonschema runs only for a document it rejects.
     """
-    from accelplane.schema_fast import is_valid
+    from accelplane._generated.schema_fast import is_valid
 
     if is_valid(data):
         return []

@@ -1,7 +1,8 @@
-"""Generate the README's spec reference from the JSON Schema (so docs can never drift).
+"""Generate the spec reference (docs/spec-reference.md) from the JSON Schema (so docs can never drift).
 
-`accelplane schema --markdown` prints it; a test checks that README.md contains exactly this text
-between the ``<!-- spec-reference:start -->`` and ``<!-- spec-reference:end -->`` markers.
+`accelplane schema --markdown` prints it; `make readme` writes it (`update_readme`); a test checks
+that docs/spec-reference.md contains exactly this text between the ``<!-- spec-reference:start -->``
+and ``<!-- spec-reference:end -->`` markers.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The spec's JSON Schema document, and the defaults it declares.
 
 Every default of the spec lives once, as a ``default`` keyword in ``schemas/spec.schema.json``: the
-model reads it from there (`schema_default`), the README's spec reference prints it, and
+model reads it from there (`schema_default`), docs/spec-reference.md prints it, and
 ``tests/foundation/test_defaults.py`` checks that every declared default is what a spec that omits
 the field gets. Only JSON is parsed here (no jsonschema), so building a model stays cheap.
 """
@@ -55,7 +55,7 @@ def python_pattern(pattern: str) -> str:
     would satisfy ``^[a-z]+$`` under ``re.search``. Every ``$`` outside a character class becomes
     ``\\Z`` (end of string); a ``$`` inside a class is a literal dollar and is escaped, which keeps
     its meaning in both syntaxes. Both validators (jsonschema as the authority, and the generated
-    `accelplane.schema_fast`) apply the schema's patterns through this one translation, so they
+    `accelplane._generated.schema_fast`) apply the schema's patterns through this one translation, so they
     agree on every string by construction.
     """
     out: list[str] = []

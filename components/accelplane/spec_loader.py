@@ -1,6 +1,6 @@
 """Load a cluster spec and the base specs it `extends`, merging them into one document.
 
-Merge rules (documented in the README, "Template reuse"):
+Merge rules (documented in docs/reference.md, "Template reuse"):
 
 * ``extends`` is a list of paths relative to the file that names them; bases are merged left to
   right, then the file itself on top. Bases may extend other bases.
@@ -90,7 +90,7 @@ def display_path(path: Path) -> str:
 def spec_root(spec: Path) -> Path:
     """The directory bases must live in: the spec's git work tree, else the spec's own directory.
 
-    ``spec`` is a resolved path. Bases outside it are refused (README, "Template reuse"): a spec
+    ``spec`` is a resolved path. Bases outside it are refused (docs/reference.md, "Template reuse"): a spec
     under review cannot make accelplane read files elsewhere on the machine, and `diff REV:path`
     can materialise every base from the same revision.
     """

@@ -13,6 +13,8 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import pytest
+
 from ._support import HERE, SCRIPT, Processes, gpu_uuid, ours, proc_starttime, read_records, wait_results
 
 Env = Callable[..., dict[str, str]]
@@ -48,6 +50,7 @@ def assert_file_matches(coord: Path, holders: dict[int, int]) -> None:
         assert r.start == proc_starttime(r.pid)
 
 
+@pytest.mark.slow
 def test_64_concurrent_allocations_never_double_allocate(env: Env, coord: Path, procs: Processes) -> None:
     e = env(GPUS)
     rng = random.Random(4)
@@ -89,6 +92,7 @@ def test_64_concurrent_allocations_never_double_allocate(env: Env, coord: Path, 
     assert coord.with_name(coord.name + ".lock").stat().st_ino == inode
 
 
+@pytest.mark.slow
 def test_64_concurrent_real_invocations_with_the_parent_as_owner(env: Env, coord: Path, procs: Processes,
                                                                   tmp_path: Path) -> None:
     """The same, with real interpreter start-ups and the default owner (each run's parent)."""

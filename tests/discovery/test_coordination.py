@@ -301,6 +301,7 @@ def test_an_empty_file_is_a_fresh_file(env: Env, coord: Path, procs: Processes) 
     assert coord.read_text().startswith(HEADER + "\n") and coord.read_text().split("\n")[-2].startswith(END_PREFIX)
 
 
+@pytest.mark.slow
 def test_the_lock_inode_never_changes_and_the_file_is_replaced_whole(env: Env, coord: Path,
                                                                       procs: Processes) -> None:
     """Every writer locks the same ``.lock`` inode; the data file is replaced by rename (a new

@@ -1,4 +1,4 @@
-"""CLI conventions: one exit-code scheme for every subcommand (as the README's table says), Pulumi
+"""CLI conventions: one exit-code scheme for every subcommand (as the table in docs/reference.md says), Pulumi
 stack files in `validate`, `merged`, and I/O failures (full disk, read-only disk, a file in the way)
 reported without a traceback and without half-written output."""
 
@@ -22,7 +22,7 @@ BAD = "cluster: {name: c, platforms: [kubernetes]}\nqueues: [{name: q, weight: 0
 
 
 def _readme_exit_codes() -> dict[str, str]:
-    text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    text = (REPO_ROOT / "docs" / "reference.md").read_text(encoding="utf-8")
     out = {}
     for line in text.splitlines():
         cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
@@ -203,43 +203,3 @@ def test_render_below_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str])
         == f"accelplane: {tmp_path}/file/sub: cannot write: a part of the path is a file, not a directory\n"
     )
     assert (tmp_path / "file").read_text() == "mine"
-
-
-@pytest.mark.parametrize(
-    "argv",
-    [
-        ["validate", "a.yaml"],
-        ["validate", "-q", "a.yaml", "b.yaml"],
-        ["validate", "--quiet", "-q", "a.yaml"],
-        ["validate", "a.yaml", "-q"],
-        ["validate", "a.yaml", "-q", "b.yaml"],
-        ["validate", "--qui", "a.yaml"],
-        ["validate", "-h"],
-        ["validate", "-"],
-        ["validate", "--", "-a.yaml"],
-        ["validate"],
-        ["validate", "-q"],
-        ["render", "a.yaml", "--out", "x"],
-        ["--version"],
-    ],
-)
-def test_the_plain_validate_fast_path_parses_like_argparse(argv: list[str]) -> None:
-    """``validate`` skips argparse for ``validate [-q|--quiet]... SPEC...`` (a cold-start benchmark
-    goal); every command line it takes, argparse parses to the same specs and quiet flag, and it
-    leaves every other one (options after specs, abbreviations, help, dashes, errors) to argparse."""
-    from accelplane.cli import _plain_validate, build_parser
-
-    fast = _plain_validate(argv)
-    if fast is None:
-        return
-    args = build_parser().parse_args(argv)
-    assert (args.command, args.specs, args.quiet) == ("validate", *fast)
-
-
-def test_the_plain_validate_fast_path_takes_the_common_shapes() -> None:
-    from accelplane.cli import _plain_validate
-
-    assert _plain_validate(["validate", "-q", "a.yaml", "b.yaml"]) == (["a.yaml", "b.yaml"], True)
-    assert _plain_validate(["validate", "a.yaml"]) == (["a.yaml"], False)
-    for argv in (["validate", "a.yaml", "-q"], ["validate", "--qui", "a.yaml"], ["validate", "-h"], ["validate"]):
-        assert _plain_validate(argv) is None, argv

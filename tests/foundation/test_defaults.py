@@ -131,6 +131,10 @@ READ: dict[str, Callable[[Spec], Any]] = {
     "$defs.gpuRequest.amount": lambda s: _cluster(s).task_manager.gpu.amount,
     "$defs.taskManager.replicas": lambda s: _cluster(s).task_manager.replicas,
     "$defs.taskManager.slots": lambda s: _cluster(s).task_manager.slots,
+    "$defs.taskManager.cpu": lambda s: _cluster(s).task_manager.cpu.text,
+    "$defs.taskManager.memory": lambda s: _cluster(s).task_manager.memory.text,
+    "$defs.processResources.cpu": lambda s: _cluster(s).job_manager.cpu.text,
+    "$defs.processResources.memory": lambda s: _cluster(s).job_manager.memory.text,
     "$defs.discoverySettings.coordination": lambda s: _cluster(s).coordination,
     "$defs.slotGroup.managedMemory": lambda s: _cluster(s).slot_groups[0].managed_memory.value,
     "$defs.slotGroup.gpu": lambda s: _cluster(s).slot_groups[0].gpu,
@@ -173,23 +177,55 @@ def test_default_is_valid_for_its_own_field(path: str) -> None:
     assert not list(Draft202012Validator(schema).iter_errors(prop["default"]))
 
 
-def test_model_has_no_literal_defaults() -> None:
-    """``d.get("key", <literal>)`` in the model may only fill in emptiness ([], {}, "", None):
-    a real default must come from the schema (`schema_default`)."""
-    tree = ast.parse((SOURCE_ROOT / "accelplane" / "model.py").read_text(encoding="utf-8"))
+def literal_defaults(source: str) -> list[str]:
+    """Calls in ``source`` that carry a default the schema should declare: ``d.get("key", <literal>)``
+    (only emptiness — [], {}, "", None — may be filled in there) and any literal but emptiness handed
+    to a quantity converter (``req_quantity(raw, "1600Mi", path)`` is a default by another name)."""
     found = []
-    for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "get"
-            and len(node.args) == 2
-        ):
-            value = node.args[1]
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        is_get = node.func.attr == "get" and len(node.args) == 2
+        if is_get:
+            candidates = [node.args[1]]
+        elif "quantity" in node.func.attr:  # after the raw value: the path, never a literal value
+            candidates = [*node.args[1:], *(k.value for k in node.keywords)]
+        else:
+            continue
+        for value in candidates:
             if isinstance(value, ast.Constant) and value.value not in ("", None):
                 found.append(f"line {node.lineno}: {ast.unparse(node)}")
-            if isinstance(value, (ast.List, ast.Dict, ast.Tuple)) and (
+            if is_get and isinstance(value, (ast.List, ast.Dict, ast.Tuple)) and (
                 getattr(value, "elts", None) or getattr(value, "keys", None)
             ):
                 found.append(f"line {node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_model_has_no_literal_defaults() -> None:
+    """A real default must come from the schema (`schema_default`), never a literal in the model."""
+    found = literal_defaults((SOURCE_ROOT / "accelplane" / "model.py").read_text(encoding="utf-8"))
     assert not found, "defaults belong in the schema:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        'tm.get("replicas", 1)',
+        'c.get("mode", "native")',
+        'c.get("tolerations", ["a"])',
+        'b.req_quantity(jm.get("memory"), "1600Mi", path)',
+        'b.req_quantity(tm.get("cpu"), 1, path)',
+        'b.quantity(raw, path, default="1")',
+    ],
+)
+def test_the_literal_default_check_catches(source: str) -> None:
+    assert literal_defaults(source)
+
+
+@pytest.mark.parametrize(
+    "source",
+    ['d.get("tolerations", [])', 'd.get("name", "")', 'b.req_quantity(tm.get("cpu", schema_default("x")), path)'],
+)
+def test_the_literal_default_check_allows(source: str) -> None:
+    assert not literal_defaults(source)

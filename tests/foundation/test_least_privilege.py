@@ -24,6 +24,8 @@ from tests.conftest import EXAMPLE_SPECS
 from tests.support.paths import REPO_ROOT
 from tests.support.render import files_for
 
+pytestmark = pytest.mark.slow  # checkov over every rendered tree
+
 
 def checkov_binary() -> str:
     """The checkov executable (fails under CI when missing, skips elsewhere)."""

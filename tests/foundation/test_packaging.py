@@ -13,6 +13,8 @@ from accelplane.package_data import data_dir
 
 from tests.support.paths import REPO_ROOT
 
+pytestmark = pytest.mark.slow  # builds and installs the wheel
+
 
 def test_clone_uses_top_level_data_directories() -> None:
     assert data_dir("templates") == REPO_ROOT / "templates"

@@ -95,6 +95,7 @@ def _tree(directory: Path) -> dict[str, tuple[str, int]]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("exchange", [True, False], ids=["renameat2-exchange", "two-renames"])
 def test_kill_9_at_every_step_leaves_dir_or_a_recoverable_state(tmp_path: Path, exchange: bool) -> None:
     out = tmp_path / "parent" / "DIR"

@@ -1,4 +1,5 @@
-"""The ahead-of-time schema validator (`accelplane.schema_fast`) is current and never imports jsonschema."""
+"""The ahead-of-time schema validator (`accelplane._generated.schema_fast`) is what the pinned generator
+makes from today's schema, and a valid spec never imports jsonschema."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from accelplane._generated.schema_fast import is_valid
 from accelplane.schema import full_problems, validate_document
-from accelplane.schema_codegen import TARGET, generate
-from accelplane.schema_fast import is_valid
+from accelplane.schema_codegen import GENERATOR_VERSION, TARGET, generate
 
 from tests.support.paths import SOURCE_ROOT
 
@@ -18,10 +19,27 @@ REPO = SOURCE_ROOT.parent
 STACKS = sorted(p for p in (REPO / "stacks").glob("*.yaml") if not p.name.startswith("Pulumi."))
 
 
-def test_generated_module_is_up_to_date() -> None:
-    assert TARGET.read_text(encoding="utf-8") == generate(), (
-        "components/accelplane/schema_fast.py is stale: run `make schema-fast`"
+def test_generated_module_is_what_the_pinned_generator_makes() -> None:
+    """The installed fastjsonschema is the pinned one (pyproject and the file's header say which), and
+    the committed module is byte for byte its output for today's schema."""
+    import fastjsonschema
+
+    assert fastjsonschema.VERSION == GENERATOR_VERSION
+    pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    assert f'"fastjsonschema=={GENERATOR_VERSION}"' in pyproject
+    committed = TARGET.read_text(encoding="utf-8")
+    assert f"Generator: fastjsonschema=={GENERATOR_VERSION} " in committed.splitlines()[2]
+    assert committed == generate(), (
+        "components/accelplane/_generated/schema_fast.py is stale: run `make schema-fast`"
     )
+
+
+def test_the_generator_refuses_another_fastjsonschema(monkeypatch: pytest.MonkeyPatch) -> None:
+    import fastjsonschema
+
+    monkeypatch.setattr(fastjsonschema, "VERSION", "0.0.1")
+    with pytest.raises(RuntimeError, match=f"fastjsonschema=={GENERATOR_VERSION}"):
+        generate()
 
 
 @pytest.mark.parametrize("spec", STACKS, ids=lambda p: p.name)

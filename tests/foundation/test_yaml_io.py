@@ -79,6 +79,7 @@ def test_libyaml_and_pure_python_loaders_agree(spec: Path) -> None:
         assert yaml.load(text, Loader=loader) == yaml.load(text, Loader=_StrictLoader), loader
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.dictionaries(_text, _values, max_size=5))
 def test_loaders_agree_on_what_we_write(data: dict[str, Any]) -> None:
@@ -139,6 +140,7 @@ def test_a_renders_multi_line_strings_skip_pyyaml() -> None:
 _name_like = st.text(st.sampled_from(list("aeyYnNoOtTrRuUfFlLsS0123456789._-/xXbB+~")), min_size=1, max_size=8)
 
 
+@pytest.mark.slow
 @settings(max_examples=800, deadline=None)
 @given(st.lists(_name_like, min_size=1, max_size=6))
 def test_names_written_plain_are_pyyamls(names: list[str]) -> None:
@@ -181,6 +183,7 @@ _prose_like = st.lists(
 ).map("".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=1500, deadline=None)
 @given(st.lists(_prose_like, min_size=1, max_size=6))
 def test_one_line_text_written_plain_or_quoted_is_pyyamls(texts: list[str]) -> None:

@@ -6,6 +6,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from accelplane.builders import build_all
 from accelplane.derive.file_names import NAME_MAX
@@ -20,6 +21,8 @@ from hypothesis import strategies as st
 from tests.fuzz.schema_strategy import spec_documents
 from tests.support.render import files_for
 from tests.support.validators import validate_rendered_files
+
+pytestmark = pytest.mark.slow  # hypothesis over generated specs
 
 SCHEMA = load_schema()
 WORKDIR = Path(tempfile.mkdtemp(prefix="accelplane-fuzz-"))

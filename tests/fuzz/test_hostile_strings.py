@@ -18,11 +18,11 @@ from xml.etree import ElementTree
 
 import pytest
 import yaml
+from accelplane._generated.schema_fast import is_valid
 from accelplane.builders import build_all
 from accelplane.errors import SpecErrors
 from accelplane.pipeline import load_validated
 from accelplane.render import bundle_files
-from accelplane.schema_fast import is_valid
 from accelplane.spec_loader import load_spec
 
 from tests.conftest import EXAMPLE_SPECS
@@ -31,6 +31,8 @@ from tests.support.paths import REPO_ROOT
 from tests.support.render import files_for
 from tests.support.specs import write_spec
 from tests.support.validators import validate_rendered_files
+
+pytestmark = pytest.mark.slow  # renders every example stack once per hostile value (minutes)
 
 HOSTILE = [
     "double \" and single ' quotes",

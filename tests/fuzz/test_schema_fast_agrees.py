@@ -1,6 +1,6 @@
 """The generated fast validator never accepts what jsonschema rejects (it only decides who reports).
 
-`accelplane.schema.validate_document` trusts `schema_fast.is_valid` when it says "valid" and asks
+`accelplane.schema.validate_document` trusts `_generated.schema_fast.is_valid` when it says "valid" and asks
 jsonschema otherwise, so the one property that matters is: fast-valid implies jsonschema-valid.
 The converse holds too: both apply every schema pattern through `schema_document.python_pattern`
 (ECMA-262 ``$``, the very end of the string), so they agree on every document.
@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from accelplane._generated.schema_fast import is_valid
 from accelplane.schema import _validator, full_problems
 from accelplane.schema_document import load_schema
-from accelplane.schema_fast import is_valid
 from accelplane.spec_loader import load_spec
 from hypothesis import given
 from hypothesis import strategies as st
@@ -24,6 +24,8 @@ from tests.conftest import EXAMPLE_SPECS
 from tests.fuzz.schema_strategy import spec_documents
 from tests.fuzz.test_fuzz_specs import _corrupt
 from tests.support.hostile import WHITESPACE_VARIANTS, string_sites, with_variant
+
+pytestmark = pytest.mark.slow  # hypothesis over generated specs
 
 SCHEMA = load_schema()
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import subprocess
 from pathlib import Path
 
 import pytest
-from accelplane.discovery_constants import MODULE_PATH, entry_stub, script_text
+from accelplane.discovery_constants import COMPILE_PROGRAM, MODULE_PATH, entry_stub, script_text
 
 from tests.conftest import STACKS_DIR
 from tests.node_image.support import FULL_SPEC, SPEC_CASES, artifact, tool
@@ -108,10 +109,13 @@ def test_build_context_contents(write_spec):
     plugin_check, run, compile_run, _ = [args for kw, args in ins if kw == "RUN"]
     assert "flink-external-resource-gpu-*.jar" in plugin_check
     assert [kw for kw, _ in ins].index("USER") > [a for _, a in ins].index(plugin_check) - 1
-    assert compile_run == (
-        '["/opt/accelplane/venv/bin/python3", "-I", "-S", "-m", "compileall", "-q", "--invalidation-mode", '
-        f'"checked-hash", "{MODULE_PATH}"]'
-    )
+    # the one precompile, as on hosts: COMPILE_PROGRAM (checked-hash .pyc, refusing unsafe directories)
+    # (read from the file's own line: `instructions` normalises whitespace, the program's indentation)
+    compile_line = next(line for line in context["node-image/Dockerfile"][0].splitlines() if "COMPILE" not in line
+                        and line.startswith("RUN [") and "py_compile" in line)
+    assert compile_run == " ".join(compile_line.removeprefix("RUN ").split())
+    argv = json.loads(compile_line.removeprefix("RUN "))
+    assert argv == ["/opt/accelplane/venv/bin/python3", "-I", "-S", "-c", COMPILE_PROGRAM, MODULE_PATH]
     assert "nvidia-ml-py==12.570.86" in run
     assert "--no-cache-dir" in run
     assert "python3 -m venv /opt/accelplane/venv" in run

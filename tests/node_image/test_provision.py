@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from accelplane.builders import node_image
+from accelplane.digests import sha256
 from accelplane.discovery_constants import COMPILE_PROGRAM, MODULE_DIR, MODULE_PATH, entry_stub, script_text
 from accelplane.render import bundle_files
 
@@ -418,7 +419,7 @@ def test_heredoc_delimiter_never_collides(write_spec, tmp_path, fake_root, monke
     result = run_provisioner(out / "node/provision.sh", "--root", str(fake_root))
     assert result.returncode == 0, result.stderr
     assert (fake_root / MODULE).read_text() == text
-    assert sha256_file(fake_root / MODULE) == node_image.sha256(text)
+    assert sha256_file(fake_root / MODULE) == sha256(text)
 
 
 def test_script_must_have_python3_shebang(write_spec, monkeypatch):

@@ -10,6 +10,8 @@ the order of dependency URNs, which Pulumi collects from sets.
 
 from __future__ import annotations
 
+import tomllib
+from importlib.metadata import version
 from typing import Any
 
 import pulumi
@@ -20,6 +22,16 @@ from google.protobuf import json_format
 
 from tests.pulumi.conftest import RunProgram, stack_config
 from tests.pulumi.support import PULUMI_STACKS
+from tests.support.paths import REPO_ROOT
+
+
+def test_the_registration_runs_on_the_pinned_pulumi_releases() -> None:
+    """The plain registration depends on generated internals of the typed classes: it is proven on
+    the releases pyproject pins exactly, and the installed ones are those (the test below proves it)."""
+    pyproject = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    pins = dict(d.split("==") for d in pyproject["project"]["dependencies"] if d.startswith("pulumi"))
+    assert set(pins) == {"pulumi", "pulumi-kubernetes"}
+    assert {name: version(name) for name in pins} == pins
 
 
 def wire(requests: list[Any]) -> dict[tuple[str, str, str], dict[str, Any]]:

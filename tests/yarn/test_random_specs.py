@@ -8,6 +8,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+import pytest
 from accelplane.builders import build_all
 from accelplane.checks import run_checks
 from accelplane.derive.yarn_capacity import plan_queues
@@ -18,6 +19,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from tests.yarn.support import parse_configuration, parse_container_executor
+
+pytestmark = pytest.mark.slow  # hypothesis over generated YARN specs
 
 MODELS = [
     "Tesla V100-SXM2-32GB",

@@ -24,7 +24,6 @@ tolerations, and the optional node labeller with upstream's least-privilege RBAC
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from accelplane.artifacts import Bundle, K8sObject, k8s_object
@@ -53,6 +52,7 @@ from accelplane.derive.device_plugin_placement import (
 )
 from accelplane.derive.gpu_resources import unshared_resources
 from accelplane.derive.node_selection import pool_node_affinity
+from accelplane.digests import short_sha256
 from accelplane.model import NodePool, Spec
 from accelplane.names import is_label_value
 from accelplane.yaml_io import dump_yaml
@@ -117,7 +117,7 @@ def config_text(config: dict[str, Any]) -> str:
 
 def config_map_name(pool: NodePool, text: str) -> str:
     """Content-addressed name of a pool's plugin ConfigMap (a new config is a new, immutable object)."""
-    return f"nvidia-device-plugin-{pool.name}-{hashlib.sha256(text.encode('utf-8')).hexdigest()[:10]}"
+    return f"nvidia-device-plugin-{pool.name}-{short_sha256(text)}"
 
 
 # --- manifests -------------------------------------------------------------------------------

@@ -17,10 +17,9 @@ image with ``python3`` on ``PATH``.
 
 from __future__ import annotations
 
-import hashlib
-
 from accelplane.artifacts import Bundle, k8s_object
 from accelplane.derive.discovery_paths import IMAGE_PLATFORMS, gpu_clusters
+from accelplane.digests import sha256
 from accelplane.discovery_constants import configmap_data, configmap_name, script_text
 from accelplane.model import Spec
 
@@ -50,7 +49,7 @@ def build(spec: Spec) -> Bundle:
                 family=FAMILY,
                 labels=labels,
                 namespace=namespace,
-                annotations={SHA256_ANNOTATION: hashlib.sha256(text.encode("utf-8")).hexdigest()},
+                annotations={SHA256_ANNOTATION: sha256(text)},
                 body={"immutable": True, "data": dict(configmap_data())},
             )
         )

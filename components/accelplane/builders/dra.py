@@ -25,7 +25,6 @@ from accelplane.derive.dra import (
     resource_api_version,
     sharing_config,
 )
-from accelplane.derive.flink_keys import gpu_amount
 from accelplane.model import FlinkCluster, Spec
 
 FAMILY = "dra"
@@ -47,7 +46,7 @@ def claim_spec(spec: Spec, cluster: FlinkCluster) -> dict[str, Any]:
     """``spec.spec`` of the cluster's ResourceClaimTemplate (the ResourceClaim each pod gets)."""
     cls = cluster_device_class(spec, cluster)
     assert cls is not None
-    devices: dict[str, Any] = {"requests": [device_request(spec, cls.name, gpu_amount(cluster))]}
+    devices: dict[str, Any] = {"requests": [device_request(spec, cls.name, cluster.gpus_per_task_manager)]}
     config = sharing_config(spec, cluster)
     if config is not None:
         devices["config"] = [
@@ -78,6 +77,6 @@ def build(spec: Spec) -> Bundle:
     for cls in device_classes(spec):
         bundle.objects.append(device_class(spec, cls))
     for cluster in spec.flink_clusters:
-        if gpu_amount(cluster) > 0 and cluster_device_class(spec, cluster) is not None:
+        if cluster.uses_gpus and cluster_device_class(spec, cluster) is not None:
             bundle.objects.append(claim_template(spec, cluster))
     return bundle

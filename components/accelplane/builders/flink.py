@@ -59,7 +59,7 @@ def build_cluster(spec: Spec, cluster: FlinkCluster) -> Bundle:
     """Artifacts of one Flink cluster."""
     bundle = Bundle()
     base = cluster_dir(cluster)
-    kubernetes = cluster.target in ("kubernetes", "kubernetes-operator")
+    kubernetes = cluster.on_kubernetes
     config_text = None
     if cluster.target != "kubernetes-operator":
         config_text = render_config(spec, cluster, effective_config(spec, cluster))

@@ -15,7 +15,6 @@ from typing import Any
 from accelplane.artifacts import K8sObject, k8s_object
 from accelplane.builders.pod_templates import flink_cluster_labels, pod_template
 from accelplane.derive.flink_keys import (
-    cpu_number,
     effective_config,
     flink_image,
     jobmanager_replicas,
@@ -35,7 +34,7 @@ def operator_flink_version(cluster: FlinkCluster) -> str:
 
 
 def _resource(p: ProcessResources) -> dict[str, Any]:
-    return {"cpu": float(cpu_number(p.cpu)), "memory": f"{mebibytes(p.memory)}m"}
+    return {"cpu": float(p.cpu.number), "memory": f"{mebibytes(p.memory)}m"}
 
 
 def _embedded(template: dict[str, Any]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from accelplane.artifacts import Bundle, k8s_object
 from accelplane.builders import device_plugins
 from accelplane.builders.pod_templates import pod_template
 from accelplane.derive.flink_state import uses_host_network
-from accelplane.derive.namespaces import KUBERNETES_TARGETS, namespace_uses
+from accelplane.derive.namespaces import namespace_uses
 from accelplane.derive.pod_security import (
     LEVELS,
     POLICY_VERSION,
@@ -45,7 +45,7 @@ def _pods_by_namespace(spec: Spec) -> dict[str, list[Pod]]:
     built once for all namespaces, so the work grows with the spec, not with namespaces × spec."""
     out: dict[str, list[Pod]] = {}
     for cluster in spec.flink_clusters:
-        if cluster.target not in KUBERNETES_TARGETS:
+        if not cluster.on_kubernetes:
             continue
         for role in ("jobmanager", "taskmanager"):
             template = pod_template(spec, cluster, role)

@@ -28,7 +28,6 @@ itself, and the tmpfiles rule deletes it at boot (``r!``) instead of recreating 
 from __future__ import annotations
 
 import base64
-import hashlib
 import posixpath
 import re
 import shlex
@@ -45,6 +44,7 @@ from accelplane.derive.discovery_paths import (
     node_gpu_pools,
     node_platforms,
 )
+from accelplane.digests import sha256
 from accelplane.discovery_constants import (
     COMPILE_PROGRAM,
     COORDINATION_DIR_MODE,
@@ -97,11 +97,6 @@ def _safe(value: str) -> str:
     if not _SAFE_TOKEN.fullmatch(value):
         raise ValueError(f"unsafe value for a generated node file: {value!r}")
     return value
-
-
-def sha256(text: str) -> str:
-    """Hex sha256 of a text (UTF-8)."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def docker_string(value: str) -> str:
@@ -182,8 +177,7 @@ def dockerfile(spec: Spec) -> str:
         venv=VENV,
         module_file=MODULE_FILE,
         module_path=MODULE_PATH,
-        compile_argv=[IMAGE_PYTHON, "-I", "-S", "-m", "compileall", "-q", "--invalidation-mode", "checked-hash",
-                      MODULE_PATH],
+        compile_argv=compile_argv(IMAGE_PYTHON),
         dir_mode=DIR_MODE,
         parent_dirs=parent_dirs([c.path for c in dirs]),
         coordination_dirs=[c.path for c in dirs],

@@ -27,7 +27,7 @@ from accelplane import discovery_constants
 from accelplane.builders.hardening import RUNTIME_DEFAULT_SECCOMP, checkov_skips
 from accelplane.builders.task_groups import yunikorn_annotations, yunikorn_labels
 from accelplane.derive.dra import CLAIM_NAME, claim_template_name, cluster_device_class, is_dra_pool
-from accelplane.derive.flink_keys import devices_isolated_per_container, flink_image, gpu_amount
+from accelplane.derive.flink_keys import devices_isolated_per_container, flink_image
 from accelplane.derive.flink_pods import GROUP_NAME_ANNOTATION, coordination_dir, podgroup_name
 from accelplane.derive.gpu_resources import (
     candidate_pools,
@@ -89,7 +89,7 @@ def placement(spec: Spec, cluster: FlinkCluster) -> dict[str, Any]:
     model adds ``nvidia.com/gpu.product`` (the value GPU Feature Discovery writes on that pool's
     nodes) to every term. Tolerations: every taint of every candidate pool.
     """
-    if gpu_amount(cluster) == 0:
+    if not cluster.uses_gpus:
         return {}
     pools = sorted(candidate_pools(spec, cluster), key=lambda p: p.name)
     out: dict[str, Any] = {}
@@ -288,7 +288,7 @@ def gpu_preflight_init_container(spec: Spec, cluster: FlinkCluster) -> dict[str,
     filesystem and small CPU/memory limits, with the same image (so the same plugin directory and
     Python) and the discovery script mounted like the main container's.
     """
-    args = [str(gpu_amount(cluster))]
+    args = [str(cluster.gpus_per_task_manager)]
     if devices_isolated_per_container(spec, cluster):
         args.append("--isolated-devices")
     resources: dict[str, Any] = {
@@ -300,7 +300,7 @@ def gpu_preflight_init_container(spec: Spec, cluster: FlinkCluster) -> dict[str,
     else:
         resource = kubernetes_gpu_resource(spec, cluster)
         assert resource is not None
-        resources["limits"][resource] = str(gpu_amount(cluster))
+        resources["limits"][resource] = str(cluster.gpus_per_task_manager)
     return {
         "name": PREFLIGHT_INIT_CONTAINER,
         "image": flink_image(cluster),
@@ -371,7 +371,7 @@ def _pod_template(spec: Spec, cluster: FlinkCluster, role: Role) -> dict[str, An
     pod_spec["securityContext"] = dict(RUNTIME_DEFAULT_SECCOMP)
     container: dict[str, Any] = {"name": MAIN_CONTAINER, "securityContext": dict(MAIN_CONTAINER_SECURITY)}
     skips = dict(POD_TEMPLATE_SKIPS)
-    if role == "taskmanager" and gpu_amount(cluster) > 0:
+    if role == "taskmanager" and cluster.uses_gpus:
         pod_spec.update(placement(spec, cluster))
         extra, volumes, init = _gpu_container_and_volumes(spec, cluster)
         container.update(extra)
@@ -408,7 +408,7 @@ def _yunikorn_gang_annotations(spec: Spec, cluster: FlinkCluster, role: Role) ->
     TaskManager group is placed like the TaskManager template and sized by its init containers too."""
     tm_placement: dict[str, Any] = {}
     tm_init: list[dict[str, Any]] = []
-    if gpu_amount(cluster) > 0:
+    if cluster.uses_gpus:
         tm_placement = placement(spec, cluster)
         tm_init = _gpu_container_and_volumes(spec, cluster)[2]
     group = JOBMANAGER_TASK_GROUP if role == "jobmanager" else TASKMANAGER_TASK_GROUP

@@ -18,7 +18,6 @@ from accelplane.derive.flink_keys import (
     CHECK_FREE_FLAG,
     COORDINATION_FILE_FLAG,
     MODEL_FLAG,
-    gpu_amount,
     model_argument,
 )
 from accelplane.derive.slot_groups import (
@@ -45,7 +44,7 @@ def host_scripts(spec: Spec, cluster: FlinkCluster, base: str, family: str) -> l
     hosts span GPU models, it also names the host's model resources on the command line."""
     models = {r.name: r.model for r in gpu_resources(spec, cluster)}
     multimodel = spans_models(spec, cluster)
-    amount = gpu_amount(cluster)
+    amount = cluster.gpus_per_task_manager
     out = []
     for h in standalone_hosts(spec, cluster):
         if not h.taskmanagers:

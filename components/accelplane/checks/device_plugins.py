@@ -29,7 +29,6 @@ from accelplane.derive.gpu_resources import (
     gfd_product_label_for_pool,
     kubernetes_gpu_resource,
     max_request_per_container,
-    target_platform,
 )
 from accelplane.derive.node_selection import is_agent_written_label, pool_labels, selects, untolerated
 from accelplane.errors import PathTuple, Problem
@@ -394,7 +393,7 @@ def _hint(resource: str, pools: list[NodePool]) -> str:
 
 def _check_flink_cluster(spec: Spec, cluster: FlinkCluster) -> Iterator[Problem]:
     gpu = cluster.task_manager.gpu
-    if gpu is None or gpu.amount == 0 or target_platform(cluster) != "kubernetes":
+    if gpu is None or gpu.amount == 0 or cluster.platform != "kubernetes":
         return
     if cluster_dra_pools(spec, cluster):
         return  # claims DRA devices: accelplane.checks.dra

@@ -18,7 +18,7 @@ from accelplane.derive.dra import (
     quota_class,
     uses_dra,
 )
-from accelplane.derive.gpu_resources import candidate_pools, target_platform
+from accelplane.derive.gpu_resources import candidate_pools
 from accelplane.errors import Problem
 from accelplane.findings import ERROR, WARNING, declare
 from accelplane.model import FlinkCluster, NodePool, Spec
@@ -204,7 +204,7 @@ def _check_queues(spec: Spec) -> Iterator[Problem]:
 
 def _check_cluster(spec: Spec, cluster: FlinkCluster) -> Iterator[Problem]:
     gpu = cluster.task_manager.gpu
-    if gpu is None or gpu.amount == 0 or target_platform(cluster) != "kubernetes":
+    if gpu is None or gpu.amount == 0 or cluster.platform != "kubernetes":
         return
     dra = cluster_dra_pools(spec, cluster)
     if not dra:

@@ -20,19 +20,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from accelplane.derive.cluster_facts import standalone_workers
 from accelplane.derive.dra import kubernetes_gpu_key, pool_gpu_resources
 from accelplane.derive.flink_keys import (
     GPU_PREFIX,
     JOBMANAGER_REPLICAS_KEY,
-    KUBERNETES_TARGETS,
     WRONG_COORDINATION_FLAG,
     config_format,
     format_problem,
-    gpu_amount,
     jobmanager_replicas,
     managed_keys,
     managed_prefixes,
-    standalone_workers,
     whole_mebibytes,
 )
 from accelplane.derive.flink_pods import (
@@ -49,7 +47,6 @@ from accelplane.derive.gpu_resources import (
     candidate_pools,
     cluster_vendor,
     is_shared,
-    target_platform,
     yarn_gpu_type,
 )
 from accelplane.derive.queues import leaf_queue_names
@@ -213,14 +210,14 @@ def _own(cluster: FlinkCluster, *keys: str) -> bool:
 
 
 def _check_target(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
-    platform = target_platform(c)
-    if c.target != "yarn" and not spec.has_platform(platform):  # type: ignore[arg-type]  # yarn: yarn.check
+    platform = c.platform
+    if c.target != "yarn" and not spec.has_platform(platform):  # yarn: yarn.check
         yield Problem(
             c.field_path("target"),
             f"target {c.target} runs on {platform}, but cluster.platforms is "
             f"[{', '.join(spec.platforms)}]; add {platform} to cluster.platforms or change the target", FLINK_TARGET_PLATFORM,
         )
-    if c.target not in KUBERNETES_TARGETS:
+    if not c.on_kubernetes:
         if c.priority_class is not None and _own(c, "priorityClass"):
             yield Problem(
                 c.field_path("priorityClass"),
@@ -288,7 +285,7 @@ def _check_parallelism(c: FlinkCluster) -> Iterator[Problem]:
 
 
 def _check_image(c: FlinkCluster) -> Iterator[Problem]:
-    if c.target not in KUBERNETES_TARGETS or gpu_amount(c) == 0 or c.image is not None:
+    if not c.on_kubernetes or not c.uses_gpus or c.image is not None:
         return
     yield Problem(
         c.field_path("image"),
@@ -303,7 +300,7 @@ def _check_version(c: FlinkCluster) -> Iterator[Problem]:
     if problem is not None:
         yield Problem(c.field_path("configFormat"), problem, FLINK_CONFIG_FORMAT)
     version = c.version_tuple
-    if c.target in KUBERNETES_TARGETS and version < MIN_KUBERNETES_VERSION:
+    if c.on_kubernetes and version < MIN_KUBERNETES_VERSION:
         yield Problem(
             c.field_path("version"),
             f"Flink {c.version} has no pod templates, which carry the Volcano PodGroup annotation and "
@@ -344,8 +341,8 @@ def _check_named_pool(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
     pool = spec.pool(gpu.pool)
     if pool is None:
         return  # references.check reports the undefined pool
-    platform = target_platform(c)
-    kubernetes = c.target in KUBERNETES_TARGETS
+    platform = c.platform
+    kubernetes = c.on_kubernetes
     # On Kubernetes, device_plugins.check reports a pool of another platform or without GPUs
     # (nothing advertises the resource there).
     if pool.platform != platform:
@@ -379,7 +376,7 @@ def _check_named_pool(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
 
 def _per_node(spec: Spec, c: FlinkCluster, pools: list[NodePool]) -> tuple[str, dict[str, int]]:
     """The GPU resource the TaskManagers request and how many each pool providing it has per node."""
-    if c.target in KUBERNETES_TARGETS:
+    if c.on_kubernetes:
         resource = kubernetes_gpu_key(spec, c)
         assert resource is not None
         return resource, {p.name: n for p in pools if (n := pool_gpu_resources(p).get(resource, 0))}
@@ -389,15 +386,15 @@ def _per_node(spec: Spec, c: FlinkCluster, pools: list[NodePool]) -> tuple[str, 
 
 def _check_gpu(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
     gpu = c.task_manager.gpu
-    amount = gpu_amount(c)
+    amount = c.gpus_per_task_manager
     if gpu is None or amount == 0:
         return
-    kubernetes = c.target in KUBERNETES_TARGETS
+    kubernetes = c.on_kubernetes
     if gpu.pool is not None:
         named = list(_check_named_pool(spec, c))
         yield from named
         pool = spec.pool(gpu.pool)
-        if named or pool is None or pool.gpu is None or pool.platform != target_platform(c):
+        if named or pool is None or pool.gpu is None or pool.platform != c.platform:
             return
     pools = candidate_pools(spec, c)
     resource, counts = _per_node(spec, c, pools)
@@ -413,7 +410,7 @@ def _check_gpu(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
         wanted = " ".join(x for x in (gpu.vendor, repr(gpu.model) if gpu.model else None) if x) or "any"
         yield Problem(
             c.field_path("taskManager", "gpu"),
-            f"no {target_platform(c)} node pool has {wanted} GPUs for this cluster's TaskManagers; add such "
+            f"no {c.platform} node pool has {wanted} GPUs for this cluster's TaskManagers; add such "
             "a pool or fix taskManager.gpu (pool, vendor, model)", FLINK_NO_GPU_POOL,
         )
         return
@@ -471,7 +468,7 @@ def _check_kubernetes_gpu(spec: Spec, c: FlinkCluster, pools: list[NodePool]) ->
 
 
 def _check_queue(spec: Spec, c: FlinkCluster, leaves: set[str]) -> Iterator[Problem]:
-    if c.target not in KUBERNETES_TARGETS:
+    if not c.on_kubernetes:
         return
     if c.queue is None:
         return  # the PodGroup goes to Volcano's default queue
@@ -528,10 +525,10 @@ def _check_kubernetes_config(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
     and ``kubernetes.<role>.node-selector`` over the template's (the config wins for the same key);
     ``KubernetesJobManagerParameters.getReplicas`` refuses standby JobManagers without HA.
     """
-    if c.target not in KUBERNETES_TARGETS:
+    if not c.on_kubernetes:
         return
-    pool_keys = {GPU_PRODUCT_LABEL} if gpu_amount(c) > 0 else set()
-    if gpu_amount(c) > 0:
+    pool_keys = {GPU_PRODUCT_LABEL} if c.uses_gpus else set()
+    if c.uses_gpus:
         for pool in candidate_pools(spec, c):
             pool_keys |= set(dict(pool.labels))
     for key, value in c.config:

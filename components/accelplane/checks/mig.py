@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from accelplane.derive.dra import cluster_device_class
-from accelplane.derive.flink_keys import KUBERNETES_TARGETS, gpu_amount
 from accelplane.derive.gpu_resources import candidate_pools, kubernetes_gpu_resource
 from accelplane.errors import Problem
 from accelplane.findings import WARNING, declare
@@ -33,7 +32,7 @@ def requests_mig_devices(spec: Spec, cluster: FlinkCluster) -> bool:
     ``nvidia.com/mig-<profile>`` resource (MIG ``mixed``), ``nvidia.com/gpu`` from pools that
     all run MIG ``single`` (then every advertised ``nvidia.com/gpu`` is a MIG device), or a DRA
     claim of a MIG DeviceClass."""
-    if cluster.target not in KUBERNETES_TARGETS:
+    if not cluster.on_kubernetes:
         return False
     device_class = cluster_device_class(spec, cluster)
     if device_class is not None:  # DRA: the claim's DeviceClass selects MIG devices of one profile
@@ -54,7 +53,7 @@ def requests_mig_devices(spec: Spec, cluster: FlinkCluster) -> bool:
 def check(spec: Spec) -> Iterator[Problem]:
     """A TaskManager given MIG devices asks for at most one."""
     for cluster in spec.flink_clusters:
-        amount = gpu_amount(cluster)
+        amount = cluster.gpus_per_task_manager
         if amount > MIG_DEVICES_PER_PROCESS and requests_mig_devices(spec, cluster):
             yield Problem(
                 cluster.field_path("taskManager", "gpu", "amount"),

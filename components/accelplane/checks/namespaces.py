@@ -22,7 +22,7 @@ from collections.abc import Iterator
 
 from accelplane.derive.flink_rbac import native_service_accounts
 from accelplane.derive.mig_parted import ALL_DISABLED, MIG_CONFIG_LABEL, mig_config_name, mig_pools
-from accelplane.derive.namespaces import KUBERNETES_TARGETS, external_namespace_owner, namespace_uses
+from accelplane.derive.namespaces import external_namespace_owner, namespace_uses
 from accelplane.errors import Problem
 from accelplane.findings import ERROR, WARNING, declare
 from accelplane.model import Spec
@@ -121,7 +121,7 @@ def _check_least_privilege(spec: Spec) -> Iterator[Problem]:
     if not spec.has_platform("kubernetes"):
         return
     for c in spec.flink_clusters:
-        if c.target not in KUBERNETES_TARGETS or c.namespace == APPLICATION_NAMESPACE:
+        if not c.on_kubernetes or c.namespace == APPLICATION_NAMESPACE:
             continue
         owner = external_namespace_owner(spec, c.namespace)
         if c.namespace == KUBE_SYSTEM:

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from decimal import Decimal
 
-from accelplane.derive.flink_keys import KUBERNETES_TARGETS
 from accelplane.derive.node_fit import Misfit, app_request, misfits
 from accelplane.errors import Problem
 from accelplane.findings import ERROR, WARNING, declare
@@ -61,7 +60,7 @@ def _problem(c: FlinkCluster, m: Misfit) -> Problem:
             "memory: lower taskManager.memory or replicas, or add hosts",
             PROCESS_EXCEEDS_NODE,
         )
-    if c.target in KUBERNETES_TARGETS:
+    if c.on_kubernetes:
         app = app_request(c, m.role)[m.resource]
         unit = f"a {role} pod requests {m.resource} {_q(m.resource, m.need)}"
         if m.need > app:

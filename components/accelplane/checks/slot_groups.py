@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from decimal import Decimal
 
-from accelplane.derive.flink_keys import gpu_amount, whole_mebibytes
+from accelplane.derive.flink_keys import whole_mebibytes
 from accelplane.derive.slot_groups import (
     DEFAULT_GROUP,
     fits,
@@ -128,7 +128,7 @@ def _check_group(spec: Spec, c: FlinkCluster, g: SlotGroup) -> Iterator[Problem]
         if g.gpu_model is not None:
             yield Problem((*g.path, "gpuModel"), "the group asks for no GPU (gpu is 0), so a model means nothing; remove gpuModel or set gpu", SLOT_GROUP_MODEL_UNUSED)
         return
-    amount = gpu_amount(c)
+    amount = c.gpus_per_task_manager
     if amount == 0:
         yield Problem((*g.path, "gpu"), "the cluster's TaskManagers have no GPUs (taskManager.gpu); remove gpu or give the TaskManagers GPUs", SLOT_GROUP_GPU_WITHOUT_TASKMANAGER_GPU)
         return

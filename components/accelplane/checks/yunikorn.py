@@ -223,7 +223,7 @@ def _check_placement(spec: Spec) -> Iterator[Problem]:
             FALLBACK_QUEUE_NOT_LEAF,
         )
     for c in spec.flink_clusters:
-        if c.target not in ("kubernetes", "kubernetes-operator"):
+        if not c.on_kubernetes:
             continue
         if c.queue is not None and spec.queue(c.queue) is not None:
             path = queue_path(spec, c.queue)
@@ -259,7 +259,7 @@ def _check_flink_metadata(spec: Spec) -> Iterator[Problem]:
     and ``.annotations`` on the pods over the pod template's: an application id, queue or
     ``yunikorn.apache.org/*`` key there would split the cluster into other applications, queues or gangs."""
     for c in spec.flink_clusters:
-        if c.target not in ("kubernetes", "kubernetes-operator"):
+        if not c.on_kubernetes:
             continue
         for key, value in c.config:
             if key not in FLINK_METADATA_KEYS:

@@ -16,7 +16,6 @@ import posixpath
 import re
 from dataclasses import dataclass
 
-from accelplane.derive.gpu_resources import target_platform
 from accelplane.errors import PathTuple
 from accelplane.model import FlinkCluster, NodePool, Spec
 
@@ -82,9 +81,7 @@ def gpu_clusters(spec: Spec, platforms: tuple[str, ...]) -> list[FlinkCluster]:
     return [
         c
         for c in spec.flink_clusters
-        if c.task_manager.gpu is not None
-        and c.task_manager.gpu.amount > 0
-        and target_platform(c) in platforms
+        if c.uses_gpus and c.platform in platforms
     ]
 
 

@@ -193,7 +193,7 @@ def quota_class(key: str) -> str | None:
 
 def cluster_dra_pools(spec: Spec, cluster: FlinkCluster) -> list[NodePool]:
     """The cluster's candidate GPU pools that allocate through DRA."""
-    if cluster.target not in ("kubernetes", "kubernetes-operator"):
+    if not cluster.on_kubernetes:
         return []
     return [p for p in candidate_pools(spec, cluster) if is_dra_pool(p)]
 

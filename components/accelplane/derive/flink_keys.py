@@ -15,16 +15,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from accelplane.derive.cluster_facts import GPU_RESOURCE
 from accelplane.derive.dra import cluster_device_class
 from accelplane.derive.flink_java import JAVA_OPTS_KEY, USER_JAVA_OPTS_KEYS, java_options
 from accelplane.derive.flink_values import ConfigValue
 from accelplane.derive.gpu_resources import (
-    candidate_pools,
     kubernetes_gpu_resource,
-    target_platform,
     yarn_gpu_type,
 )
 from accelplane.derive.monitoring import exports_owner_metrics, textfile_path
+from accelplane.derive.slot_groups import gpu_resources, spans_models
 from accelplane.derive.yarn_docker import (
     ENV_PREFIX,
     IMAGE_ENV,
@@ -40,8 +40,6 @@ from accelplane.quantity import Quantity
 
 ConfigFormat = Literal["config.yaml", "flink-conf.yaml"]
 
-KUBERNETES_TARGETS = frozenset({"kubernetes", "kubernetes-operator"})
-GPU_RESOURCE = "gpu"
 GPU_PREFIX = f"external-resource.{GPU_RESOURCE}."
 GPU_DRIVER_FACTORY = "org.apache.flink.externalresource.gpu.GPUDriverFactory"
 COORDINATION_FLAG = "--enable-coordination-mode"
@@ -97,11 +95,6 @@ class GeneratedKey:
     key: str
     value: ConfigValue
     source: str
-
-
-def is_kubernetes(cluster: FlinkCluster) -> bool:
-    """True for the native-Kubernetes and operator targets."""
-    return cluster.target in KUBERNETES_TARGETS
 
 
 def config_format(cluster: FlinkCluster) -> ConfigFormat:
@@ -161,7 +154,7 @@ def jobmanager_replicas(cluster: FlinkCluster) -> int:
     ``jobManager.replicas`` (its ``FlinkConfigBuilder`` overwrites the config key with it). A value
     that is not a positive integer counts as 1 here (`accelplane.checks.flink` reports it).
     """
-    if not is_kubernetes(cluster):
+    if not cluster.on_kubernetes:
         return 1
     for key, value in cluster.config:
         if key == JOBMANAGER_REPLICAS_KEY and not isinstance(value, bool):
@@ -171,14 +164,6 @@ def jobmanager_replicas(cluster: FlinkCluster) -> int:
                 return 1
             return max(replicas, 1)
     return 1
-
-
-def cpu_number(q: Quantity) -> int | float:
-    """CPU as the number Flink's ``*.cpu.amount`` and the operator's ``resource.cpu`` take."""
-    value = q.value
-    if value == value.to_integral_value():
-        return int(value)
-    return float(value)
 
 
 def _versioned(cluster: FlinkCluster, new: str, old: str, since: tuple[int, int]) -> str:
@@ -237,15 +222,9 @@ def devices_isolated_per_container(spec: Spec, cluster: FlinkCluster) -> bool:
     that another, gone, container left for a GPU it can see (``--isolated-devices``); without it
     such records could only be cleared by a reboot, since a PID from another namespace can't be
     checked."""
-    if target_platform(cluster) == "kubernetes":
+    if cluster.platform == "kubernetes":
         return True
     return cluster.target == "yarn" and spec.yarn is not None and spec.yarn.docker_enabled
-
-
-def gpu_amount(cluster: FlinkCluster) -> int:
-    """GPUs per TaskManager (0 without GPUs)."""
-    gpu = cluster.task_manager.gpu
-    return gpu.amount if gpu is not None else 0
 
 
 MODEL_FLAG = "--model"
@@ -263,8 +242,6 @@ def _model_gpu_keys(spec: Spec, cluster: FlinkCluster) -> list[GeneratedKey]:
     NOT in the file: each host's start script names the models it has on the command line
     (``-Dexternal-resources=…``), which is also what makes two names on one host work (the stock
     ``bin/taskmanager.sh`` re-passes a list from the file as one quoted name)."""
-    from accelplane.derive.slot_groups import gpu_resources
-
     keys = []
     args = discovery_args(spec, cluster)
     for r in gpu_resources(spec, cluster):
@@ -281,11 +258,9 @@ def _model_gpu_keys(spec: Spec, cluster: FlinkCluster) -> list[GeneratedKey]:
 
 
 def _gpu_keys(spec: Spec, cluster: FlinkCluster) -> list[GeneratedKey]:
-    amount = gpu_amount(cluster)
+    amount = cluster.gpus_per_task_manager
     if amount == 0:
         return []
-    from accelplane.derive.slot_groups import spans_models
-
     if spans_models(spec, cluster):
         return _model_gpu_keys(spec, cluster)
     keys = [
@@ -299,13 +274,13 @@ def _gpu_keys(spec: Spec, cluster: FlinkCluster) -> list[GeneratedKey]:
     args = discovery_args(spec, cluster)
     if args is not None:
         keys.append(GeneratedKey(f"{GPU_PREFIX}param.discovery-script.args", args, "discovery.coordination"))
-    if is_kubernetes(cluster) and cluster_device_class(spec, cluster) is not None:
+    if cluster.on_kubernetes and cluster_device_class(spec, cluster) is not None:
         # DRA: the TaskManager pod template claims the GPUs (ResourceClaimTemplate); asking Flink
         # for an extended resource too would make the pod wait for a device plugin that the DRA
         # pool does not run. The runtime exposes only the claimed devices, so discovery still
         # sees exactly this TaskManager's GPUs.
         pass
-    elif is_kubernetes(cluster):
+    elif cluster.on_kubernetes:
         resource = kubernetes_gpu_resource(spec, cluster)
         assert resource is not None
         keys.append(GeneratedKey(f"{GPU_PREFIX}kubernetes.config-key", resource, "taskManager.gpu"))
@@ -346,7 +321,7 @@ def yarn_start_command_template(spec: Spec, cluster: FlinkCluster) -> str:
     restricted to ``[A-Za-z0-9_./-]`` by the schema (checked again here with a ValueError, never an
     ``assert`` that ``python -O`` would skip: nothing else may reach the NodeManager's shell).
     """
-    words = [spec.discovery.script_path, str(gpu_amount(cluster))]
+    words = [spec.discovery.script_path, str(cluster.gpus_per_task_manager)]
     if devices_isolated_per_container(spec, cluster):
         words.append(ISOLATED_DEVICES_FLAG)
     unsafe = [w for w in words if not _SAFE_WORD.fullmatch(w)]
@@ -388,9 +363,9 @@ def _native_kubernetes_keys(cluster: FlinkCluster) -> list[GeneratedKey]:
         GeneratedKey("kubernetes.jobmanager.service-account", cluster.service_account, "serviceAccount"),
         GeneratedKey("kubernetes.taskmanager.service-account", cluster.service_account, "serviceAccount"),
         GeneratedKey(image_key(cluster), flink_image(cluster), "image"),
-        GeneratedKey(cpu_key(cluster, "jobmanager"), cpu_number(cluster.job_manager.cpu), "jobManager.cpu"),
+        GeneratedKey(cpu_key(cluster, "jobmanager"), cluster.job_manager.cpu.number, "jobManager.cpu"),
         GeneratedKey(
-            cpu_key(cluster, "taskmanager"), cpu_number(cluster.task_manager.cpu), "taskManager.cpu"
+            cpu_key(cluster, "taskmanager"), cluster.task_manager.cpu.number, "taskManager.cpu"
         ),
         GeneratedKey(
             "kubernetes.pod-template-file.jobmanager",
@@ -460,7 +435,7 @@ def slot_group_keys(cluster: FlinkCluster) -> list[GeneratedKey]:
         GeneratedKey("fine-grained.shuffle-mode.all-blocking", True, "slotGroups"),
     ]
     if cluster.target == "standalone":
-        keys.append(GeneratedKey("taskmanager.cpu.cores", cpu_number(cluster.task_manager.cpu), "taskManager.cpu"))
+        keys.append(GeneratedKey("taskmanager.cpu.cores", cluster.task_manager.cpu.number, "taskManager.cpu"))
     return keys
 
 
@@ -475,7 +450,7 @@ def java_options_key(cluster: FlinkCluster) -> list[GeneratedKey]:
     ``--add-opens``/``--add-exports`` list, which accelplane's config file would otherwise drop)
     followed by the spec's ``config.env.java.opts.all``/``env.java.opts``; none before Flink 1.18
     (`accelplane.derive.flink_java`)."""
-    value = java_options(cluster, flink_image(cluster) if is_kubernetes(cluster) else None)
+    value = java_options(cluster, flink_image(cluster) if cluster.on_kubernetes else None)
     if value is None:
         return []
     return [GeneratedKey(JAVA_OPTS_KEY, value, "version (Flink's default JVM options) and config.env.java.opts.all")]
@@ -534,7 +509,7 @@ def managed_keys(spec: Spec, cluster: FlinkCluster) -> dict[str, ManagedKey]:
 
 def managed_prefixes(cluster: FlinkCluster) -> tuple[str, ...]:
     """Key prefixes the user may not set in ``config`` (the GPU resource's keys when it has GPUs)."""
-    return (GPU_PREFIX, f"external-resource.{GPU_RESOURCE}-") if gpu_amount(cluster) > 0 else ()
+    return (GPU_PREFIX, f"external-resource.{GPU_RESOURCE}-") if cluster.uses_gpus else ()
 
 
 def effective_config(spec: Spec, cluster: FlinkCluster) -> dict[str, ConfigValue]:
@@ -547,26 +522,3 @@ def effective_config(spec: Spec, cluster: FlinkCluster) -> dict[str, ConfigValue
             continue
         values.setdefault(key, value)
     return dict(sorted(values.items()))
-
-
-def standalone_workers(spec: Spec, cluster: FlinkCluster) -> list[tuple[str, int, int]]:
-    """Hosts of a standalone GPU cluster's ``workers`` file: ``(host, TaskManagers, GPUs per node)``.
-
-    The TaskManagers are spread round-robin over the hosts of the pools that can host them (in
-    pool, then host order, each host once; a host in several pools counts its smallest GPU count); empty when the target is not standalone, there are no GPUs or the
-    pools list no hosts.
-    """
-    if cluster.target != "standalone" or gpu_amount(cluster) == 0:
-        return []
-    per_host: dict[str, int] = {}
-    for p in candidate_pools(spec, cluster):
-        for h in p.hosts:
-            # A host in two pools (two GPU models) must give every TaskManager its GPUs of each.
-            n = p.gpu.per_node if p.gpu else 0
-            per_host[h] = min(per_host.get(h, n), n)
-    hosts = list(per_host.items())
-    if not hosts:
-        return []
-    replicas = cluster.task_manager.replicas
-    base, extra = divmod(replicas, len(hosts))
-    return [(h, base + (1 if i < extra else 0), per_node) for i, (h, per_node) in enumerate(hosts)]

@@ -15,7 +15,7 @@ import posixpath
 from decimal import Decimal
 
 from accelplane.derive.dra import kubernetes_gpu_key
-from accelplane.derive.flink_keys import gpu_amount, jobmanager_replicas, mebibytes
+from accelplane.derive.flink_keys import jobmanager_replicas, mebibytes
 from accelplane.model import FlinkCluster, Spec
 from accelplane.quantity import format_quantity
 
@@ -44,7 +44,7 @@ def min_resources(spec: Spec, cluster: FlinkCluster) -> dict[str, Decimal]:
     }
     resource = kubernetes_gpu_key(spec, cluster)
     if resource is not None:
-        totals[resource] = Decimal(tm.replicas * gpu_amount(cluster))
+        totals[resource] = Decimal(tm.replicas * cluster.gpus_per_task_manager)
     return dict(sorted(totals.items()))
 
 
@@ -63,7 +63,7 @@ def taskmanager_requests(spec: Spec, cluster: FlinkCluster) -> dict[str, Decimal
     out = {"cpu": tm.cpu.value, "memory": Decimal(mebibytes(tm.memory) * 2**20)}
     resource = kubernetes_gpu_key(spec, cluster)
     if resource is not None and not resource.startswith("deviceclass/"):
-        out[resource] = Decimal(gpu_amount(cluster))
+        out[resource] = Decimal(cluster.gpus_per_task_manager)
     return dict(sorted(out.items()))
 
 

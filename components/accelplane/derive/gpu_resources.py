@@ -24,14 +24,6 @@ from accelplane.model import VENDOR_RESOURCE, FlinkCluster, NodePool, Spec
 from accelplane.names import gfd_product_label, normalize_gpu_model
 
 YARN_GPU = "yarn.io/gpu"
-TARGET_PLATFORM = {
-    "kubernetes": "kubernetes",
-    "kubernetes-operator": "kubernetes",
-    "yarn": "yarn",
-    "standalone": "standalone",
-}
-
-
 SHARED_SUFFIX = ".shared"
 
 
@@ -132,11 +124,6 @@ def primary_resource(pool: NodePool) -> str | None:
     return names[0] if len(names) == 1 else None
 
 
-def target_platform(cluster: FlinkCluster) -> str:
-    """Platform whose nodes run the cluster's TaskManagers."""
-    return TARGET_PLATFORM[cluster.target]
-
-
 def candidate_pools(spec: Spec, cluster: FlinkCluster) -> list[NodePool]:
     """Pools that may host the cluster's GPU TaskManagers: the named pool, else every GPU pool of
     the target's platform matching vendor and model."""
@@ -146,7 +133,7 @@ def candidate_pools(spec: Spec, cluster: FlinkCluster) -> list[NodePool]:
     if gpu.pool is not None:
         pool = spec.pool(gpu.pool)
         return [pool] if pool is not None else []
-    platform = target_platform(cluster)
+    platform = cluster.platform
     pools = []
     for pool in spec.node_pools:
         if pool.gpu is None or pool.platform != platform:

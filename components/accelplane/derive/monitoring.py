@@ -20,7 +20,6 @@ from accelplane.derive.device_plugin_placement import (
     plugin_enabled,
 )
 from accelplane.derive.discovery_paths import gpu_clusters
-from accelplane.derive.gpu_resources import target_platform
 from accelplane.derive.node_selection import merged_tolerations
 from accelplane.model import FlinkCluster, Spec, total_gpus
 
@@ -70,7 +69,7 @@ def host_gpu_clusters(spec: Spec) -> list[FlinkCluster]:
     the discovery script exports which of them holds which GPU (node-exporter textfile)."""
     if not monitoring_enabled(spec):
         return []
-    return [c for c in gpu_clusters(spec, HOST_PLATFORMS) if c.coordination and spec.has_platform(target_platform(c))]  # type: ignore[arg-type]
+    return [c for c in gpu_clusters(spec, HOST_PLATFORMS) if c.coordination and spec.has_platform(c.platform)]
 
 
 def exports_owner_metrics(spec: Spec, cluster: FlinkCluster) -> bool:

@@ -23,7 +23,6 @@ from accelplane.derive.monitoring import monitoring_enabled
 from accelplane.model import Spec
 
 SYSTEM_NAMESPACES = frozenset({"default", "kube-node-lease", "kube-public", "kube-system"})
-KUBERNETES_TARGETS = frozenset({"kubernetes", "kubernetes-operator"})
 
 
 @dataclass(frozen=True)
@@ -47,7 +46,7 @@ def namespace_uses(spec: Spec) -> list[NamespaceUse]:
         return []
     users: dict[str, list[str]] = {}
     for cluster in spec.flink_clusters:
-        if cluster.target in KUBERNETES_TARGETS:
+        if cluster.on_kubernetes:
             users.setdefault(cluster.namespace, []).append(f"Flink cluster {cluster.name}")
     if plugin_enabled(spec, "nvidia") or plugin_enabled(spec, "amd"):
         users.setdefault(spec.device_plugins.namespace, []).append("GPU device plugins")

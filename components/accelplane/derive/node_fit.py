@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Literal
 
-from accelplane.derive.flink_keys import KUBERNETES_TARGETS, gpu_amount, mebibytes, standalone_workers
-from accelplane.derive.gpu_resources import candidate_pools, target_platform
+from accelplane.derive.cluster_facts import standalone_workers
+from accelplane.derive.flink_keys import mebibytes
+from accelplane.derive.gpu_resources import candidate_pools
 from accelplane.derive.yarn_labels import application_label, labels_enabled, pool_label
 from accelplane.model import FlinkCluster, NodePool, ProcessResources, Spec
 from accelplane.quantity import parse_quantity
@@ -50,7 +51,7 @@ def _process(cluster: FlinkCluster, role: Role) -> ProcessResources:
 
 def init_container_requests(cluster: FlinkCluster, role: Role) -> list[dict[str, Decimal]]:
     """CPU (cores) and memory (bytes) of each init container accelplane puts in the role's pod."""
-    if role != "taskManager" or gpu_amount(cluster) == 0:
+    if role != "taskManager" or not cluster.uses_gpus:
         return []
     init = [COORDINATION_INIT_REQUESTS] if cluster.coordination else []
     init.append(PREFLIGHT_INIT_REQUESTS)
@@ -68,7 +69,7 @@ def node_request(cluster: FlinkCluster, role: Role) -> dict[Resource, Decimal]:
     """What one process of the role needs on its node: cpu cores and memory bytes (Kubernetes: the
     pod's effective request, max(largest init container, sum of app containers))."""
     app = app_request(cluster, role)
-    if cluster.target not in KUBERNETES_TARGETS:
+    if not cluster.on_kubernetes:
         return app
     out = dict(app)
     for init in init_container_requests(cluster, role):
@@ -102,8 +103,8 @@ _REPELLING = frozenset({"NoSchedule", "NoExecute"})
 
 def host_pools(spec: Spec, cluster: FlinkCluster, role: Role) -> list[NodePool]:
     """Pools whose nodes may run one process of the role (empty where accelplane cannot tell)."""
-    platform = target_platform(cluster)
-    if role == "taskManager" and gpu_amount(cluster) > 0:
+    platform = cluster.platform
+    if role == "taskManager" and cluster.uses_gpus:
         return [p for p in candidate_pools(spec, cluster) if p.platform == platform]
     if cluster.target == "standalone":
         return []  # the JobManager host is not a pool; TaskManagers without GPUs: no pool either

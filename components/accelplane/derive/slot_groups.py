@@ -27,7 +27,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 
-from accelplane.derive.flink_keys import GPU_RESOURCE, cpu_number, gpu_amount, standalone_workers
+from accelplane.derive.cluster_facts import GPU_RESOURCE, standalone_workers
 from accelplane.derive.gpu_resources import candidate_pools
 from accelplane.model import FlinkCluster, SlotGroup, Spec
 from accelplane.names import normalize_gpu_model
@@ -88,7 +88,7 @@ def pool_models(spec: Spec, cluster: FlinkCluster) -> dict[str, str]:
 
 def spans_models(spec: Spec, cluster: FlinkCluster) -> bool:
     """True for a standalone GPU cluster whose hosts have more than one GPU model."""
-    return cluster.target == "standalone" and gpu_amount(cluster) > 0 and len(pool_models(spec, cluster)) > 1
+    return cluster.target == "standalone" and cluster.uses_gpus and len(pool_models(spec, cluster)) > 1
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ class ModelResource:
 
 def gpu_resources(spec: Spec, cluster: FlinkCluster) -> list[ModelResource]:
     """The cluster's GPU external resources: one per model where it spans models, else ``gpu``."""
-    amount = gpu_amount(cluster)
+    amount = cluster.gpus_per_task_manager
     if amount == 0:
         return []
     models = pool_models(spec, cluster)
@@ -254,9 +254,9 @@ def taskmanager_shapes(spec: Spec, cluster: FlinkCluster) -> list[TaskManagerSha
     memory = taskmanager_memory(cluster)
     if isinstance(memory, str):
         return memory
-    cpu = Decimal(str(cpu_number(cluster.task_manager.cpu)))
+    cpu = Decimal(str(cluster.task_manager.cpu.number))
     hosts = standalone_hosts(spec, cluster) if spans_models(spec, cluster) else []
-    amount = gpu_amount(cluster)
+    amount = cluster.gpus_per_task_manager
     if hosts:
         return [
             TaskManagerShape(h.host, h.taskmanagers, cpu, memory, tuple((name, amount) for name, _ in h.resources))

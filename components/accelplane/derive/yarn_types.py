@@ -50,7 +50,7 @@ def yarn_gpu_clusters(spec: Spec) -> list[FlinkCluster]:
     return [
         c
         for c in spec.flink_clusters
-        if c.target == "yarn" and c.task_manager.gpu is not None and c.task_manager.gpu.amount > 0
+        if c.target == "yarn" and c.uses_gpus
     ]
 
 

@@ -16,7 +16,6 @@ the text diff is shown instead, so a difference is never hidden. Renamed artifac
 
 from __future__ import annotations
 
-import hashlib
 import posixpath
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -41,6 +40,7 @@ from accelplane.diff.parsers import (
     yaml_docs,
 )
 from accelplane.diff.values import diff_content, diff_values, unified
+from accelplane.digests import short_sha256
 from accelplane.yaml_io import dump_yaml
 
 # -- trees ----------------------------------------------------------------------------------------
@@ -161,11 +161,6 @@ def _k8s_diff(status: Status, old: _Obj | None, new: _Obj | None, changes: list[
     )
 
 
-def _sha(content: str | bytes) -> str:
-    data = content.encode("utf-8") if isinstance(content, str) else content
-    return hashlib.sha256(data).hexdigest()[:16]
-
-
 def _file_kind(path: str, old: FileEntry | None, new: FileEntry | None) -> str:
     contents = [e[0] for e in (old, new) if e is not None]
     if any(isinstance(c, bytes) for c in contents):
@@ -207,8 +202,8 @@ def _file_artifact(
                     "added" if old is None else "removed" if new is None else "changed",
                     "(content)",
                     "content",
-                    old=f"sha256:{_sha(old[0])} ({len(old[0])} bytes)" if old else None,
-                    new=f"sha256:{_sha(new[0])} ({len(new[0])} bytes)" if new else None,
+                    old=f"sha256:{short_sha256(old[0], 16)} ({len(old[0])} bytes)" if old else None,
+                    new=f"sha256:{short_sha256(new[0], 16)} ({len(new[0])} bytes)" if new else None,
                 )
             )
     else:
@@ -251,7 +246,7 @@ def _file_artifacts(old: Tree, new: Tree) -> list[ArtifactDiff]:
 
     def text_of(p: str) -> str:
         content = old[p][0] if p in old else new[p][0]
-        return content if isinstance(content, str) else _sha(content)
+        return content if isinstance(content, str) else short_sha256(content, 16)
 
     pairs = pair_renames(
         removed,

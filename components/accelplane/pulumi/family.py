@@ -15,8 +15,9 @@ from typing import Any, Self
 import pulumi
 
 from accelplane.artifacts import FileArtifact, K8sObject
+from accelplane.digests import sha256
 from accelplane.pulumi import kube
-from accelplane.pulumi.planning import ObjectKey, PlanError, family_token, logical_name, sha256
+from accelplane.pulumi.planning import ObjectKey, PlanError, family_token, logical_name
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,6 @@ so objects of families that land later are covered without code changes.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -71,10 +70,6 @@ def file_family(f: FileArtifact) -> str:
     """Family of a rendered file: its own tag, else its top-level directory (``yarn/…`` → ``yarn``)."""
     return f.family or f.path.split("/", 1)[0]
 
-
-def sha256(text: str) -> str:
-    """Hex sha256 of a text as written (UTF-8), the digest `sha256sum` prints for the rendered file."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _ref(group: str, kind: str, namespace: str | None, name: Any) -> ObjectKey | None:

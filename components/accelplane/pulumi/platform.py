@@ -17,6 +17,7 @@ from typing import Any
 import pulumi
 
 from accelplane.artifacts import Bundle, FileArtifact, K8sObject
+from accelplane.digests import sha256
 from accelplane.model import Spec
 from accelplane.pulumi import kube
 from accelplane.pulumi.device_plugins import DevicePlugins
@@ -29,7 +30,6 @@ from accelplane.pulumi.planning import (
     dependencies,
     families,
     file_family,
-    sha256,
 )
 from accelplane.pulumi.scheduling import Scheduling
 from accelplane.render import bundle_files

@@ -14,7 +14,6 @@ from decimal import Decimal
 from accelplane.derive.dra import kubernetes_gpu_key, pool_gpu_resources
 from accelplane.derive.gpu_resources import (
     candidate_pools,
-    target_platform,
     unrenamed_slices,
     yarn_gpu_type,
 )
@@ -245,9 +244,8 @@ def build_report(spec: Spec, warnings: Sequence[SpecError] = ()) -> Report:
     totals = {r: sum(p.total(r) for p in report_pools) for r in ordered_resources}
     flink = []
     for c in spec.flink_clusters:
-        gpu = c.task_manager.gpu
-        amount = gpu.amount if gpu is not None else 0
-        platform = target_platform(c)
+        amount = c.gpus_per_task_manager
+        platform = c.platform
         resource = yarn_gpu_type(spec, c) if platform == "yarn" else kubernetes_gpu_key(spec, c)
         queue_resource = kubernetes_gpu_key(spec, c)
         queue = spec.queue(c.queue) if c.queue else None
