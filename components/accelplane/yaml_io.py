@@ -16,8 +16,6 @@ positions do not depend on libyaml.
 
 from __future__ import annotations
 
-import math
-import re
 from typing import Any
 
 import yaml
@@ -356,360 +354,40 @@ class YamlSyntaxError(ValueError):
         self.error = error
 
 
-class _Dumper(yaml.SafeDumper):
-    """SafeDumper without aliases, with block-style lists indented under their key."""
+class _Dumper(yaml.CSafeDumper):
+    """libyaml's emitter (`yaml.CSafeDumper`) with PyYAML's safe representer, never writing aliases.
+
+    Lists are written as libyaml writes them, not indented under their key (``key:\n- a``): the C
+    emitter does not consult PyYAML's ``increase_indent``, so the override other tools use with the
+    pure-Python dumper would change nothing here. Every YAML reader reads both layouts alike."""
 
     def ignore_aliases(self, data: Any) -> bool:
         return True
 
-    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
-        super().increase_indent(flow, False)
 
-
-def _str_representer(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
+def _str_representer(dumper: _Dumper, data: str) -> yaml.Node:
+    """A string with a line break as a literal block (``|``, where libyaml allows one), else as
+    libyaml chooses (plain, or quoted where plain would read back as something else)."""
     style = "|" if "\n" in data else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+    return dumper.represent_scalar("tag:yaml.org,2002:str", str(data), style=style)
 
 
 _Dumper.add_representer(str, _str_representer)
+_Dumper.add_multi_representer(str, _str_representer)  # str subclasses (a StrEnum) as their text
 
 
-def _pyyaml_dump(data: Any) -> str:
+def dump_yaml(data: Any) -> str:
+    """Serialise plain data deterministically: sorted keys, block style, no aliases, literal blocks
+    for multi-line strings, one final newline (libyaml's emitter, `_Dumper`)."""
     return yaml.dump(
         data, Dumper=_Dumper, sort_keys=True, default_flow_style=False, allow_unicode=True, width=4096
     )
 
 
-def dump_yaml(data: Any) -> str:
-    """Serialise plain data deterministically (sorted keys, block style, no aliases, final newline).
-
-    The bytes are PyYAML's (`_Dumper`, above): the layout is written here directly, because running
-    PyYAML's pure-Python representer, serializer and emitter over every node was most of a render.
-    Each distinct string is written once and remembered: plain, single-quoted or as a literal block
-    by PyYAML's own rules where they are simple (`_plain_value`, `_single_quoted`, `_literal`: every
-    string of the example renders), else rendered by PyYAML itself. Anything the direct writer does
-    not cover (infinite floats, non-string keys, very long strings, top-level scalars) goes through
-    PyYAML whole; ``tests/foundation/test_yaml_io.py`` compares both writers.
-    """
-    if isinstance(data, dict) and data:
-        out: list[str] = []
-        try:
-            _emit_mapping(data, "", out, first_inline=False)
-        except _Unsupported:
-            return _pyyaml_dump(data)
-        return "".join(out)
-    return _pyyaml_dump(data)
-
-
-class _Unsupported(Exception):
-    """A value the direct writer leaves to PyYAML."""
-
-
-# str -> (first line after "key:" or "-", block lines or None); PyYAML's own rendering of the string.
-_SCALARS: dict[str, tuple[str, tuple[str, ...] | None]] = {}
-_LONG = 2000  # PyYAML folds scalars past width=4096 columns; leave anything near that to it
-_UNICODE_BREAK = re.compile("[\x85\u2028\u2029]")  # NEL, LS, PS: PyYAML indents after them by context
-
-
-# Multi-line text PyYAML writes as a literal block without indentation indicator (`_literal`):
-# printable ASCII and line breaks only (no tab, no control or Unicode line-break character), not
-# starting with a space or a break; the caller also refuses a space before a break or at the end
-# (PyYAML's ``analyze_scalar`` allows no block then).
-_LITERAL_SAFE = re.compile(r"[\x21-\x7e][\x20-\x7e\n]*")
-
-
-def _literal(text: str) -> tuple[str, tuple[str, ...]] | None:
-    """PyYAML's literal block for multi-line ``text`` (see `_string`) without running PyYAML, for
-    the text whose block PyYAML writes without indentation or keep indicator (`_LITERAL_SAFE`,
-    ending with at most one line break); None for anything else, which PyYAML renders.
-
-    A render's multi-line strings (Flink configuration and pod templates inside ConfigMaps,
-    scripts) are long and nearly all distinct, and PyYAML's pure-Python emitter looks at every
-    character: rendering them through it was most of a cold render (a new process's)."""
-    if " \n" in text or text.endswith((" ", "\n\n")) or not _LITERAL_SAFE.fullmatch(text):
-        return None
-    if text.endswith("\n"):
-        return " |", tuple(text[:-1].split("\n"))
-    return " |-", tuple(text.split("\n"))
-
-
-# Text PyYAML writes plain (unquoted) wherever it stands (`_plain`): names, paths, label keys,
-# quantities. Nothing here is an indicator to PyYAML's ``analyze_scalar`` (no space, no ``:``/``#``,
-# no leading ``-``/``.``); whether it would read back as another type is the resolver's call.
-_PLAIN_SAFE = re.compile(r"[A-Za-z0-9_/][A-Za-z0-9_./-]{0,199}")
-_STR_TAG = "tag:yaml.org,2002:str"
-
-
-class _CachedResolver(_CachedResolve, yaml.resolver.Resolver):
-    """PyYAML's resolver with the loaders' cache of plain scalars' tags (`_CachedResolve`)."""
-
-
-_RESOLVER = _CachedResolver()
-
-
-def _plain_tag(text: str) -> str:
-    """The tag PyYAML's resolver gives ``text`` written plain (the emitter asks the same to decide
-    whether a plain scalar reads back as what was written)."""
-    return _RESOLVER.resolve(ScalarNode, text, (True, False))
-
-
-def _reads_back_as_a_string(text: str) -> bool:
-    """Whether PyYAML's resolver gives plain ``text`` the string tag."""
-    return _plain_tag(text) == _STR_TAG
-
-
-def _ends_a_plain_scalar(text: str) -> bool:
-    """Whether one line of ``text`` holds what ends a plain scalar or starts a comment in block
-    context (``": "``, ``" #"``, a final ``:`` or space): PyYAML never writes it plain."""
-    return ": " in text or " #" in text or text.endswith((":", " "))
-
-
-def _plain(text: str) -> bool:
-    """Whether PyYAML writes ``text`` as it is, as a value or a simple key: it matches
-    `_PLAIN_SAFE` and reads back as a string (PyYAML's own resolver, which decides it for the
-    emitter too: ``yes``, ``null``, ``1e3`` or ``12:30`` are quoted)."""
-    return (
-        _PLAIN_SAFE.fullmatch(text) is not None
-        and _reads_back_as_a_string(text)
-    )
-
-
-# One line of text PyYAML writes plain as a value (`_plain_value`): printable ASCII, at most 1999
-# characters (far below the 4096 columns where PyYAML folds; Flink's JVM option list is ~1100), not starting with a space or a character PyYAML's ``analyze_scalar`` may take
-# for an indicator there (``? : , [ ] { } # & * ! | > ' " % @ ```, and ``.``, which may start
-# ``...``: all refused as first characters, even where PyYAML would accept them); a ``-`` only
-# before another printable character and not as ``---`` (command-line flags such as ``-c``).
-_PLAIN_VALUE_SAFE = re.compile(r"(?:[A-Za-z0-9_/$(=+;<^~\\]|-(?!--)[\x21-\x7e]|\.(?!\.\.))[\x20-\x7e]{0,1998}")
-
-
-def _plain_value(text: str) -> bool:
-    """Whether PyYAML writes one line of ``text`` as it is as a mapping value or a list item:
-    `_plain` names, and prose such as the hardening annotations' reasons, unless it holds what
-    would end the scalar or start a comment (``": "``, ``" #"``, a final ``:`` or space) or reads
-    back as another type (the resolver's call, as for `_plain`)."""
-    return (
-        _PLAIN_VALUE_SAFE.fullmatch(text) is not None
-        and not _ends_a_plain_scalar(text)
-        and _reads_back_as_a_string(text)
-    )
-
-
-# One line of printable ASCII, short enough never to be folded: PyYAML writes it single-quoted
-# wherever it does not write it plain (`_single_quoted`).
-_QUOTABLE = re.compile(r"[\x20-\x7e]{0,2000}")
-# First characters that are an indicator to PyYAML's ``analyze_scalar`` whatever follows them.
-_INDICATORS = frozenset("#,[]{}&*!|>'\"%@`")
-
-
-def _single_quoted(text: str) -> bool:
-    """Whether PyYAML writes one line of ``text`` single-quoted as a value or a list item: printable
-    ASCII (`_QUOTABLE`, so ``analyze_scalar`` allows single quotes) that PyYAML will not write plain,
-    because it reads back as another type (``'1'``, ``''``, ``'yes'``: the resolver's call) or holds
-    an indicator that forbids a plain scalar in block context: ``": "`` or ``" #"`` anywhere, a final
-    ``:``, a leading or trailing space, a first character in `_INDICATORS`, or a start of ``- ``,
-    ``? ``, ``---`` or ``...``. Anything else is left to PyYAML (which may still quote it)."""
-    if _QUOTABLE.fullmatch(text) is None:
-        return False
-    return (
-        _ends_a_plain_scalar(text)
-        or text.startswith((" ", "- ", "? ", "---", "..."))
-        or text[:1] in _INDICATORS
-        or text in ("-", "?")
-        or not _reads_back_as_a_string(text)
-    )
-
-
-def _string(text: str) -> tuple[str, tuple[str, ...] | None]:
-    """How PyYAML writes ``text`` as a mapping value: ``(" plain", None)`` for one line, or
-    ``(" |-", lines)`` for a literal block whose lines are relative to the block's indentation.
-
-    Plain and single-quoted text and literal blocks (`_plain_value`, `_single_quoted`, `_literal`)
-    are written directly; anything else is rendered by PyYAML once and remembered."""
-    hit = _SCALARS.get(text)
-    if hit is not None:
-        return hit
-    if _plain_value(text):
-        plain = (f" {text}", None)
-        _remember(text, plain)
-        return plain
-    if _single_quoted(text):
-        quoted = (" '" + text.replace("'", "''") + "'", None)
-        _remember(text, quoted)
-        return quoted
-    if "\n" in text:
-        literal = _literal(text)
-        if literal is not None:
-            _remember(text, literal)
-            return literal
-    if len(text) > _LONG and "\n" not in text:
-        raise _Unsupported
-    if _UNICODE_BREAK.search(text):
-        raise _Unsupported  # line breaks PyYAML indents what follows: context-dependent
-    rendered = _pyyaml_dump({"k": text})
-    head, _, rest = rendered.partition("\n")
-    if not head.startswith("k:"):
-        raise _Unsupported
-    block: tuple[str, ...] | None = None
-    if rest:
-        if not head.endswith(("|", "|-", "|+")) and not (head[-2:-1] == "|" or head[-3:-2] == "|"):
-            raise _Unsupported  # a folded or multi-line quoted scalar: context-dependent
-        lines = rest.split("\n")
-        if lines[-1] != "":
-            raise _Unsupported
-        lines.pop()
-        if any(line and not line.startswith("  ") for line in lines):
-            raise _Unsupported
-        block = tuple(line[2:] for line in lines)
-    elif len(head) > _LONG:
-        raise _Unsupported
-    result = (head[2:], block)
-    _remember(text, result)
-    return result
-
-
-def _remember(text: str, rendered: tuple[str, tuple[str, ...] | None]) -> None:
-    """Keep ``text``'s rendering for the next time (bounded)."""
-    if len(_SCALARS) > 200_000:
-        _SCALARS.clear()
-    _SCALARS[text] = rendered
-
-
 def clear_caches() -> None:
-    """Forget every rendering and resolution remembered so far: what a new process starts with.
-
-    The caches are keyed by the data (strings, keys, scalars), so rendering the same spec again in
-    one process finds everything in them, which a user's process never does; the benchmarks call
-    this before every sample so that they measure what a user's render costs."""
-    _SCALARS.clear()
-    _KEYS.clear()
+    """Forget the loaders' remembered tags of plain scalars (`_CachedResolve`): what a new process
+    starts with (the benchmarks call it before each sample)."""
     _RESOLVED.clear()
-
-
-_KEYS: dict[str, str] = {}
-
-
-def _key(key: Any) -> str:
-    """How PyYAML writes ``key`` as a simple mapping key (its context differs from a value's)."""
-    if not isinstance(key, str):
-        raise _Unsupported
-    hit = _KEYS.get(key)
-    if hit is not None:
-        return hit
-    if _plain(key):
-        _KEYS[key] = key
-        return key
-    if _UNICODE_BREAK.search(key):
-        raise _Unsupported  # line breaks PyYAML indents what follows: context-dependent
-    rendered = _pyyaml_dump({key: 0})
-    if len(key) > 120 or rendered.startswith("?") or not rendered.endswith(": 0\n") or rendered.count("\n") != 1:
-        raise _Unsupported  # PyYAML writes long or multi-line keys as complex keys
-    text = rendered[: -len(": 0\n")]
-    if len(_KEYS) > 200_000:
-        _KEYS.clear()
-    _KEYS[key] = text
-    return text
-
-
-_FLOAT_TAG = "tag:yaml.org,2002:float"
-
-
-def _float(value: float) -> str:
-    """How PyYAML writes a finite float (``SafeRepresenter.represent_float``: ``repr``, lower case,
-    ``1e+20`` as ``1.0e+20``), plain because its resolver reads it back as a float; anything else
-    (infinities, NaN, a repr the resolver would not take for a float) is left to PyYAML."""
-    if not math.isfinite(value):
-        raise _Unsupported
-    text = repr(value).lower()
-    if "." not in text and "e" in text:
-        text = text.replace("e", ".0e", 1)
-    if _plain_tag(text) != _FLOAT_TAG:
-        raise _Unsupported
-    return text
-
-
-def _emit_scalar(value: Any, indent: str, out: list[str]) -> None:
-    """Append `` value`` (with its leading space) and the line break; ``indent`` is the column of
-    the entry the value belongs to (a literal block's lines go two spaces deeper)."""
-    if value is None:
-        out.append(" null\n")
-    elif value is True:
-        out.append(" true\n")
-    elif value is False:
-        out.append(" false\n")
-    elif type(value) is int:
-        out.append(f" {value}\n")
-    elif type(value) is float:
-        out.append(f" {_float(value)}\n")
-    elif type(value) is str:
-        text, block = _string(value)
-        out.append(text)
-        out.append("\n")
-        if block is not None:
-            deeper = indent + "  "
-            for line in block:
-                out.append(f"{deeper}{line}\n" if line else "\n")
-    else:
-        raise _Unsupported
-
-
-def _emit_value(value: Any, indent: str, out: list[str]) -> None:
-    """Append what follows ``key:`` or ``-`` for ``value``, whose entry is at ``indent``."""
-    if type(value) is dict:
-        if not value:
-            out.append(" {}\n")
-        else:
-            out.append("\n")
-            _emit_mapping(value, indent + "  ", out, first_inline=False)
-    elif type(value) is list:
-        if not value:
-            out.append(" []\n")
-        else:
-            out.append("\n")
-            _emit_sequence(value, indent + "  ", out, first_inline=False)
-    else:
-        _emit_scalar(value, indent, out)
-
-
-def _emit_mapping(data: dict[Any, Any], indent: str, out: list[str], first_inline: bool) -> None:
-    try:
-        keys = sorted(data)
-    except TypeError:
-        raise _Unsupported from None
-    known_keys = _KEYS
-    known_scalars = _SCALARS
-    for key in keys:
-        if first_inline:
-            first_inline = False
-        else:
-            out.append(indent)
-        written = known_keys.get(key)  # only strings are remembered; any other key misses
-        if written is None:
-            written = _key(key)
-        value = data[key]
-        if type(value) is str:
-            # the commonest entry, a one-line string written before, as one piece (`_emit_scalar`)
-            hit = known_scalars.get(value)
-            if hit is not None and hit[1] is None:
-                out.append(f"{written}:{hit[0]}\n")
-                continue
-        out.append(written)
-        out.append(":")
-        _emit_value(value, indent, out)
-
-
-def _emit_sequence(items: list[Any], indent: str, out: list[str], first_inline: bool) -> None:
-    for i, item in enumerate(items):
-        if not (first_inline and i == 0):
-            out.append(indent)
-        out.append("-")
-        if type(item) is dict and item:
-            out.append(" ")
-            _emit_mapping(item, indent + "  ", out, first_inline=True)
-        elif type(item) is list and item:
-            out.append(" ")
-            _emit_sequence(item, indent + "  ", out, first_inline=True)
-        else:
-            _emit_value(item, indent, out)
 
 
 def dump_yaml_documents(docs: list[Any]) -> str:
