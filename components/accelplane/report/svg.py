@@ -44,6 +44,18 @@ def label_x(depth: int) -> int:
     return LABEL_X + INDENT * depth
 
 
+
+def _close_resource_group(body: list[str], total: int, scale: Decimal, first_row: int, y: int) -> int:
+    """Draw the dashed line at the cluster's (or partition's) total across the rows of one resource,
+    close its group and return where the next group starts."""
+    line_x = Decimal(BAR_X) + Decimal(total) * scale
+    body.append(
+        f'<line class="cluster" x1="{_f(line_x)}" y1="{first_row}" x2="{_f(line_x)}" y2="{y}" '
+        f'stroke="{COLOURS["cluster"]}" stroke-dasharray="4 3" data-value="{total}"/>'
+    )
+    body.append("</g>")
+    return y + 16
+
 def _partitions(report: Report, body: list[str], y: int) -> int:
     """One group per YARN GPU-model partition: each queue's maximum (light) and guaranteed (dark)
     GPUs of the partition's model, against the partition's GPUs (red line). Returns the next y."""
@@ -85,13 +97,7 @@ def _partitions(report: Report, body: list[str], y: int) -> int:
                 f'<text x="{BAR_X + BAR_WIDTH + 10}" y="{y + 16}" font-size="11">{escape(note)}</text></g>'
             )
             y += ROW_HEIGHT
-        line_x = Decimal(BAR_X) + Decimal(total) * scale
-        body.append(
-            f'<line class="cluster" x1="{_f(line_x)}" y1="{first_row}" x2="{_f(line_x)}" y2="{y}" '
-            f'stroke="{COLOURS["cluster"]}" stroke-dasharray="4 3" data-value="{total}"/>'
-        )
-        body.append("</g>")
-        y += 16
+        y = _close_resource_group(body, total, scale, first_row, y)
     if report.without_partition:
         text = f"Without a GPU partition: {', '.join(report.without_partition)}"
         body.append(f'<text class="without-partition" x="{LABEL_X}" y="{y + 12}" font-size="11">{escape(text)}</text>')
@@ -164,13 +170,7 @@ def render_svg(report: Report) -> str:
                 f'<text x="{BAR_X + BAR_WIDTH + 10}" y="{y + 16}" font-size="11">{escape(note)}</text></g>'
             )
             y += ROW_HEIGHT
-        line_x = Decimal(BAR_X) + Decimal(total) * scale
-        body.append(
-            f'<line class="cluster" x1="{_f(line_x)}" y1="{first_row}" x2="{_f(line_x)}" y2="{y}" '
-            f'stroke="{COLOURS["cluster"]}" stroke-dasharray="4 3" data-value="{total}"/>'
-        )
-        body.append("</g>")
-        y += 16
+        y = _close_resource_group(body, total, scale, first_row, y)
     y = _partitions(report, body, y)
     legend = [
         ("capability", "capability"),
