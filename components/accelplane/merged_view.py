@@ -1,8 +1,10 @@
-"""`accelplane merged`: the spec after ``extends``, each value annotated with the file it came from.
+"""`accelplane merged`: the spec after ``extends`` (and ``flink.defaults`` merged under each Flink
+cluster), each value annotated with the file it came from.
 
 A reviewer asking "where does this value come from?" reads the answer off the line: every scalar
 (and every empty list or map) ends with ``# <file>``, plus the path inside that file when it differs
-from the merged path (an entry merged by name can sit at another index in its base). A list or map
+from the merged path (an entry merged by name can sit at another index in its base; an inherited
+Flink setting names its ``flink.defaults`` entry). A list or map
 names its file on its own line when it comes from another file than its parent. The output is YAML
 that loads back to exactly the merged document; strings are always double-quoted, so control
 characters are escaped and nothing a spec contains can affect the terminal.

@@ -7,7 +7,7 @@ path in the merged document so checks can report ``file: path: message``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import StrEnum
@@ -345,7 +345,7 @@ class SlotGroup:
 
 @dataclass(frozen=True)
 class FlinkCluster:
-    """A Flink cluster with `flink.defaults` applied."""
+    """A Flink cluster with `flink.defaults` applied (by the loader, `accelplane.spec_loader`)."""
 
     name: str
     path: PathTuple
@@ -365,20 +365,20 @@ class FlinkCluster:
     config: tuple[tuple[str, str | int | float | bool], ...]
     job: Job | None
     from_defaults: frozenset[tuple[str, ...]] = frozenset()
+    """Key paths the cluster inherited from ``flink.defaults`` (`LoadedSpec.inherited_defaults`)."""
     slot_groups: tuple[SlotGroup, ...] = ()
     config_renamed: tuple[tuple[str, str], ...] = ()
     """``config`` keys written under the name the cluster's Flink reads, as ``(that name, the key
     as the spec wrote it)`` (`accelplane.flink_options.resolve_config`); ``config`` holds the new names."""
 
     def field_path(self, *keys: str) -> PathTuple:
-        """Merged-document path of a field, pointing into ``flink.defaults`` when it was inherited;
-        a renamed ``config`` key is located under the name the spec wrote."""
+        """Merged-document path of a field (the loader's provenance then names the file and place it
+        was written, ``flink.defaults`` for an inherited value); a renamed ``config`` key is
+        located under the name the spec wrote."""
         if len(keys) >= 2 and keys[0] == "config":
             written = dict(self.config_renamed).get(keys[1])
             if written is not None:
                 keys = ("config", written, *keys[2:])
-        if keys in self.from_defaults:
-            return ("flink", "defaults", *keys)
         return (*self.path, *keys)
 
     @property
@@ -677,13 +677,6 @@ class _Converter:
         return ResourceList(tuple(items))
 
 
-def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for k, v in over.items():
-        out[k] = _deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
-    return out
-
-
 def _sorted_named(items: list[dict[str, Any]], prefix: PathTuple) -> list[tuple[PathTuple, dict[str, Any]]]:
     """Named entries with their merged-document paths, sorted by name (list order never matters)."""
     indexed = [((*prefix, i), item) for i, item in enumerate(items)]
@@ -737,27 +730,14 @@ def _pool(b: _Converter, path: PathTuple, d: dict[str, Any]) -> NodePool:
     )
 
 
-def _key_paths(d: dict[str, Any], prefix: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
-    """Every key path in a nested dict (``("taskManager", "gpu", "amount")`` …)."""
-    out: set[tuple[str, ...]] = set()
-    for k, v in d.items():
-        out.add((*prefix, k))
-        if isinstance(v, dict):
-            out |= _key_paths(v, (*prefix, k))
-    return out
-
-
 def _flink_cluster(
     b: _Converter,
     path: PathTuple,
-    d: dict[str, Any],
-    defaults: dict[str, Any],
+    c: dict[str, Any],
+    inherited: frozenset[tuple[str, ...]],
     discovery: Discovery,
     node_image: NodeImage | None,
 ) -> FlinkCluster:
-    c = _deep_merge(defaults, d)
-    own = _key_paths(d)
-    inherited = frozenset(p for p in _key_paths(defaults) if p not in own)
     version = str(c.get("version", schema_default("$defs.flinkSettings.version")))
     jm = c.get("jobManager", {})
     tm = c.get("taskManager", {})
@@ -827,13 +807,16 @@ def _flink_cluster(
                 gpu=Decimal(str(g.get("gpu", schema_default("$defs.slotGroup.gpu")))),
                 gpu_model=g.get("gpuModel"),
             )
-            for p, g in _sorted_named(d.get("slotGroups", []), (*path, "slotGroups"))
+            for p, g in _sorted_named(c.get("slotGroups", []), (*path, "slotGroups"))
         ),
     )
 
 
-def build_model(data: dict[str, Any]) -> tuple[Spec | None, list[Problem]]:
-    """Build the typed model from a schema-valid merged document.
+def build_model(
+    data: dict[str, Any], inherited: Mapping[str, frozenset[tuple[str, ...]]] | None = None
+) -> tuple[Spec | None, list[Problem]]:
+    """Build the typed model from a schema-valid merged document (``flink.defaults`` already merged
+    into each Flink cluster by the loader; ``inherited`` is `LoadedSpec.inherited_defaults`).
 
     Returns the model and the problems found while converting (unparseable quantities); the model is
     None when there are problems.
@@ -854,7 +837,6 @@ def build_model(data: dict[str, Any]) -> tuple[Spec | None, list[Problem]]:
         group=disc.get("group", schema_default("discovery.group")),
     )
     flink = data.get("flink", {})
-    defaults = flink.get("defaults", {})
     yarn = None
     if "yarn" in data or "yarn" in cluster["platforms"]:
         y = data.get("yarn", {})
@@ -961,7 +943,7 @@ def build_model(data: dict[str, Any]) -> tuple[Spec | None, list[Problem]]:
             for p, d in _sorted_named(data.get("queues", []), ("queues",))
         ),
         flink_clusters=tuple(
-            _flink_cluster(b, p, d, defaults, discovery, node_image)
+            _flink_cluster(b, p, d, (inherited or {}).get(d["name"], frozenset()), discovery, node_image)
             for p, d in _sorted_named(flink.get("clusters", []), ("flink", "clusters"))
         ),
         yarn=yarn,

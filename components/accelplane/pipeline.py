@@ -9,8 +9,9 @@ output.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,9 +34,11 @@ class ValidatedSpec:
     warnings: tuple[SpecError, ...] = ()
 
 
-def _model_and_checks(data: dict[str, Any]) -> tuple[list[PathTuple], list[Problem]]:
+def _model_and_checks(
+    data: dict[str, Any], inherited: Mapping[str, frozenset[tuple[str, ...]]] | None = None
+) -> tuple[list[PathTuple], list[Problem]]:
     """Paths the model could not convert, or else the semantic problems of ``data``."""
-    model, problems = build_model(data)
+    model, problems = build_model(data, inherited)
     if model is None:
         return [p.path for p in problems], []
     return [], run_checks(model)
@@ -64,6 +67,7 @@ def load_validated(path: str | os.PathLike[str], root: Path | None = None) -> Va
     `accelplane.spec_loader.spec_root`).
     """
     loaded = load_document(path, root)
+    inherited = loaded.inherited_defaults()
     failures = schema_failures(loaded.data)
     load_errors = [e for e in loaded.load_errors if not e.is_warning]
     if failures or load_errors:
@@ -75,13 +79,17 @@ def load_validated(path: str | os.PathLike[str], root: Path | None = None) -> Va
         failures = [f for f in failures if not all(reported(t) for t in f.targets)]
         invalid = [(t, f.bound) for f in failures for t in f.targets] + [(r, None) for r in loaded.reported]
         problems = [f.problem for f in failures]
-        problems += salvage_problems(loaded.data, invalid, _model_and_checks, duplicate_entries(loaded.data))
+        problems += salvage_problems(
+            loaded.data, invalid, partial(_model_and_checks, inherited=inherited), duplicate_entries(loaded.data)
+        )
         raise SpecErrors(_outcome(loaded, problems, complete=False))
-    model, problems = build_model(loaded.data)
+    model, problems = build_model(loaded.data, inherited)
     if model is None:
         from accelplane.partial import salvage_problems
 
-        problems += salvage_problems(loaded.data, [(p.path, None) for p in problems], _model_and_checks)
+        problems += salvage_problems(
+            loaded.data, [(p.path, None) for p in problems], partial(_model_and_checks, inherited=inherited)
+        )
         raise SpecErrors(_outcome(loaded, problems, complete=False))
     found = _outcome(loaded, run_checks(model), complete=True)
     if any(not e.is_warning for e in found):

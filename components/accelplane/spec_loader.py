@@ -11,6 +11,10 @@ Merge rules (documented in docs/reference.md, "Template reuse"):
 * Missing bases, ``extends`` cycles, malformed YAML, duplicate keys and duplicate names inside one
   file are errors; all of them are collected before anything is reported.
 * Top-level keys starting with ``x-`` are ignored (a place for YAML anchors, as in Compose files).
+* ``flink.defaults`` is the same inheritance one level down: after ``extends``, it is merged under
+  each ``flink.clusters[]`` entry by the same rules (`apply_flink_defaults`), so every Flink cluster of
+  the merged document holds its full settings and an inherited value keeps the provenance of the
+  ``flink.defaults`` entry that wrote it. ``flink.defaults`` itself stays in the document.
 
 Reading is defensive, because a spec (or a pull request changing one) may be hostile: only regular
 files are read (never a FIFO, device or directory, so nothing hangs or reads forever), at most
@@ -74,6 +78,8 @@ REMOVE_KEY = "$remove"
 EXTENSION_PREFIX = "x-"
 MAX_SPEC_BYTES = 8 * 1024 * 1024
 SPEC_SUFFIXES = (".yaml", ".yml")
+FLINK_DEFAULTS: PathTuple = ("flink", "defaults")
+FLINK_CLUSTERS: PathTuple = ("flink", "clusters")
 Origin = tuple[str, PathTuple]
 Provenance = dict[PathTuple, Origin]
 
@@ -188,6 +194,23 @@ class LoadedSpec:
                 return SpecError(file, format_path(original + path[cut:]), message, finding)
         return SpecError(self.display_name, format_path(path), message, finding)
 
+    def inherited_defaults(self) -> dict[str, frozenset[tuple[str, ...]]]:
+        """For each Flink cluster (by name), the key paths inside it whose value was written under
+        ``flink.defaults`` (`_Merger.apply_flink_defaults`), not by the cluster itself — what
+        `accelplane.model.build_model` records as ``FlinkCluster.from_defaults``."""
+        keys: dict[int, set[tuple[str, ...]]] = {}
+        for path, (_, original) in self.provenance.items():
+            if len(path) > 3 and path[:2] == FLINK_CLUSTERS and original[:2] == FLINK_DEFAULTS:
+                rest = path[3:]
+                if all(isinstance(k, str) for k in rest):
+                    keys.setdefault(int(path[2]), set()).add(tuple(str(k) for k in rest))
+        clusters = self.data.get("flink", {}).get("clusters", []) if isinstance(self.data.get("flink"), dict) else []
+        return {
+            clusters[i]["name"]: frozenset(found)
+            for i, found in keys.items()
+            if i < len(clusters) and isinstance(clusters[i], dict) and isinstance(clusters[i].get("name"), str)
+        }
+
     def errors(self, problems: list[Problem]) -> list[SpecError]:
         """Locate many problems at once."""
         return [self.locate(p.path, p.message, p.finding) for p in problems]
@@ -219,6 +242,9 @@ class _Merger:
     """Stateful helper that merges documents while tracking provenance and collecting errors."""
 
     def __init__(self, root: Path) -> None:
+        self.keep_unmatched_markers = False
+        """Leave a ``$remove`` marker with nothing under it to remove in place (for
+        `_leftover_remove_markers` to report) instead of reporting it here."""
         self.errors: list[SpecError] = []
         self.files: list[Path] = []
         self.root = root
@@ -367,7 +393,9 @@ class _Merger:
                     result[k] = self._copy(v, (*pa, k), (*pm, k), a_prov, out)
             for k, v in b.items():
                 if _is_remove_marker(v):
-                    if k not in a:
+                    if k not in a and self.keep_unmatched_markers:
+                        result[k] = self._copy(v, (*pb, k), (*pm, k), b_prov, out)
+                    elif k not in a:
                         self._error(b_prov, (*pb, k), f"{REMOVE_KEY}: nothing inherited under key {k!r}", REMOVE_NOTHING)
                     continue
                 if k in a:
@@ -399,7 +427,7 @@ class _Merger:
             for j, item in enumerate(b):
                 if item["name"] in a_names:
                     continue
-                if item.get(REMOVE_KEY) is True:
+                if item.get(REMOVE_KEY) is True and not self.keep_unmatched_markers:
                     self._error(b_prov, (*pb, j), f"{REMOVE_KEY}: no inherited entry named {item['name']!r}", REMOVE_NOTHING)
                     continue
                 merged_items.append(self._copy(item, (*pb, j), (*pm, len(merged_items)), b_prov, out))
@@ -409,6 +437,38 @@ class _Merger:
     def _error(self, prov: Provenance, path: PathTuple, message: str, finding: Finding) -> None:
         file, original = prov.get(path, ("<unknown>", path))
         self.errors.append(SpecError(file, format_path(original), message, finding))
+
+
+    def apply_flink_defaults(self, data: dict[str, Any], prov: Provenance) -> tuple[dict[str, Any], Provenance]:
+        """``data`` with ``flink.defaults`` merged under each Flink cluster (the ``extends`` rules;
+        a cluster's own value wins) and the provenance of every inherited value pointing at the
+        defaults entry it came from. A ``$remove`` marker with nothing inherited is left for
+        `_leftover_remove_markers`, as after ``extends``."""
+        flink = data.get("flink")
+        if not isinstance(flink, dict):
+            return data, prov
+        defaults, clusters = flink.get("defaults"), flink.get("clusters")
+        if not isinstance(defaults, dict) or not defaults or not isinstance(clusters, list):
+            return data, prov
+        merged: list[Any] = []
+        merged_prov: Provenance = {}
+        self.keep_unmatched_markers = True
+        try:
+            for i, cluster in enumerate(clusters):
+                path = (*FLINK_CLUSTERS, i)
+                if not isinstance(cluster, dict) or _is_remove_marker(cluster):
+                    merged.append(cluster)
+                    continue
+                entry = self._merge(defaults, cluster, FLINK_DEFAULTS, path, path, prov, prov, merged_prov)
+                merged.append({"name": entry["name"], **entry} if "name" in entry else entry)  # name first, for `merged`
+        finally:
+            self.keep_unmatched_markers = False
+        replaced = {i for i, c in enumerate(clusters) if isinstance(c, dict) and not _is_remove_marker(c)}
+        out_prov = {
+            p: o for p, o in prov.items() if not (len(p) > 2 and p[:2] == FLINK_CLUSTERS and p[2] in replaced)
+        }
+        out_prov.update(merged_prov)
+        return {**data, "flink": {**flink, "clusters": merged}}, out_prov
 
 
 def _leftover_remove_markers(data: Any, prov: Provenance) -> list[SpecError]:
@@ -437,7 +497,7 @@ def load_document(path: str | os.PathLike[str], root: Path | None = None) -> Loa
     loaded = merger.load(top, name, ())
     if loaded is None or merger.fatal:
         raise SpecErrors(merger.errors or [SpecError(name, "<root>", "cannot load spec", SPEC_FILE_UNREADABLE)])
-    data, prov = loaded
+    data, prov = merger.apply_flink_defaults(*loaded)
     markers = [p for p, value in _walk(data) if _is_remove_marker(value)]
     errors = merger.errors + _leftover_remove_markers(data, prov)
     return LoadedSpec(

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 from accelplane.errors import SpecErrors
+from accelplane.merged_view import render_merged
 from accelplane.pipeline import load_validated
-from accelplane.spec_loader import load_spec
+from accelplane.spec_loader import load_document, load_spec
 
 BASE = """\
 cluster: {name: base, platforms: [kubernetes], labels: {team: a, tier: gold}}
@@ -123,3 +124,81 @@ def test_example_stacks_share_a_base() -> None:
 
     users = [p.name for p in EXAMPLE_SPECS if any(f.name == "gpu-platform.yaml" for f in load_spec(p).files)]
     assert len(users) >= 2, users
+
+
+DEFAULTS_BASE = """\
+flink:
+  defaults:
+    version: "1.18"
+    taskManager: {replicas: 2, slots: 4}
+    config: {state.backend.type: rocksdb, execution.checkpointing.interval: 30s}
+"""
+
+
+def test_flink_defaults_are_merged_by_the_loader_with_provenance(
+    write_spec: Callable[..., Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`flink.defaults` is inherited like a base: merged under each cluster, a cluster's own value
+    wins, `$remove` drops an inherited key, and every inherited value names the defaults entry."""
+    write_spec(DEFAULTS_BASE, "base.yaml")
+    spec = write_spec(
+        """\
+        extends: [base.yaml]
+        cluster: {name: c, platforms: [kubernetes]}
+        flink:
+          clusters:
+            - name: a
+              taskManager: {slots: 1}
+              config: {execution.checkpointing.interval: {$remove: true}, pipeline.name: a}
+            - {name: b}
+        """
+    )
+    monkeypatch.chdir(tmp_path)
+    loaded = load_spec(spec.name)
+    a, b = loaded.data["flink"]["clusters"]
+    assert a == {
+        "name": "a",
+        "version": "1.18",
+        "taskManager": {"replicas": 2, "slots": 1},
+        "config": {"state.backend.type": "rocksdb", "pipeline.name": "a"},
+    }
+    assert b == {"name": "b"} | loaded.data["flink"]["defaults"]
+    assert loaded.data["flink"]["defaults"]["config"]["execution.checkpointing.interval"] == "30s"
+    where = loaded.locate(("flink", "clusters", 0, "taskManager", "replicas"), "m")
+    assert (where.file, where.path) == ("base.yaml", "flink.defaults.taskManager.replicas")
+    where = loaded.locate(("flink", "clusters", 0, "taskManager", "slots"), "m")
+    assert (where.file, where.path) == ("spec.yaml", "flink.clusters[0].taskManager.slots")
+    assert loaded.inherited_defaults() == {
+        "a": frozenset({("version",), ("taskManager", "replicas"), ("config", "state.backend.type")}),
+        "b": frozenset(
+            {
+                ("version",),
+                ("taskManager",),
+                ("taskManager", "replicas"),
+                ("taskManager", "slots"),
+                ("config",),
+                ("config", "state.backend.type"),
+                ("config", "execution.checkpointing.interval"),
+            }
+        ),
+    }
+    model = load_validated(spec.name).model
+    assert [(c.name, c.task_manager.replicas, c.task_manager.slots) for c in model.flink_clusters] == [
+        ("a", 2, 1),
+        ("b", 2, 4),
+    ]
+    assert "    replicas: 2  # base.yaml flink.defaults.taskManager.replicas" in render_merged(loaded)
+
+
+def test_remove_of_a_key_no_default_has_is_still_an_error(
+    write_spec: Callable[..., Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    write_spec(DEFAULTS_BASE, "base.yaml")
+    spec = write_spec(
+        "extends: [base.yaml]\ncluster: {name: c, platforms: [kubernetes]}\n"
+        "flink:\n  clusters:\n    - {name: a, image: {$remove: true}}\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    errors = [str(e) for e in load_document(spec.name).load_errors]
+    assert errors == ["spec.yaml: flink.clusters[0].image: $remove: nothing inherited to remove"]
+
