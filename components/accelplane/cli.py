@@ -401,7 +401,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add_parser(
         "merged",
-        help="print the spec after extends, each value annotated with the file it came from",
+        help="print the spec after extends and flink.defaults, each value annotated with the file it came from",
         description="Print SPEC merged with its bases as YAML; every value ends with a comment naming "
         "the file (and the path in it, when different) it came from. No validation beyond loading.",
     )

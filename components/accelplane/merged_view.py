@@ -85,7 +85,7 @@ class _Writer:
 def render_merged(loaded: LoadedSpec) -> str:
     """The merged document as annotated YAML (see the module docstring)."""
     writer = _Writer(loaded)
-    writer.lines.append(f"# {loaded.display_name} after extends; each value names the file it came from")
+    writer.lines.append(f"# {loaded.display_name} after extends and flink.defaults; each value names the file it came from")
     for k, v in loaded.data.items():
         writer.value(v, (k,), "", f"{_key(str(k))}:", "")
     return "\n".join(writer.lines) + "\n"
