@@ -12,7 +12,7 @@ from accelplane.pipeline import load_validated
 
 from tests.support.render import files_for
 from tests.support.specs import WriteSpec
-from tests.yarn.support import BASE, parse_container_executor, yarn_files
+from tests.support.yarn_specs import BASE, parse_container_executor, yarn_files
 
 TM = "containerized.taskmanager.env."
 JM = "containerized.master.env."

@@ -18,7 +18,7 @@ from accelplane.report.svg import render_svg
 from accelplane.report.tables import render_report
 
 from tests.support.specs import WriteSpec, model_of
-from tests.yarn.support import parse_configuration, yarn_files
+from tests.support.yarn_specs import parse_configuration, yarn_files
 
 CS = "yarn.scheduler.capacity."
 A100 = "accessible-node-labels.gpu-nvidiaa100sxm480gb."
