@@ -47,7 +47,7 @@ sys.path.insert(0, str(REPO_ROOT / "components"))
 from accelplane.discovery_constants import MODULE_NAME, pod_entry_stub  # noqa: E402
 
 from bench.bench_discovery_gpu import install_like_a_node  # noqa: E402
-from tests.discovery._support import (  # noqa: E402
+from tests.support.discovery_runs import (  # noqa: E402
     SCRIPT,
     Processes,
     Rec,

@@ -10,21 +10,11 @@ from accelplane.checks.device_plugins import untolerated_pool_taints
 from accelplane.derive import device_plugin_placement as dp_placement
 from accelplane.model import build_model
 
-from tests.device_plugins.helpers import pool, spec_doc, tm_cluster
+from tests.support.device_plugin_specs import pool, spec_doc, tm_cluster
 from tests.support.specs import expect_errors, expect_findings, run_validate, write_spec
 
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
 CAP = {"cpu": 8, "memory": "8Gi", "pods": 10}
-
-
-def _expect(
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-    doc: dict[str, Any],
-    expected: list[str],
-) -> None:
-    expect_findings(write_spec(tmp_path, doc), capsys, monkeypatch, [f"spec.yaml: {e}" for e in expected])
 
 
 CASES: list[tuple[str, dict[str, Any], list[str]]] = [
@@ -316,7 +306,7 @@ def test_bad_spec(
     doc: dict[str, Any],
     expected: list[str],
 ) -> None:
-    _expect(tmp_path, capsys, monkeypatch, doc, expected)
+    expect_findings(write_spec(tmp_path, doc), capsys, monkeypatch, [f"spec.yaml: {e}" for e in expected])
 
 
 def test_duplicate_strategy_key_is_a_yaml_error(
@@ -356,13 +346,12 @@ def test_untolerated_pool_taint(
         [pool("a100", taints=[GPU_TAINT, {"key": "dedicated", "value": "flink", "effect": "NoExecute"}])],
         device_plugins={"nvidia": {"gpuFeatureDiscovery": False}},
     )
-    _expect(
-        tmp_path,
+    expect_findings(
+        write_spec(tmp_path, doc),
         capsys,
         monkeypatch,
-        doc,
         [
-            "nodePools[0].taints[1]: taint dedicated=flink:NoExecute is not tolerated by DaemonSet "
+            "spec.yaml: nodePools[0].taints[1]: taint dedicated=flink:NoExecute is not tolerated by DaemonSet "
             "nvidia-device-plugin-a100, so it never runs on pool 'a100' and the pool's GPUs are never advertised"
         ],
     )

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from tests.conftest import EXAMPLE_SPECS
-from tests.device_plugins.helpers import config_errors, kitchen_sink_doc
+from tests.support.device_plugin_specs import config_errors, kitchen_sink_doc
 from tests.support.render import objects_for
 from tests.support.specs import write_spec
 from tests.support.validators import reference

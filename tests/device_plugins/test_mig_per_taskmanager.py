@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.device_plugins.helpers import pool, spec_doc, tm_cluster
+from tests.support.device_plugin_specs import pool, spec_doc, tm_cluster
 from tests.support.specs import expect_findings, run_validate, write_spec
 
 MIXED = {"strategy": "mixed", "devices": {"1g.10gb": 7}}

@@ -21,7 +21,7 @@ from accelplane.derive.gpu_resources import (
 from accelplane.model import build_model
 from accelplane.names import gfd_product_label, is_label_value, normalize_gpu_model
 
-from tests.device_plugins.helpers import pool, spec_doc
+from tests.support.device_plugin_specs import pool, spec_doc
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ from accelplane.errors import SpecErrors
 from accelplane.model import Taint
 
 from tests.conftest import EXAMPLE_SPECS
-from tests.device_plugins.helpers import api_server_pod_problems, kitchen_sink_doc, pool, spec_doc
+from tests.support.device_plugin_specs import api_server_pod_problems, kitchen_sink_doc, pool, spec_doc
 from tests.support.render import bundle_for, files_for, objects_for
 from tests.support.specs import model_of, write_spec
 from tests.support.validators import validate_k8s_object

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.device_plugins.helpers import pool, spec_doc
+from tests.support.device_plugin_specs import pool, spec_doc
 from tests.support.render import objects_for
 from tests.support.specs import write_spec
 from tests.support.validators import reference

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from accelplane.cli import main
 
-from tests.diff.support import copy_stacks
+from tests.support.stack_copies import copy_stacks
 
 
 def git(repo: Path, *args: str) -> str:

@@ -15,8 +15,8 @@ from accelplane.report.svg import BAR_WIDTH, BAR_X, render_svg
 from accelplane.report.tables import render_report, to_json
 from markdown_it import MarkdownIt
 
-from tests.diff.support import STACKS
 from tests.support.specs import model_of
+from tests.support.stack_copies import STACKS
 
 SVG = "{http://www.w3.org/2000/svg}"
 

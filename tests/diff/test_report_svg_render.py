@@ -13,9 +13,9 @@ from accelplane.pipeline import load_validated
 from accelplane.report.data import build_report
 from accelplane.report.svg import BAR_X, COLOURS, INDENT, LABEL_X, render_svg
 
-from tests.node_image.support import tool
 from tests.support.paths import REPO_ROOT
 from tests.support.png import Pixel, read_png
+from tests.support.validators import tool
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -11,9 +11,9 @@ from accelplane.diff.impact.node_wide import node_scope
 from accelplane.render import write_tree
 
 from tests.diff.scenarios import base_tree, scenario_tree
-from tests.diff.support import EXAMPLE_STACKS, STACKS, copy_stacks, load, reordered
 from tests.support.render import files_for
 from tests.support.specs import model_of, write_spec
+from tests.support.stack_copies import EXAMPLE_STACKS, STACKS, copy_stacks, load, reordered
 
 
 @pytest.mark.parametrize("stack", EXAMPLE_STACKS)

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.discovery_runs import FAKES, Processes, fake_env, flink_discovery_script
 from tests.support.flink.home import FlinkHomeNotFound
-
-from ._support import FAKES, Processes, fake_env, flink_discovery_script
 
 
 @pytest.fixture(autouse=True, scope="session")

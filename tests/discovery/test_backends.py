@@ -15,7 +15,7 @@ from accelplane.discovery import gpu_discovery as gd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ._support import gpu_uuid, ours, run
+from tests.support.discovery_runs import gpu_uuid, ours, run
 
 Env = Callable[..., dict[str, str]]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ._support import Processes, gpu_uuid, ours, run
+from tests.support.discovery_runs import Processes, gpu_uuid, ours, run
 
 Env = Callable[..., dict[str, str]]
 

@@ -15,7 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from ._support import HERE, SCRIPT, Processes, gpu_uuid, ours, proc_starttime, read_records, wait_results
+from tests.support.discovery_runs import (
+    SCRIPT,
+    Processes,
+    gpu_uuid,
+    ours,
+    proc_starttime,
+    read_records,
+    wait_results,
+)
 
 Env = Callable[..., dict[str, str]]
 GPUS = 64
@@ -24,7 +32,7 @@ ROUNDS = int(os.environ.get("ACCELPLANE_DISCOVERY_ROUNDS", "50"))
 
 def burst(runs: Sequence[Sequence[str]], env: dict[str, str]) -> list[dict[str, object]]:
     """Run main() concurrently in one forked process per argument list (see _burst.py)."""
-    r = subprocess.run([sys.executable, "-S", str(HERE / "_burst.py"), str(SCRIPT), json.dumps(runs)],
+    r = subprocess.run([sys.executable, "-S", str(Path(__file__).with_name("_burst.py")), str(SCRIPT), json.dumps(runs)],
                        env=env, capture_output=True, text=True, timeout=300, check=False)
     assert r.returncode == 0, r.stderr
     results: list[dict[str, object]] = json.loads(r.stdout)

@@ -27,9 +27,8 @@ from typing import Any
 import pytest
 from accelplane.discovery import gpu_discovery as gd
 
+from tests.support.discovery_runs import Processes, gpu_uuid, ours, read_records, run
 from tests.support.fake_nvidia_smi import fake_mig_uuid
-
-from ._support import Processes, gpu_uuid, ours, read_records, run
 
 Env = Callable[..., dict[str, str]]
 HOST = 4  # GPUs on the host; the container below was given host GPUs 1 and 3

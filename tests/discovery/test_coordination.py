@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ._support import (
+from tests.support.discovery_runs import (
     END_PREFIX,
     HEADER,
     Processes,

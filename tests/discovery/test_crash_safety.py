@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from accelplane.discovery import gpu_discovery as gd
 
-from ._support import (
+from tests.support.discovery_runs import (
     Processes,
     Rec,
     boot_id,

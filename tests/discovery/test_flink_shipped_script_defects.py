@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from ._support import (
+from tests.support.discovery_runs import (
     Processes,
     Rec,
     boot_id,

@@ -10,9 +10,9 @@ import sys
 import zipfile
 from pathlib import Path
 
+from tests.support.discovery_runs import fake_env
 from tests.support.paths import REPO_ROOT
 
-from ._support import fake_env
 from .test_installed_entry import FAKE_PYNVML
 
 BENCH = REPO_ROOT / "bench" / "bench_discovery_gpu.py"

@@ -16,7 +16,7 @@ import pytest
 from accelplane.discovery import gpu_discovery as gd
 from accelplane.discovery_constants import COMPILE_PROGRAM, MODULE_NAME, entry_stub
 
-from ._support import PYTHON_CMD, SCRIPT, gpu_uuid, run
+from tests.support.discovery_runs import PYTHON_CMD, SCRIPT, gpu_uuid, run
 
 FAKE_PYNVML = f"""\
 NVML_DEVICE_MIG_ENABLE = 1

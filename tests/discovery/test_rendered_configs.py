@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from accelplane.discovery import gpu_discovery as gd
 
+from tests.support.discovery_runs import PYTHON_CMD, REPO_ROOT, SCRIPT, fake_env, run
 from tests.support.render import files_for
 
-from ._support import PYTHON_CMD, REPO_ROOT, SCRIPT, fake_env, run
 from .test_containers import kfd_tree
 
 STACKS = sorted(p for p in (REPO_ROOT / "stacks").glob("*.yaml") if not p.name.startswith("Pulumi."))

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ._support import Processes, boot_id, gpu_uuid, ours, pid_namespace, render, run
+from tests.support.discovery_runs import Processes, boot_id, gpu_uuid, ours, pid_namespace, render, run
 
 Env = Callable[..., dict[str, str]]
 

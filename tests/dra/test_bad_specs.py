@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.dra.support import errors, stack_document
+from tests.support.dra_specs import errors, stack_document
 
 Edit = Callable[[dict[str, Any]], None]
 

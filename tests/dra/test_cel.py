@@ -17,7 +17,7 @@ import yaml
 from accelplane.builders import dra
 from accelplane.derive import dra as dra_derive
 
-from tests.dra.support import stack_document, validated
+from tests.support.dra_specs import stack_document, validated
 from tests.support.validators import validate_core_object
 
 SLICES = Path(__file__).with_name("resourceslices.yaml")

@@ -9,7 +9,7 @@ from pathlib import Path
 from accelplane.diff import compare_trees
 from accelplane.report.data import build_report
 
-from tests.dra.support import stack_document, validated
+from tests.support.dra_specs import stack_document, validated
 from tests.support.render import files_for
 from tests.support.specs import write_spec
 

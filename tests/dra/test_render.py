@@ -20,7 +20,7 @@ from accelplane.derive.device_plugin_placement import placements
 from accelplane.pulumi import kube
 from accelplane.yaml_io import dump_yaml
 
-from tests.dra.support import DRA_STACK, stack_document, validated, with_version
+from tests.support.dra_specs import DRA_STACK, stack_document, validated, with_version
 from tests.support.render import files_for
 
 RELEASES = ["1.32", "1.33", "1.34", "1.35", "1.36", "1.37"]
@@ -68,7 +68,7 @@ def test_the_request_shapes_are_not_interchangeable(shape_of: str, served_by: st
 
 
 def test_releases_before_dra_are_refused(tmp_path: Path) -> None:
-    from tests.dra.support import errors
+    from tests.support.dra_specs import errors
 
     found = errors(with_version(stack_document(), "1.31"), tmp_path)
     assert len(found) == 3  # one per DRA pool

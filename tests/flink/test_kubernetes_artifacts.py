@@ -406,7 +406,7 @@ def _init_argv(tmp_path: Path) -> list[str]:
 
 
 def test_coordination_init_container_program_is_shellcheck_clean(tmp_path: Path) -> None:
-    from tests.node_image.support import tool
+    from tests.support.validators import tool
 
     program = tmp_path / "init.sh"
     program.write_text(_init_argv(tmp_path)[2])

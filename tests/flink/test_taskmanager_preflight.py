@@ -289,7 +289,7 @@ def test_discovery_works_without_a_usable_bytecode_cache(preflight: Any) -> None
 def test_preflight_program_and_start_scripts_are_shellcheck_clean(tmp_path: Path) -> None:
     """The init container's program (POSIX sh), the pods' discovery entry stub and every example
     stack's standalone start scripts (single-model ones included) pass shellcheck at style level."""
-    from tests.node_image.support import tool
+    from tests.support.validators import tool
 
     (_, template, _) = TEMPLATES[0]
     (pre,) = [c for c in template["spec"]["initContainers"] if c["name"] == PREFLIGHT_INIT_CONTAINER]

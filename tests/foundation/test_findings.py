@@ -19,6 +19,7 @@ from accelplane.findings_docs import DOC, load_all_findings, render
 from accelplane.pipeline import load_validated
 
 from tests.support.findings_text import FINDING_LINE, codes
+from tests.support.specs import findings_of
 
 SOURCE = Path(__file__).resolve().parents[2] / "components" / "accelplane"
 WriteSpec = Callable[..., Path]
@@ -72,19 +73,12 @@ def test_registry_codes_are_well_formed_and_documented() -> None:
         assert f.severity in (Severity.ERROR, Severity.WARNING)
 
 
-def _findings_of(path: Path) -> list[Any]:
-    try:
-        return list(load_validated(path).warnings)
-    except SpecErrors as exc:
-        return exc.errors
-
-
 EXAMPLES = sorted(p for p in (SOURCE.parents[1] / "stacks").glob("*.yaml") if not p.name.startswith("Pulumi"))
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_examples_emit_only_registered_findings(path: Path) -> None:
-    for f in _findings_of(path):
+    for f in findings_of(path):
         assert f.finding is not None and REGISTRY.get(f.finding.code) is f.finding, f
 
 
@@ -452,7 +446,7 @@ FIXES: dict[str, tuple[str, str, list[tuple[str, Any]]]] = {
 @pytest.mark.parametrize("name", sorted(FIXES))
 def test_following_the_fix_gives_a_valid_spec(name: str, write_spec: WriteSpec) -> None:
     text, code, edits = FIXES[name]
-    found = _findings_of(write_spec(text, "before.yaml"))
+    found = findings_of(write_spec(text, "before.yaml"))
     assert code in [f.finding.code for f in found if f.finding], [str(f) for f in found]
     doc = yaml.safe_load(text)
     for path, value in edits:

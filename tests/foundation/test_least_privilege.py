@@ -23,6 +23,7 @@ from accelplane.render import write_tree
 from tests.conftest import EXAMPLE_SPECS
 from tests.support.paths import REPO_ROOT
 from tests.support.render import files_for
+from tests.support.specs import findings_by_code
 
 pytestmark = pytest.mark.slow  # checkov over every rendered tree
 
@@ -110,30 +111,18 @@ def _prod_eu(tmp_path: Path, mutate: Any) -> Path:
     return write_spec(tmp_path, doc)
 
 
-def _findings(spec: Path) -> dict[str, tuple[str, str, str]]:
-    """code → (severity, path, message) of every finding of ``spec`` (errors raised, warnings kept)."""
-    from accelplane.errors import SpecErrors
-    from accelplane.pipeline import load_validated
-
-    try:
-        errors = load_validated(spec).warnings
-    except SpecErrors as exc:
-        errors = exc.errors
-    return {e.finding.code: (e.finding.severity, e.path, e.message) for e in errors if e.finding}
-
-
 def test_default_service_account_is_refused(tmp_path: Path) -> None:
     """accelplane binds a native cluster's Role (create/delete pods, write ConfigMaps) to its
     service account; `default` is every unnamed pod's account in the namespace: an error."""
     spec = _prod_eu(tmp_path, lambda d: d["flink"]["clusters"][0].__setitem__("serviceAccount", "default"))
-    severity, path, message = _findings(spec)["AP6501"]
+    severity, path, message = findings_by_code(spec)["AP6501"]
     assert (severity, path) == ("error", "flink.clusters[0].serviceAccount")
     assert "every pod in namespace 'flink' that names none" in message and "fraud-scoring" in message
 
 
 def test_flink_cluster_in_kube_system_is_refused(tmp_path: Path) -> None:
     spec = _prod_eu(tmp_path, lambda d: d["flink"]["clusters"][0].__setitem__("namespace", "kube-system"))
-    severity, path, message = _findings(spec)["AP6502"]
+    severity, path, message = findings_by_code(spec)["AP6502"]
     assert (severity, path) == ("error", "flink.clusters[0].namespace")
     assert "hostPath TaskManagers" in message
 
@@ -148,7 +137,7 @@ def test_flink_cluster_in_kube_system_is_refused(tmp_path: Path) -> None:
 )
 def test_flink_cluster_in_another_system_namespace_is_a_warning(tmp_path: Path, namespace: str, owner: str) -> None:
     spec = _prod_eu(tmp_path, lambda d: d["flink"]["clusters"][0].__setitem__("namespace", namespace))
-    severity, path, message = _findings(spec)["AP6503"]
+    severity, path, message = findings_by_code(spec)["AP6503"]
     assert (severity, path) == ("warning", "flink.clusters[0].namespace")
     assert owner in message
 

@@ -30,7 +30,7 @@ from accelplane.schema_document import python_pattern
 from accelplane.spec_loader import load_spec
 
 from tests.support.paths import REPO_ROOT, SOURCE_ROOT
-from tests.support.specs import write_spec
+from tests.support.specs import findings_by_code, write_spec
 
 Mutation = Callable[[dict[str, Any]], None]
 
@@ -333,26 +333,17 @@ def test_object_names_too_long_for_their_file_are_refused(
     assert (path, "AP1501") in codes, codes
 
 
-def _findings(spec: Path) -> dict[str, tuple[str, str, str]]:
-    """code → (severity, path, message) of every finding of ``spec`` (errors raised, warnings kept)."""
-    try:
-        errors = load_validated(spec).warnings
-    except SpecErrors as exc:
-        errors = exc.errors
-    return {e.finding.code: (e.finding.severity, e.path, e.message) for e in errors if e.finding}
-
-
 def test_ha_mode_with_a_trailing_newline_is_refused(tmp_path: Path) -> None:
     """`high-availability.type: "kubernetes\\n"` is not Kubernetes HA to Flink (it compares the mode
     exactly, then loads a factory class of that name): an error, not a Role without HA rules."""
     spec = _mutated(tmp_path, "prod-eu", _set("flink", "clusters", 0, "config", "high-availability.type", value="kubernetes\n"))
-    severity, path, message = _findings(spec)["AP1502"]
+    severity, path, message = findings_by_code(spec)["AP1502"]
     assert (severity, path) == ("error", "flink.clusters[0].config.high-availability.type")
     assert "write 'kubernetes'" in message
 
 
 def test_flink_value_with_surrounding_space_is_a_warning(tmp_path: Path) -> None:
     spec = _mutated(tmp_path, "prod-eu", _set("flink", "clusters", 0, "config", "pipeline.name", value=" scoring "))
-    severity, path, message = _findings(spec)["AP1503"]
+    severity, path, message = findings_by_code(spec)["AP1503"]
     assert (severity, path) == ("warning", "flink.clusters[0].config.pipeline.name")
     assert "write 'scoring'" in message

@@ -15,8 +15,8 @@ import yaml
 from accelplane.cli import main
 from accelplane.display import escape_controls, has_controls
 
-from tests.diff.support import copy_stacks, load
 from tests.support.paths import REPO_ROOT
+from tests.support.stack_copies import copy_stacks, load
 
 HOSTILE = [
     "\x1b]0;owned\x07",  # OSC: set the terminal title

@@ -20,7 +20,7 @@ import tests.device_plugins.test_bad_specs as device_plugins
 import tests.dra.test_bad_specs as dra
 import tests.flink.test_flink_checks as flink
 import tests.yarn.test_checks as yarn
-from tests.dra.support import stack_document
+from tests.support.dra_specs import stack_document
 from tests.support.specs import spec_text
 
 

@@ -4,39 +4,22 @@ YARN label) really sees and which real names were meant."""
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 from typing import Any
 
 import pytest
-from accelplane.errors import SpecErrors
 from accelplane.pipeline import load_validated
-from accelplane.spec_loader import load_spec
 
 from tests.conftest import STACKS_DIR
-from tests.support.specs import write_spec
-
-
-def _stack(name: str) -> dict[str, Any]:
-    doc: dict[str, Any] = copy.deepcopy(load_spec(STACKS_DIR / f"{name}.yaml").data)
-    doc.pop("extends", None)
-    return doc
-
-
-def _pool(doc: dict[str, Any], name: str) -> dict[str, Any]:
-    return next(p for p in doc["nodePools"] if p["name"] == name)
+from tests.support.specs import error_lines, node_pool, stack_document, write_spec
 
 
 def _errors(doc: dict[str, Any], tmp_path: Path) -> list[str]:
-    try:
-        load_validated(write_spec(tmp_path, doc))
-    except SpecErrors as exc:
-        return [str(e) for e in exc.errors]
-    return []
+    return error_lines(write_spec(tmp_path, doc))
 
 
 def _gfd_l4(doc: dict[str, Any]) -> str:
-    pool = _pool(doc, "a100")
+    pool = node_pool(doc, "a100")
     pool["gpu"]["model"] = "L4"
     for c in doc["flink"]["clusters"]:
         gpu = c.get("taskManager", {}).get("gpu")
@@ -50,7 +33,7 @@ def _gfd_l4(doc: dict[str, Any]) -> str:
 
 
 def _dra_h100(doc: dict[str, Any]) -> str:
-    _pool(doc, "h100-mig-dra")["gpu"]["model"] = "H100 SXM5 80GB"
+    node_pool(doc, "h100-mig-dra")["gpu"]["model"] = "H100 SXM5 80GB"
     return (
         "'H100 SXM5 80GB' is a market name or shorthand, not the name the nvidia driver reports: the "
         "NVIDIA DRA driver publishes productName 'NVIDIA H100 80GB HBM3', never 'H100 SXM5 80GB', so no "
@@ -59,7 +42,7 @@ def _dra_h100(doc: dict[str, Any]) -> str:
 
 
 def _dra_mi300x(doc: dict[str, Any]) -> str:
-    _pool(doc, "mi300x-dra")["gpu"]["model"] = "AMD Instinct MI300X"
+    node_pool(doc, "mi300x-dra")["gpu"]["model"] = "AMD Instinct MI300X"
     return (
         "'AMD Instinct MI300X' is a market name or shorthand, not the name the amd driver reports: the AMD "
         "DRA driver publishes productName 'AMD_Instinct_MI300X_OAM', never 'AMD_Instinct_MI300X', so no "
@@ -68,7 +51,7 @@ def _dra_mi300x(doc: dict[str, Any]) -> str:
 
 
 def _standalone_l4(doc: dict[str, Any]) -> str:
-    _pool(doc, "edge-l4")["gpu"]["model"] = "L4"
+    node_pool(doc, "edge-l4")["gpu"]["model"] = "L4"
     return (
         "nodePools[0].gpu.model: 'L4' is a market name or shorthand, not the name the nvidia driver reports: "
         "the discovery script's --model filter and YARN node labels compare with the driver's name "
@@ -83,7 +66,7 @@ def _standalone_l4(doc: dict[str, Any]) -> str:
     ids=["gfd-label", "dra-nvidia", "dra-amd", "standalone-model-filter"],
 )
 def test_a_shorthand_is_an_error_naming_the_real_names(stack: str, edit: Any, tmp_path: Path) -> None:
-    doc = _stack(stack)
+    doc = stack_document(stack)
     want = edit(doc)
     found = [e for e in _errors(doc, tmp_path) if "AP3502" in e or "market name" in e]
     assert len(found) == 1, _errors(doc, tmp_path)
@@ -92,14 +75,14 @@ def test_a_shorthand_is_an_error_naming_the_real_names(stack: str, edit: Any, tm
 
 def test_another_spelling_the_consumer_sees_identically_is_accepted(tmp_path: Path) -> None:
     """Discovery and YARN labels ignore case, spaces, '-' and '_': 'NVIDIA-L4' on hosts works."""
-    doc = _stack("edge-standalone")
-    _pool(doc, "edge-l4")["gpu"]["model"] = "NVIDIA-L4"
+    doc = stack_document("edge-standalone")
+    node_pool(doc, "edge-l4")["gpu"]["model"] = "NVIDIA-L4"
     assert not [e for e in _errors(doc, tmp_path) if "gpu.model" in e]
 
 
 def test_an_unknown_name_is_a_warning_naming_the_nearest(tmp_path: Path) -> None:
-    doc = _stack("edge-standalone")
-    _pool(doc, "edge-l4")["gpu"]["model"] = "NVIDIA L40"
+    doc = stack_document("edge-standalone")
+    node_pool(doc, "edge-l4")["gpu"]["model"] = "NVIDIA L40"
     spec = load_validated(write_spec(tmp_path, doc))
     (warning,) = [str(w) for w in spec.warnings if "gpu.model" in str(w)]
     assert (

@@ -1,6 +1,6 @@
 """GPU task slots in real Apache Flink 1.20 from RENDERED files (marker ``flink``).
 
-One standalone cluster (tests/gpu_slots/support.py `multimodel_spec`): three "hosts" on this
+One standalone cluster (tests/support/multimodel_hosts.py `multimodel_spec`): three "hosts" on this
 machine, each a TaskManager started by its rendered ``taskmanagers/<host>.sh`` with a fake
 nvidia-smi reporting that host's GPUs (A100 ×2, T4 ×2, A100 ×2 + T4 ×2), the accelplane discovery
 script in coordination mode at the rendered path, and the rendered ``config.yaml`` used as a user
@@ -38,7 +38,11 @@ from accelplane.derive.slot_groups import taskmanager_memory
 from accelplane.job_helpers import PYFLINK_MODULE, java_sources
 from accelplane.pipeline import load_validated
 
-from tests.gpu_slots.support import (
+from tests.support.flink.errors import HarnessError
+from tests.support.flink.home import require_flink_home
+from tests.support.flink.java import build_java_job
+from tests.support.flink.standalone import FlinkStandalone
+from tests.support.multimodel_hosts import (
     A100_RESOURCE,
     HOST_A100,
     HOST_MIX,
@@ -49,10 +53,6 @@ from tests.gpu_slots.support import (
     multimodel_spec,
     write_rendered,
 )
-from tests.support.flink.errors import HarnessError
-from tests.support.flink.home import require_flink_home
-from tests.support.flink.java import build_java_job
-from tests.support.flink.standalone import FlinkStandalone
 
 pytestmark = pytest.mark.flink
 

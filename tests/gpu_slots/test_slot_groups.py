@@ -20,7 +20,8 @@ from accelplane.derive.slot_groups import pack, taskmanager_memory
 from accelplane.job_helpers import PYFLINK_MODULE, java_sources
 
 from tests.flink.specs import KUBERNETES, STANDALONE, variant
-from tests.gpu_slots.support import (
+from tests.support.findings_text import without_tags
+from tests.support.multimodel_hosts import (
     A100_RESOURCE,
     HOST_A100,
     HOST_MIX,
@@ -31,10 +32,9 @@ from tests.gpu_slots.support import (
     multimodel_spec,
     write_rendered,
 )
-from tests.node_image.support import tool
-from tests.support.findings_text import without_tags
 from tests.support.render import files_for
 from tests.support.specs import model_of, write_spec
+from tests.support.validators import tool
 
 DEFAULT = {"name": "default", "slots": 1, "cpu": 0.5, "taskHeap": "256Mi"}
 GPU = {"name": "infer", "slots": 4, "cpu": 1, "taskHeap": "512Mi", "gpu": 1}

@@ -4,7 +4,6 @@ resource, on Kubernetes (the pod's effective request), YARN (the container) and 
 
 from __future__ import annotations
 
-import copy
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -13,24 +12,13 @@ import pytest
 from accelplane.derive.node_fit import init_container_requests, node_request
 from accelplane.errors import SpecErrors
 from accelplane.pipeline import ValidatedSpec, load_validated
-from accelplane.spec_loader import load_spec
 
 from tests.conftest import STACKS_DIR
-from tests.support.specs import write_spec
-
-
-def _stack(name: str) -> dict[str, Any]:
-    doc: dict[str, Any] = copy.deepcopy(load_spec(STACKS_DIR / f"{name}.yaml").data)
-    doc.pop("extends", None)
-    return doc
+from tests.support.specs import node_pool, stack_document, write_spec
 
 
 def _cluster(doc: dict[str, Any], name: str) -> dict[str, Any]:
     return next(c for c in doc["flink"]["clusters"] if c["name"] == name)
-
-
-def _pool(doc: dict[str, Any], name: str) -> dict[str, Any]:
-    return next(p for p in doc["nodePools"] if p["name"] == name)
 
 
 def _load(doc: dict[str, Any], tmp_path: Path) -> tuple[list[str], ValidatedSpec | None]:
@@ -47,7 +35,7 @@ def _fit_errors(doc: dict[str, Any], tmp_path: Path) -> list[str]:
 
 def test_kubernetes_taskmanager_cpu_over_the_pool(tmp_path: Path) -> None:
     """A team sizes TaskManagers by the hardware sheet (160 threads) on 96-core A100 nodes."""
-    doc = _stack("prod-eu")
+    doc = stack_document("prod-eu")
     _cluster(doc, "fraud-scoring")["taskManager"]["cpu"] = 160
     assert _fit_errors(doc, tmp_path) == [
         f"{tmp_path / 'spec.yaml'}: flink.clusters[0].taskManager.cpu: a TaskManager pod requests cpu 160 but the "
@@ -57,7 +45,7 @@ def test_kubernetes_taskmanager_cpu_over_the_pool(tmp_path: Path) -> None:
 
 
 def test_kubernetes_jobmanager_memory_over_every_pool(tmp_path: Path) -> None:
-    doc = _stack("prod-eu")
+    doc = stack_document("prod-eu")
     _cluster(doc, "fraud-scoring")["jobManager"]["memory"] = "3Ti"
     (error,) = _fit_errors(doc, tmp_path)
     assert error.endswith(
@@ -69,7 +57,7 @@ def test_kubernetes_jobmanager_memory_over_every_pool(tmp_path: Path) -> None:
 
 def test_yarn_taskmanager_memory_over_its_partition(tmp_path: Path) -> None:
     """The V100 TaskManagers run in the V100 partition only: 600Gi fits no V100 NodeManager (512Gi)."""
-    doc = _stack("yarn-analytics")
+    doc = stack_document("yarn-analytics")
     _cluster(doc, "sessions-v100")["taskManager"]["memory"] = "600Gi"
     (error,) = _fit_errors(doc, tmp_path)
     assert error.endswith(
@@ -81,8 +69,8 @@ def test_yarn_taskmanager_memory_over_its_partition(tmp_path: Path) -> None:
 
 def test_standalone_taskmanagers_add_up_on_a_host(tmp_path: Path) -> None:
     """96Gi TaskManagers on 64Gi hosts (the issue's case), and two per host on 128Gi hosts."""
-    doc = _stack("edge-standalone")
-    _pool(doc, "edge-l4")["memory"] = "64Gi"
+    doc = stack_document("edge-standalone")
+    node_pool(doc, "edge-l4")["memory"] = "64Gi"
     tm = _cluster(doc, "edge-inference")["taskManager"]
     tm["memory"] = "96Gi"
     tm["replicas"] = 2
@@ -92,7 +80,7 @@ def test_standalone_taskmanagers_add_up_on_a_host(tmp_path: Path) -> None:
         "edge-gpu-01.example.internal: 96Gi of process memory where it has 64Gi allocatable, so TaskManagers "
         "would be killed for lack of memory: lower taskManager.memory or replicas, or add hosts"
     )
-    _pool(doc, "edge-l4")["memory"] = "128Gi"
+    node_pool(doc, "edge-l4")["memory"] = "128Gi"
     tm["memory"] = "96Gi"
     tm["replicas"] = 4
     (error,) = _fit_errors(doc, tmp_path)
@@ -100,7 +88,7 @@ def test_standalone_taskmanagers_add_up_on_a_host(tmp_path: Path) -> None:
 
 
 def test_standalone_cpu_beyond_the_host_is_a_warning(tmp_path: Path) -> None:
-    doc = _stack("edge-standalone")
+    doc = stack_document("edge-standalone")
     _cluster(doc, "edge-inference")["taskManager"]["cpu"] = 24  # 2 per host × 24 > 32 cores
     errors, spec = _load(doc, tmp_path)
     assert not errors and spec is not None
@@ -111,7 +99,7 @@ def test_standalone_cpu_beyond_the_host_is_a_warning(tmp_path: Path) -> None:
 def test_the_pod_request_is_the_largest_init_container_not_the_sum(tmp_path: Path) -> None:
     """Kubernetes counts max(largest init container, sum of app containers): a GPU TaskManager of
     50m CPU asks 100m (the preflight init container), not 50m + 10m + 100m."""
-    doc = _stack("prod-eu")
+    doc = stack_document("prod-eu")
     _cluster(doc, "ad-hoc")["taskManager"]["cpu"] = "50m"
     errors, spec = _load(doc, tmp_path)
     assert spec is not None, errors
@@ -123,7 +111,7 @@ def test_the_pod_request_is_the_largest_init_container_not_the_sum(tmp_path: Pat
 
 @pytest.mark.parametrize("stack", sorted(p.stem for p in STACKS_DIR.glob("*.yaml") if not p.name.startswith("Pulumi.")))
 def test_every_example_fits_its_nodes(stack: str, tmp_path: Path) -> None:
-    errors, spec = _load(_stack(stack), tmp_path)
+    errors, spec = _load(stack_document(stack), tmp_path)
     assert not errors and spec is not None
     assert not [str(w) for w in spec.warnings if "workers file" in str(w)]
 
@@ -131,7 +119,7 @@ def test_every_example_fits_its_nodes(stack: str, tmp_path: Path) -> None:
 def test_yarn_jobmanager_fits_the_partition_its_application_label_names(tmp_path: Path) -> None:
     """The JobManager runs where Flink's yarn.application.node-label puts the ApplicationMaster: the
     T4 partition (256Gi NodeManagers), not the default partition's 192Gi edge nodes."""
-    doc = _stack("yarn-analytics")
+    doc = stack_document("yarn-analytics")
     c = _cluster(doc, "sessions-v100")
     c.setdefault("config", {})["yarn.application.node-label"] = "gpu-teslat4"
     c["jobManager"] = {"cpu": 2, "memory": "200Gi"}

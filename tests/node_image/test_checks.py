@@ -15,45 +15,37 @@ yarn: {cgroups: v1}
 """
 
 
-def test_shared_system_directory_is_refused(write_spec, capsys, monkeypatch):
-    path = write_spec(YARN_BASE + "discovery: {coordinationFile: /var/tmp/flink-gpu-coordination}\n")
-    code, err = run_validate(path, capsys, monkeypatch)
-    assert code == 1
-    assert err == [
-        "spec.yaml: discovery.coordinationFile: the coordination file's directory /var/tmp is not one accelplane "
-        "owns (/var/lib/accelplane or /run/accelplane, accelplane-<suffix> there, or a directory below them), but "
-        "accelplane gives it to the Flink user (flink:flink, mode 2770) and mounts it into TaskManagers; use e.g. "
-        "/var/lib/accelplane/flink-gpu-coordination",
-        "accelplane: 1 error",
-    ]
-
-
-def test_cluster_override_from_flink_defaults_is_located_there(write_spec, capsys, monkeypatch):
-    path = write_spec(
-        YARN_BASE
-        + """\
+REFUSED = [
+    pytest.param(
+        "discovery: {coordinationFile: /var/tmp/flink-gpu-coordination}\n",
+        [
+            "spec.yaml: discovery.coordinationFile: the coordination file's directory /var/tmp is not one "
+            "accelplane owns (/var/lib/accelplane or /run/accelplane, accelplane-<suffix> there, or a directory "
+            "below them), but accelplane gives it to the Flink user (flink:flink, mode 2770) and mounts it into "
+            "TaskManagers; use e.g. /var/lib/accelplane/flink-gpu-coordination",
+            "accelplane: 1 error",
+        ],
+        id="shared-system-directory",
+    ),
+    pytest.param(
+        """\
 discovery: {user: yarn, group: hadoop}
 flink:
   defaults: {discovery: {coordinationFile: /opt/flink/plugins/coordination}}
   clusters:
     - {name: s, target: yarn, taskManager: {gpu: {amount: 1}}}
-"""
-    )
-    code, err = run_validate(path, capsys, monkeypatch)
-    assert code == 1
-    assert err == [
-        "spec.yaml: flink.defaults.discovery.coordinationFile: the coordination file's directory /opt/flink/plugins "
-        "is not one accelplane owns (/var/lib/accelplane or /run/accelplane, accelplane-<suffix> there, or a "
-        "directory below them), but accelplane gives it to the Flink user (yarn:hadoop, mode 2770) and mounts it "
-        "into TaskManagers; use e.g. /var/lib/accelplane/coordination",
-        "accelplane: 1 error",
-    ]
-
-
-def test_directory_holding_the_script_is_refused(write_spec, capsys, monkeypatch):
-    path = write_spec(
-        YARN_BASE
-        + """\
+""",
+        [
+            "spec.yaml: flink.defaults.discovery.coordinationFile: the coordination file's directory "
+            "/opt/flink/plugins is not one accelplane owns (/var/lib/accelplane or /run/accelplane, "
+            "accelplane-<suffix> there, or a directory below them), but accelplane gives it to the Flink user "
+            "(yarn:hadoop, mode 2770) and mounts it into TaskManagers; use e.g. /var/lib/accelplane/coordination",
+            "accelplane: 1 error",
+        ],
+        id="cluster-override-from-flink-defaults-is-located-there",
+    ),
+    pytest.param(
+        """\
 discovery: {installDir: /var/lib/accelplane-gpu/bin}
 flink:
   clusters:
@@ -61,44 +53,45 @@ flink:
       target: yarn
       taskManager: {gpu: {amount: 1}}
       discovery: {coordinationFile: /var/lib/accelplane-gpu/coordination}
-"""
-    )
-    code, err = run_validate(path, capsys, monkeypatch)
+""",
+        [
+            "spec.yaml: flink.clusters[0].discovery.coordinationFile: the coordination file's directory "
+            "/var/lib/accelplane-gpu contains the discovery script's install directory /var/lib/accelplane-gpu/bin; "
+            "the Flink user owns the coordination directory and could replace the script, so use a separate "
+            "directory, e.g. /var/lib/accelplane/gpu-coordination",
+            "accelplane: 1 error",
+        ],
+        id="directory-holding-the-script",
+    ),
+    pytest.param(
+        "discovery: {installDir: /opt/x/, coordinationFile: /var/lib/accelplane/../../tmp/c}\n",
+        [
+            "spec.yaml: discovery.coordinationFile: '/var/lib/accelplane/../../tmp/c' is not a normalized path "
+            "(no '.', '..', '//' or trailing '/'); write '/var/tmp/c'",
+            "spec.yaml: discovery.installDir: '/opt/x/' is not a normalized path (no '.', '..', '//' or trailing "
+            "'/'); write '/opt/x'",
+            "accelplane: 2 errors",
+        ],
+        id="unnormalized-paths",
+    ),
+    pytest.param(
+        "discovery: {installDir: /}\n",
+        [
+            "spec.yaml: discovery.installDir: the discovery script cannot be installed into '/'; use a dedicated "
+            "directory, e.g. /opt/flink/plugins/external-resource-gpu",
+            "accelplane: 1 error",
+        ],
+        id="root-install-dir",
+    ),
+]
+"""YARN_BASE plus a discovery section, and the exact findings `validate` prints for it."""
+
+
+@pytest.mark.parametrize(("extra", "expected"), REFUSED)
+def test_unsafe_discovery_directories_are_refused(write_spec, capsys, monkeypatch, extra, expected):
+    code, err = run_validate(write_spec(YARN_BASE + extra), capsys, monkeypatch)
     assert code == 1
-    assert err == [
-        "spec.yaml: flink.clusters[0].discovery.coordinationFile: the coordination file's directory "
-        "/var/lib/accelplane-gpu contains the discovery script's install directory /var/lib/accelplane-gpu/bin; the "
-        "Flink user owns the "
-        "coordination directory and could replace the script, so use a separate directory, e.g. "
-        "/var/lib/accelplane/gpu-coordination",
-        "accelplane: 1 error",
-    ]
-
-
-def test_unnormalized_paths_are_refused(write_spec, capsys, monkeypatch):
-    path = write_spec(
-        YARN_BASE + "discovery: {installDir: /opt/x/, coordinationFile: /var/lib/accelplane/../../tmp/c}\n"
-    )
-    code, err = run_validate(path, capsys, monkeypatch)
-    assert code == 1
-    assert err == [
-        "spec.yaml: discovery.coordinationFile: '/var/lib/accelplane/../../tmp/c' is not a normalized path "
-        "(no '.', '..', '//' or trailing '/'); write '/var/tmp/c'",
-        "spec.yaml: discovery.installDir: '/opt/x/' is not a normalized path (no '.', '..', '//' or trailing '/'); "
-        "write '/opt/x'",
-        "accelplane: 2 errors",
-    ]
-
-
-def test_root_install_dir_is_refused(write_spec, capsys, monkeypatch):
-    path = write_spec(YARN_BASE + "discovery: {installDir: /}\n")
-    code, err = run_validate(path, capsys, monkeypatch)
-    assert code == 1
-    assert err == [
-        "spec.yaml: discovery.installDir: the discovery script cannot be installed into '/'; use a dedicated "
-        "directory, e.g. /opt/flink/plugins/external-resource-gpu",
-        "accelplane: 1 error",
-    ]
+    assert err == expected
 
 
 HOSTILE_COORDINATION_FILES = [

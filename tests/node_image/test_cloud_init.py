@@ -20,17 +20,17 @@ from accelplane.discovery_constants import COMPILE_PROGRAM, MODULE_PATH, entry_s
 from accelplane.render import bundle_files
 
 from tests.conftest import STACKS_DIR
-from tests.node_image.support import (
+from tests.support.node_provisioning import (
     FULL_SPEC,
     SPEC_CASES,
     artifact,
     make_fake_root,
     run_provisioner,
-    tool,
     write_rendered,
 )
 from tests.support.render import files_for
 from tests.support.specs import model_of
+from tests.support.validators import tool
 
 # cloud-init silently ignores unknown top-level keys, so a typo ("write_file") would be a no-op.
 # Every top-level key we emit must be one of these real cloud-init module keys.

@@ -21,7 +21,7 @@ from accelplane.discovery_constants import (
 )
 
 from tests.conftest import STACKS_DIR
-from tests.node_image.support import FULL_SPEC
+from tests.support.node_provisioning import FULL_SPEC
 from tests.support.render import files_for, objects_for
 from tests.support.specs import model_of
 from tests.support.validators import validate_k8s_object

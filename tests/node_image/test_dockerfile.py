@@ -12,8 +12,9 @@ import pytest
 from accelplane.discovery_constants import COMPILE_PROGRAM, MODULE_PATH, entry_stub, script_text
 
 from tests.conftest import STACKS_DIR
-from tests.node_image.support import FULL_SPEC, SPEC_CASES, artifact, tool
+from tests.support.node_provisioning import FULL_SPEC, SPEC_CASES, artifact
 from tests.support.render import files_for
+from tests.support.validators import tool
 
 
 def hadolint(dockerfile: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:

@@ -18,7 +18,7 @@ from accelplane.digests import sha256
 from accelplane.discovery_constants import COMPILE_PROGRAM, MODULE_DIR, MODULE_PATH, entry_stub, script_text
 from accelplane.render import bundle_files
 
-from tests.node_image.support import (
+from tests.support.node_provisioning import (
     FAKES_DIR,
     FULL_SPEC,
     SPEC_CASES,
@@ -27,11 +27,11 @@ from tests.node_image.support import (
     run_provisioner,
     sha256_file,
     snapshot,
-    tool,
     write_rendered,
 )
 from tests.support.render import files_for
 from tests.support.specs import model_of
+from tests.support.validators import tool
 
 SCRIPT = "usr/local/libexec/accelplane/accelplane-gpu-discovery"  # the entry stub (discovery.script_path)
 MODULE = MODULE_PATH.lstrip("/")  # the script itself, as a module

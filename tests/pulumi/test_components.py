@@ -23,9 +23,9 @@ from accelplane.pulumi.planning import PlanError
 from accelplane.pulumi.platform import GpuPlatform, GpuPlatformArgs
 
 from tests.pulumi.conftest import ProgramRun, RunProgram
-from tests.pulumi.support import by_name, canonical, type_token
 from tests.support.configmap_rollout import rollout_annotations
 from tests.support.paths import REPO_ROOT
+from tests.support.pulumi_program import by_name, canonical, type_token
 from tests.support.specs import model_of
 
 LABELS = {"app.kubernetes.io/managed-by": "accelplane"}

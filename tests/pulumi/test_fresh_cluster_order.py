@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.pulumi.conftest import RunProgram, stack_config
-from tests.pulumi.support import by_name
+from tests.support.pulumi_program import by_name
 
 
 @pytest.mark.parametrize("stack", ["prod-eu", "shared-gpus"])

@@ -21,8 +21,8 @@ from accelplane.pulumi import kube
 from google.protobuf import json_format
 
 from tests.pulumi.conftest import RunProgram, stack_config
-from tests.pulumi.support import PULUMI_STACKS
 from tests.support.paths import REPO_ROOT
+from tests.support.pulumi_program import PULUMI_STACKS
 
 
 def test_the_registration_runs_on_the_pinned_pulumi_releases() -> None:

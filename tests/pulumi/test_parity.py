@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.pulumi.conftest import RunProgram, stack_config
-from tests.pulumi.support import (
+from tests.support.paths import REPO_ROOT
+from tests.support.pulumi_program import (
     PULUMI_STACKS,
     registered_objects,
     render_with_cli,
@@ -18,7 +19,6 @@ from tests.pulumi.support import (
     spec_of,
     tree,
 )
-from tests.support.paths import REPO_ROOT
 
 
 @pytest.mark.parametrize("stack", PULUMI_STACKS)

@@ -9,7 +9,7 @@ import pytest
 from accelplane.cli import main as cli_main
 
 from tests.pulumi.conftest import RunProgram
-from tests.pulumi.support import copy_project
+from tests.support.pulumi_program import copy_project
 from tests.support.specs import write_spec
 
 BAD_SPECS = {

@@ -9,8 +9,8 @@ import yaml
 
 from tests.conftest import EXAMPLE_SPECS, STACKS_DIR
 from tests.pulumi.conftest import RunProgram, stack_config
-from tests.pulumi.support import PULUMI_STACKS
 from tests.support.paths import REPO_ROOT
+from tests.support.pulumi_program import PULUMI_STACKS
 
 KNOWN_KEYS = {"accelplane:spec", "accelplane:renderDir", "kubernetes:context", "kubernetes:kubeconfig"}
 

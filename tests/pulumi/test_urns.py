@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.pulumi.conftest import ProgramRun, RunProgram, stack_config
-from tests.pulumi.support import PULUMI_STACKS, by_name, copy_project
+from tests.support.pulumi_program import PULUMI_STACKS, by_name, copy_project
 
 PERMUTATIONS = ("reverse", "rotate", "shuffle-1", "shuffle-2", "shuffle-3")
 

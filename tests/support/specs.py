@@ -6,11 +6,15 @@
   and every stderr line, each finding as ``file: path: message`` (its ``severity code:`` tag taken
   off; `run_validate_tagged` keeps it); `expect_errors` asserts the exact error lines (warnings
   printed with them are not compared), the ``accelplane: N errors`` summary and exit code 1;
-  `expect_warnings` asserts that the spec is valid and prints exactly these warnings.
+  `expect_warnings` asserts that the spec is valid and prints exactly these warnings;
+* `findings_of`, `findings_by_code` and `error_lines` are a spec file's findings as the pipeline
+  returns them (no CLI);
+* `stack_document` is an example stack as one editable document, `node_pool` one of its pools.
 """
 
 from __future__ import annotations
 
+import copy
 import textwrap
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -19,10 +23,13 @@ from typing import Any
 import pytest
 import yaml
 from accelplane.cli import main
+from accelplane.errors import SpecError, SpecErrors
 from accelplane.model import Spec
 from accelplane.pipeline import load_validated
+from accelplane.spec_loader import load_spec
 
 from tests.support.findings_text import FINDING_LINE, without_tags
+from tests.support.paths import REPO_ROOT
 
 SpecSource = str | Mapping[str, Any]
 """YAML text (dedented before writing) or a spec document (dumped in its own key order)."""
@@ -115,3 +122,41 @@ def expect_warnings(
     assert code == 0, "\n".join(err)
     assert _of_severity(err, "error") == []
     assert _of_severity(err, "warning") == lines, "\n".join(err)
+
+
+def findings_of(path: Path) -> list[SpecError]:
+    """Every finding of a spec file: the ones `load_validated` raises when there is an error (warnings
+    among them), else the warnings it keeps."""
+    try:
+        return list(load_validated(path).warnings)
+    except SpecErrors as exc:
+        return exc.errors
+
+
+def findings_by_code(path: Path) -> dict[str, tuple[str, str, str]]:
+    """code → (severity, path, message) of every finding of a spec file that has a code."""
+    return {e.finding.code: (e.finding.severity, e.path, e.message) for e in findings_of(path) if e.finding}
+
+
+def error_lines(path: Path) -> list[str]:
+    """``file: path: message`` of every finding `load_validated` raises for a spec file; empty when it
+    loads (its warnings are not returned)."""
+    try:
+        load_validated(path)
+    except SpecErrors as exc:
+        return [str(e) for e in exc.errors]
+    return []
+
+
+def stack_document(name: str) -> dict[str, Any]:
+    """The example stack ``stacks/<name>.yaml`` as one document (a deep copy the caller may edit): its
+    bases merged in by accelplane's own loader, since a spec written elsewhere may not extend the
+    repository's bases."""
+    doc: dict[str, Any] = copy.deepcopy(load_spec(REPO_ROOT / "stacks" / f"{name}.yaml").data)
+    doc.pop("extends", None)
+    return doc
+
+
+def node_pool(doc: dict[str, Any], name: str) -> dict[str, Any]:
+    """The node pool called ``name`` in a spec document (the object itself, to edit)."""
+    return next(p for p in doc["nodePools"] if p["name"] == name)

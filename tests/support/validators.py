@@ -8,11 +8,15 @@
 from __future__ import annotations
 
 import functools
+import os
+import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import kubernetes_validate
+import pytest
 import yaml
 
 from tests.support.paths import REFERENCE_DIR
@@ -117,3 +121,18 @@ def validate_rendered_files(files: dict[str, tuple[str, int]]) -> None:
         elif path.endswith((".yaml", ".yml")) and not path.endswith("flink-conf.yaml"):
             for _ in yaml.safe_load_all(text):
                 pass
+
+
+def tool(name: str) -> str:
+    """Path of a validator executable, from this interpreter's venv or PATH.
+
+    Missing: the test fails under CI (env ``CI`` set), and is skipped with the reason elsewhere.
+    """
+    candidate = Path(sys.executable).parent / name
+    found = str(candidate) if candidate.is_file() else shutil.which(name)
+    if found is None:
+        message = f"{name} is not installed (see docs/node-image.md, 'Validators')"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return found

@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.support.specs import WriteSpec, model_of
-from tests.yarn.support import BASE, parse_configuration, yarn_files
+from tests.support.yarn_specs import BASE, parse_configuration, yarn_files
 
 CS = "yarn.scheduler.capacity."
 POOLS = """\

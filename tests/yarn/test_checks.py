@@ -10,7 +10,7 @@ from accelplane.cli import main
 from accelplane.errors import Problem
 
 from tests.support.specs import WriteSpec, expect_findings, model_of
-from tests.yarn.support import BASE, without_gpu_models
+from tests.support.yarn_specs import BASE, without_gpu_models
 
 RT = "  resourceTypes:\n    - {name: yarn.io/gpu, minimumAllocation: 0, maximumAllocation: 4}\n"
 V100_REQUEST = "gpu: {amount: 2, model: Tesla V100-SXM2-32GB}"

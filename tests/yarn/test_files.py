@@ -27,7 +27,7 @@ from accelplane.templating import render_template
 from tests.conftest import EXAMPLE_SPECS
 from tests.support.render import files_for
 from tests.support.specs import WriteSpec, model_of
-from tests.yarn.support import (
+from tests.support.yarn_specs import (
     BASE,
     parse_configuration,
     parse_container_executor,

@@ -22,8 +22,8 @@ from accelplane.render import write_tree
 from tests.conftest import EXAMPLE_SPECS
 from tests.support.render import files_for
 from tests.support.specs import model_of
+from tests.support.yarn_specs import BASE, without_gpu_models
 from tests.yarn.hadoop import FlinkProbe
-from tests.yarn.support import BASE, without_gpu_models
 
 pytestmark = pytest.mark.hadoop
 

@@ -38,8 +38,8 @@ from accelplane.render import write_tree
 from tests.conftest import EXAMPLE_SPECS
 from tests.support.render import files_for
 from tests.support.specs import model_of
+from tests.support.yarn_specs import BASE, parse_configuration, without_gpu_models
 from tests.yarn.hadoop import Probe
-from tests.yarn.support import BASE, parse_configuration, without_gpu_models
 
 pytestmark = pytest.mark.hadoop
 

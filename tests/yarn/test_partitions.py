@@ -11,14 +11,12 @@ import json
 import xml.etree.ElementTree as ET
 
 from accelplane.derive.yarn_capacity import plan_queues
-from accelplane.errors import SpecErrors
-from accelplane.pipeline import load_validated
 from accelplane.report.data import build_report
 from accelplane.report.svg import render_svg
 from accelplane.report.tables import render_report
 
-from tests.support.specs import WriteSpec, model_of
-from tests.yarn.support import parse_configuration, yarn_files
+from tests.support.specs import WriteSpec, findings_of, model_of
+from tests.support.yarn_specs import parse_configuration, yarn_files
 
 CS = "yarn.scheduler.capacity."
 A100 = "accessible-node-labels.gpu-nvidiaa100sxm480gb."
@@ -58,10 +56,7 @@ def _vector(value: str) -> dict[str, int]:
 
 def _findings(write_spec: WriteSpec, text: str) -> list[tuple[str, str, bool]]:
     """(code, path, warning) of every finding with a code from the AP56xx range."""
-    try:
-        found = list(load_validated(write_spec(text)).warnings)
-    except SpecErrors as e:
-        found = list(e.errors)
+    found = findings_of(write_spec(text))
     return sorted(
         (f.finding.code, f.path, f.is_warning)
         for f in found

@@ -18,7 +18,7 @@ from accelplane.schema import validate_document
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from tests.yarn.support import parse_configuration, parse_container_executor
+from tests.support.yarn_specs import parse_configuration, parse_container_executor
 
 pytestmark = pytest.mark.slow  # hypothesis over generated YARN specs
 

@@ -14,9 +14,8 @@ from pathlib import Path
 
 from tests.support.fake_nvidia_smi import FAKE_NVIDIA_SMI, fake_gpu_uuid
 from tests.support.flink.home import find_flink_home, flink_gpu_discovery_script
+from tests.support.paths import REPO_ROOT
 
-HERE = Path(__file__).resolve().parent
-REPO_ROOT = HERE.parent.parent
 SCRIPT = REPO_ROOT / "components" / "accelplane" / "discovery" / "gpu_discovery.py"
 FAKES = FAKE_NVIDIA_SMI.parent  # the fake GPU tools: nvidia-smi, amd-smi, rocm-smi
 HEADER = "# accelplane-gpu-coordination v2"

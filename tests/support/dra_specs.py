@@ -6,12 +6,11 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from accelplane.errors import SpecErrors
 from accelplane.pipeline import ValidatedSpec, load_validated
-from accelplane.spec_loader import load_spec
 
 from tests.conftest import STACKS_DIR
-from tests.support.specs import write_spec
+from tests.support import specs
+from tests.support.specs import findings_of, write_spec
 
 DRA_STACK = STACKS_DIR / "dra-gpus.yaml"
 
@@ -19,9 +18,7 @@ DRA_STACK = STACKS_DIR / "dra-gpus.yaml"
 def stack_document() -> dict[str, Any]:
     """The example stack as one document: its bases merged in by accelplane's own loader (a spec
     written elsewhere may not extend the repository's bases)."""
-    doc: dict[str, Any] = copy.deepcopy(load_spec(DRA_STACK).data)
-    doc.pop("extends", None)
-    return doc
+    return specs.stack_document(DRA_STACK.stem)
 
 
 def validated(doc: dict[str, Any], tmp_path: Path) -> ValidatedSpec:
@@ -32,11 +29,7 @@ def validated(doc: dict[str, Any], tmp_path: Path) -> ValidatedSpec:
 def errors(doc: dict[str, Any], tmp_path: Path) -> list[str]:
     """Every ``file: path: message`` line a spec document produces, errors and warnings (empty when
     it is valid without warnings)."""
-    try:
-        found = validated(doc, tmp_path).warnings
-    except SpecErrors as exc:
-        return [str(e) for e in exc.errors]
-    return [str(e) for e in found]
+    return [str(e) for e in findings_of(write_spec(tmp_path, doc))]
 
 
 def with_version(doc: dict[str, Any], version: str) -> dict[str, Any]:

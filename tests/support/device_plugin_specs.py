@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import jsonschema
 
-CONFIG_SCHEMA_PATH = Path(__file__).with_name("nvidia-device-plugin-config.schema.json")
+from tests.support.paths import REPO_ROOT
+
+CONFIG_SCHEMA_PATH = REPO_ROOT / "tests" / "device_plugins" / "nvidia-device-plugin-config.schema.json"
 
 
 def pool(

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import stat
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from accelplane.derive.discovery_paths import node_platforms
 
 from tests.conftest import EXAMPLE_SPECS, STACKS_DIR
@@ -103,21 +100,6 @@ def artifact(name: str, write_spec: Callable[..., Path], rel: str) -> str | None
     else:
         assert model.node_image is None, f"{name}: {rel} missing"
     return None
-
-
-def tool(name: str) -> str:
-    """Path of a validator executable, from this interpreter's venv or PATH.
-
-    Missing: the test fails under CI (env ``CI`` set), and is skipped with the reason elsewhere.
-    """
-    candidate = Path(sys.executable).parent / name
-    found = str(candidate) if candidate.is_file() else shutil.which(name)
-    if found is None:
-        message = f"{name} is not installed (see docs/node-image.md, 'Validators')"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return found
 
 
 def sha256_file(path: Path) -> str:
