@@ -128,7 +128,7 @@ def mapping_for(obj: K8sObject) -> KindMapping:
         known = ", ".join(f"{a} {k}" for a, k in sorted(KINDS))
         raise UnsupportedObjectError(
             f"no Pulumi resource mapping for {_describe(obj)}; supported kinds: {known} "
-            "(add the kind to components/accelplane/pulumi/kube.py KINDS)"
+            "(add the kind to components/accelplane/pulumi/kinds.py KINDS)"
         )
     if mapping.namespaced and not obj.namespace:
         raise UnsupportedObjectError(f"{_describe(obj)} is namespaced but has no metadata.namespace")
