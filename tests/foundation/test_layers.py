@@ -27,7 +27,7 @@ PACKAGE = SOURCE_ROOT / "accelplane"
 # Lowest first. A module's layer is found by its longest matching prefix.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("accelplane", "accelplane.errors", "accelplane.findings", "accelplane.digests", "accelplane.quantity", "accelplane.names", "accelplane.package_data",
-     "accelplane.yaml_io", "accelplane.discovery_constants", "accelplane.discovery", "accelplane.display",
+     "accelplane.yaml_io", "accelplane.discovery_install", "accelplane.discovery", "accelplane.display",
      "accelplane.job_helpers", "accelplane.finding_output", "accelplane.flink_options"),
     ("accelplane.templating", "accelplane.spec_loader", "accelplane.schema", "accelplane.schema_docs",
      "accelplane._generated", "accelplane.schema_codegen",

@@ -16,7 +16,7 @@ import pytest
 from accelplane.artifacts import Bundle, FileArtifact, K8sObject, k8s_object
 from accelplane.builders import build_all, priority, volcano
 from accelplane.digests import short_sha256
-from accelplane.discovery_constants import CONFIGMAP_KEY, CONFIGMAP_PREFIX
+from accelplane.discovery_install import CONFIGMAP_KEY, CONFIGMAP_PREFIX
 from accelplane.model import Spec
 from accelplane.pulumi.kinds import KINDS, UnsupportedObjectError
 from accelplane.pulumi.planning import PlanError
@@ -31,7 +31,7 @@ from tests.support.specs import model_of
 LABELS = {"app.kubernetes.io/managed-by": "accelplane"}
 VOLCANO = "scheduling.volcano.sh/v1beta1"
 # Stand-in for the discovery script (components/accelplane/discovery/gpu_discovery.py lands in another branch); the
-# ConfigMap is named the way accelplane.discovery_constants names it: prefix + content hash.
+# ConfigMap is named the way accelplane.discovery_install names it: prefix + content hash.
 DISCOVERY_SCRIPT = "#!/usr/bin/env python3\nprint('0,1')\n"
 DISCOVERY_CM = f"{CONFIGMAP_PREFIX}-{short_sha256(DISCOVERY_SCRIPT)}"
 FLINK = "flink.apache.org/v1beta1"
