@@ -5,10 +5,10 @@
 Runs both scripts the way Flink's GPUDriver does (a fresh process per TaskManager, owner = the
 calling process) against the fake nvidia-smi of the tests on a fake node with --gpus GPUs. Ours
 runs two ways: **installed** as nodes have it (YARN/standalone hosts, the node image: the entry
-stub `accelplane.discovery_constants.entry_stub` running `python3 -I -S`, the module byte-compiled
+stub `accelplane.discovery_install.entry_stub` running `python3 -I -S`, the module byte-compiled
 beforehand by the same interpreter with `COMPILE_PROGRAM`, here in a private temporary directory)
 and **pod** as Kubernetes TaskManager pods have it (the ConfigMap's entry stub
-`accelplane.discovery_constants.pod_entry_stub`, `sh` running `python3 -I -S` on the module with
+`accelplane.discovery_install.pod_entry_stub`, `sh` running `python3 -I -S` on the module with
 the pod's bytecode cache, which one call fills beforehand as the GPU preflight init container
 does; here in a private temporary directory, `python3` on PATH being the same interpreter):
 
@@ -44,7 +44,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 sys.path.insert(0, str(REPO_ROOT / "components"))
 
-from accelplane.discovery_constants import MODULE_NAME, pod_entry_stub  # noqa: E402
+from accelplane.discovery_install import MODULE_NAME, pod_entry_stub  # noqa: E402
 
 from bench.bench_discovery_gpu import install_like_a_node  # noqa: E402
 from tests.support.discovery_runs import (  # noqa: E402

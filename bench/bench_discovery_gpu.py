@@ -11,7 +11,7 @@ machine's ``python3``, its ``nvidia-smi`` and driver, and either an interpreter 
 ``make test`` (tests/discovery/test_gpu_bench.py runs it against the fakes).
 
 It installs the script as nodes have it (the entry stub running ``python3 -I -S`` on the module
-byte-compiled beforehand, `accelplane.discovery_constants`), in a private temporary directory, and
+byte-compiled beforehand, `accelplane.discovery_install`), in a private temporary directory, and
 interleaves ``--runs`` samples of each, non-coordination mode, 1 GPU:
 
 * ours with ``--backend nvml`` next to its floor, the same interpreter's start plus the NVML
@@ -48,7 +48,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = REPO_ROOT / "components" / "accelplane" / "discovery" / "gpu_discovery.py"
 sys.path.insert(0, str(REPO_ROOT / "components"))
 
-from accelplane.discovery_constants import COMPILE_PROGRAM, MODULE_NAME, entry_stub  # noqa: E402
+from accelplane.discovery_install import COMPILE_PROGRAM, MODULE_NAME, entry_stub  # noqa: E402
 
 SMI_QUERY = ["nvidia-smi", "--query-gpu=index,uuid,pci.bus_id,mig.mode.current,name", "--format=csv,noheader"]
 """The inventory query our nvidia-smi backend makes (the floor's query, as in bench_discovery.py)."""

@@ -240,7 +240,7 @@ def bench_pulumi(units: int, runs: int, work: Path) -> list[Row]:
       `accelplane.program.load` returns the rendered spec), i.e. components, parents, dependencies,
       options and outputs;
     * ``manifests``: the same manifests registered bare the way the program registers them
-      (`kube.Prepared.create`: a plain CustomResource with the typed class's token and options, in
+      (`kinds.Prepared.create`: a plain CustomResource with the typed class's token and options, in
       the same order), without components, parents, provider, dependencies or outputs;
     * ``typed``: the same manifests through pulumi_kubernetes' typed classes (`Prepared.create_typed`),
       equally bare: what the program's registration would cost through them;
@@ -252,7 +252,7 @@ def bench_pulumi(units: int, runs: int, work: Path) -> list[Row]:
     import pulumi
     import pulumi.runtime
     from accelplane import program as accelplane_program
-    from accelplane.pulumi import kube
+    from accelplane.pulumi import kinds
     from accelplane.pulumi.planning import creation_order
     from pulumi.runtime import settings as pulumi_settings
     from pulumi_kubernetes.core.v1 import ConfigMap
@@ -260,7 +260,7 @@ def bench_pulumi(units: int, runs: int, work: Path) -> list[Row]:
     spec = write_spec(units, work)
     rendered = render_spec(spec)
     objects = len(rendered.bundle.objects)
-    prepared = kube.prepare_all(creation_order(rendered.bundle.objects))
+    prepared = kinds.prepare_all(creation_order(rendered.bundle.objects))
 
     registered: list[str] = []
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from accelplane.discovery import gpu_discovery as gd
-from accelplane.discovery_constants import COMPILE_PROGRAM, MODULE_NAME, entry_stub
+from accelplane.discovery_install import COMPILE_PROGRAM, MODULE_NAME, entry_stub
 
 from tests.support.discovery_runs import PYTHON_CMD, SCRIPT, gpu_uuid, run
 

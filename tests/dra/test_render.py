@@ -17,7 +17,7 @@ import yaml
 from accelplane.artifacts import K8sObject
 from accelplane.builders import build_all
 from accelplane.derive.device_plugin_placement import placements
-from accelplane.pulumi import kube
+from accelplane.pulumi import kinds
 from accelplane.yaml_io import dump_yaml
 
 from tests.support.dra_specs import DRA_STACK, stack_document, validated, with_version
@@ -142,7 +142,7 @@ def test_volcano_enables_dra_and_counts_device_classes(objects: list[dict[str, A
 def test_pulumi_maps_every_dra_kind() -> None:
     for version in ("v1beta1", "v1beta2", "v1"):
         for kind, namespaced in (("DeviceClass", False), ("ResourceClaimTemplate", True)):
-            mapping = kube.KINDS[(f"resource.k8s.io/{version}", kind)]
+            mapping = kinds.KINDS[(f"resource.k8s.io/{version}", kind)]
             assert mapping.resource_class is not None and mapping.resource_class.__name__ == kind
             assert mapping.namespaced is namespaced
 

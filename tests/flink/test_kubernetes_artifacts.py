@@ -22,7 +22,7 @@ import pytest
 import yaml
 from accelplane.builders import build_all
 from accelplane.derive.flink_java import FLINK_JAVA17_OPTIONS
-from accelplane.discovery_constants import CONFIGMAP_KEY, MODULE_KEY, configmap_name
+from accelplane.discovery_install import CONFIGMAP_KEY, MODULE_KEY, configmap_name
 from accelplane.quantity import parse_quantity
 from accelplane.render import bundle_files
 

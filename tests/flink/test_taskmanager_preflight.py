@@ -37,7 +37,7 @@ from typing import Any
 
 import pytest
 import yaml
-from accelplane import discovery_constants
+from accelplane import discovery_install
 from accelplane.builders.pod_templates import BYTECODE_VOLUME, MAIN_CONTAINER, PREFLIGHT_INIT_CONTAINER
 
 from tests.conftest import EXAMPLE_SPECS, STACKS_DIR
@@ -101,8 +101,8 @@ def test_preflight_asks_for_exactly_the_main_containers_gpus(
     discovery = [m for m in main["volumeMounts"] if m["name"].startswith("accelplane-gpu-discovery")]
     assert [m["mountPath"] for m in discovery] == [
         script,
-        discovery_constants.MODULE_PATH,
-        discovery_constants.POD_BYTECODE_DIR,
+        discovery_install.MODULE_PATH,
+        discovery_install.POD_BYTECODE_DIR,
     ]
     # the same mounts, except that only the preflight (which runs first) may write the bytecode cache
     assert pre["volumeMounts"] == [
@@ -127,7 +127,7 @@ PROD_EU = STACKS_DIR / "prod-eu.yaml"
 def _configmap_data() -> dict[str, str]:
     """Data of prod-eu's rendered discovery ConfigMap (namespace ``flink``)."""
     files = files_for(PROD_EU)
-    text = files[f"kubernetes/configmap_flink_{discovery_constants.configmap_name()}.yaml"][0]
+    text = files[f"kubernetes/configmap_flink_{discovery_install.configmap_name()}.yaml"][0]
     data: dict[str, str] = yaml.safe_load(text)["data"]
     return data
 
@@ -146,13 +146,13 @@ def preflight(tmp_path: Path) -> Any:
     module_dir.mkdir()
     cache.mkdir()
     # The rendered stub, with its two fixed directories moved (the only change).
-    assert data[discovery_constants.CONFIGMAP_KEY] == discovery_constants.pod_entry_stub()
-    stub_text = discovery_constants.pod_entry_stub(str(module_dir), str(cache))
+    assert data[discovery_install.CONFIGMAP_KEY] == discovery_install.pod_entry_stub()
+    stub_text = discovery_install.pod_entry_stub(str(module_dir), str(cache))
     script = tmp_path / "accelplane-gpu-discovery"
     script.write_text(stub_text)
     script.chmod(0o555)
-    module = module_dir / discovery_constants.MODULE_KEY
-    module.write_text(data[discovery_constants.MODULE_KEY])
+    module = module_dir / discovery_install.MODULE_KEY
+    module.write_text(data[discovery_install.MODULE_KEY])
     module.chmod(0o444)
     home = tmp_path / "flink"
     plugin = home / "plugins" / "external-resource-gpu"
@@ -241,7 +241,7 @@ def test_preflight_refuses_an_image_without_python3(preflight: Any) -> None:
 
 
 def _bytecode(cache: Path) -> list[Path]:
-    return sorted(p for p in cache.rglob("*.pyc") if p.name.startswith(discovery_constants.MODULE_NAME + "."))
+    return sorted(p for p in cache.rglob("*.pyc") if p.name.startswith(discovery_install.MODULE_NAME + "."))
 
 
 def _verbose_python(directory: Path) -> Path:
@@ -296,7 +296,7 @@ def test_preflight_program_and_start_scripts_are_shellcheck_clean(tmp_path: Path
     program = tmp_path / "preflight.sh"
     program.write_text("#!/bin/sh\n" + pre["command"][2])  # run by `sh -c`: POSIX sh
     stub = tmp_path / "accelplane-gpu-discovery"
-    stub.write_text(_configmap_data()[discovery_constants.CONFIGMAP_KEY])  # the pods' entry stub
+    stub.write_text(_configmap_data()[discovery_install.CONFIGMAP_KEY])  # the pods' entry stub
     paths = [program, stub]
     for spec in EXAMPLE_SPECS:
         for rel, (text, _) in files_for(spec).items():

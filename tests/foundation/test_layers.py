@@ -27,12 +27,12 @@ PACKAGE = SOURCE_ROOT / "accelplane"
 # Lowest first. A module's layer is found by its longest matching prefix.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("accelplane", "accelplane.errors", "accelplane.findings", "accelplane.digests", "accelplane.quantity", "accelplane.names", "accelplane.package_data",
-     "accelplane.yaml_io", "accelplane.discovery_constants", "accelplane.discovery", "accelplane.display",
+     "accelplane.yaml_io", "accelplane.discovery_install", "accelplane.discovery", "accelplane.display",
      "accelplane.job_helpers", "accelplane.finding_output", "accelplane.flink_options"),
     ("accelplane.templating", "accelplane.spec_loader", "accelplane.schema", "accelplane.schema_docs",
      "accelplane._generated", "accelplane.schema_codegen",
      "accelplane.schema_document", "accelplane.partial", "accelplane.lint",
-     "accelplane.model", "accelplane.artifacts", "accelplane.kube", "accelplane.gpu_names"),
+     "accelplane.model", "accelplane.artifacts", "accelplane.kubernetes_rules", "accelplane.gpu_names"),
     ("accelplane.derive",),
     ("accelplane.checks", "accelplane.builders"),
     ("accelplane.pipeline", "accelplane.render", "accelplane.report", "accelplane.merged_view"),
@@ -45,7 +45,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 ORDER_IN_LAYER: Mapping[int, tuple[tuple[str, ...], ...]] = {
     1: (
         ("accelplane.schema_document", "accelplane._generated", "accelplane.templating", "accelplane.artifacts",
-         "accelplane.kube", "accelplane.gpu_names", "accelplane.lint"),
+         "accelplane.kubernetes_rules", "accelplane.gpu_names", "accelplane.lint"),
         ("accelplane.spec_loader", "accelplane.schema", "accelplane.schema_codegen", "accelplane.schema_docs"),
         ("accelplane.partial",),
         ("accelplane.model",),

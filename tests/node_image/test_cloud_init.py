@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 from accelplane.builders import node_image
-from accelplane.discovery_constants import COMPILE_PROGRAM, MODULE_PATH, entry_stub, script_text
+from accelplane.discovery_install import COMPILE_PROGRAM, MODULE_PATH, entry_stub, script_text
 from accelplane.render import bundle_files
 
 from tests.conftest import STACKS_DIR

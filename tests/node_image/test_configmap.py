@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 from accelplane.builders import discovery_configmap
-from accelplane.discovery_constants import (
+from accelplane.discovery_install import (
     CONFIGMAP_KEY,
     MODULE_KEY,
     configmap_name,

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from accelplane.discovery_constants import COMPILE_PROGRAM, MODULE_PATH, entry_stub, script_text
+from accelplane.discovery_install import COMPILE_PROGRAM, MODULE_PATH, entry_stub, script_text
 
 from tests.conftest import STACKS_DIR
 from tests.support.node_provisioning import FULL_SPEC, SPEC_CASES, artifact

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from accelplane.builders import node_image
 from accelplane.digests import sha256
-from accelplane.discovery_constants import COMPILE_PROGRAM, MODULE_DIR, MODULE_PATH, entry_stub, script_text
+from accelplane.discovery_install import COMPILE_PROGRAM, MODULE_DIR, MODULE_PATH, entry_stub, script_text
 from accelplane.render import bundle_files
 
 from tests.support.node_provisioning import (

@@ -16,9 +16,9 @@ import pytest
 from accelplane.artifacts import Bundle, FileArtifact, K8sObject, k8s_object
 from accelplane.builders import build_all, priority, volcano
 from accelplane.digests import short_sha256
-from accelplane.discovery_constants import CONFIGMAP_KEY, CONFIGMAP_PREFIX
+from accelplane.discovery_install import CONFIGMAP_KEY, CONFIGMAP_PREFIX
 from accelplane.model import Spec
-from accelplane.pulumi.kube import KINDS, UnsupportedObjectError
+from accelplane.pulumi.kinds import KINDS, UnsupportedObjectError
 from accelplane.pulumi.planning import PlanError
 from accelplane.pulumi.platform import GpuPlatform, GpuPlatformArgs
 
@@ -31,7 +31,7 @@ from tests.support.specs import model_of
 LABELS = {"app.kubernetes.io/managed-by": "accelplane"}
 VOLCANO = "scheduling.volcano.sh/v1beta1"
 # Stand-in for the discovery script (components/accelplane/discovery/gpu_discovery.py lands in another branch); the
-# ConfigMap is named the way accelplane.discovery_constants names it: prefix + content hash.
+# ConfigMap is named the way accelplane.discovery_install names it: prefix + content hash.
 DISCOVERY_SCRIPT = "#!/usr/bin/env python3\nprint('0,1')\n"
 DISCOVERY_CM = f"{CONFIGMAP_PREFIX}-{short_sha256(DISCOVERY_SCRIPT)}"
 FLINK = "flink.apache.org/v1beta1"
@@ -568,7 +568,7 @@ def test_unknown_kind_is_a_clear_error_and_registers_nothing(prod_eu: Spec, pulu
     assert "no Pulumi resource mapping for v1 Secret secret/flink/creds (family 'flink')" in message
     assert "no Pulumi resource mapping for batch/v1 Job job/flink/warmup (family 'flink')" in message
     assert "scheduling.volcano.sh/v1beta1 PodGroup" in message  # lists what is supported
-    assert "components/accelplane/pulumi/kube.py" in message
+    assert "components/accelplane/pulumi/kinds.py" in message
 
 
 def test_program_reports_unsupported_objects_without_traceback(
@@ -670,14 +670,14 @@ def test_every_supported_kind_reaches_the_engine_as_its_typed_class_sends_it(
 ) -> None:
     """Every kind of `KINDS` (the example stacks do not use them all): the plain registration the
     program uses sends the same requests as the typed classes (tests/pulumi/test_lean_registration.py)."""
-    from accelplane.pulumi import kube
+    from accelplane.pulumi import kinds
 
     from tests.pulumi.test_lean_registration import wire
 
     objects = every_kind_bundle()
     lean = wire(run_platform(pulumi_run, prod_eu, with_objects(*objects)).requests)
     with monkeypatch.context() as patch:
-        patch.setattr(kube.Prepared, "create", kube.Prepared.create_typed)
+        patch.setattr(kinds.Prepared, "create", kinds.Prepared.create_typed)
         typed = wire(run_platform(pulumi_run, prod_eu, with_objects(*objects)).requests)
     assert lean.keys() == typed.keys()
     assert {(o.api_version, o.kind) for o in objects} | {

@@ -1,5 +1,5 @@
 """Every Kubernetes object is registered as a plain ``pulumi.CustomResource`` of its typed class's
-type token with the typed class's options (`accelplane.pulumi.kube.Prepared.create`), which
+type token with the typed class's options (`accelplane.pulumi.kinds.Prepared.create`), which
 Pulumi serialises faster than the typed classes' input types. What the engine receives must not
 change: here every example stack runs both ways under the mock monitor, and every
 ``RegisterResourceRequest`` (type, name, parent, inputs, property dependencies, dependencies,
@@ -17,7 +17,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes
 import pytest
-from accelplane.pulumi import kube
+from accelplane.pulumi import kinds
 from google.protobuf import json_format
 
 from tests.pulumi.conftest import RunProgram, stack_config
@@ -56,7 +56,7 @@ def test_the_engine_receives_what_the_typed_classes_send(
     config = stack_config(stack)
     lean = wire(pulumi_run(config, stack=stack).requests)
     with monkeypatch.context() as patch:
-        patch.setattr(kube.Prepared, "create", kube.Prepared.create_typed)
+        patch.setattr(kinds.Prepared, "create", kinds.Prepared.create_typed)
         typed = wire(pulumi_run(config, stack=stack).requests)
     assert lean.keys() == typed.keys()
     for key in typed:
@@ -77,13 +77,13 @@ def test_class_registration_is_the_typed_class_token_and_options() -> None:
     from accelplane.artifacts import k8s_object
 
     ds = k8s_object("apps/v1", "DaemonSet", "p", family="f", labels={}, namespace="n", body={"spec": {}})
-    prepared = kube.prepare(ds)
+    prepared = kinds.prepare(ds)
     assert prepared.registration.token == "kubernetes:apps/v1:DaemonSet"
     aliases = [a.type_ for a in prepared.registration.opts.aliases or [] if isinstance(a, pulumi.Alias)]
     assert aliases == ["kubernetes:apps/v1beta2:DaemonSet", "kubernetes:extensions/v1beta1:DaemonSet"]
     queue = k8s_object("scheduling.volcano.sh/v1beta1", "Queue", "q", family="f", labels={}, body={"spec": {}})
-    assert kube.prepare(queue).registration.token == "kubernetes:scheduling.volcano.sh/v1beta1:Queue"
-    assert kube.prepare(queue).registration.opts.version == pulumi_kubernetes._utilities.get_version()
+    assert kinds.prepare(queue).registration.token == "kubernetes:scheduling.volcano.sh/v1beta1:Queue"
+    assert kinds.prepare(queue).registration.opts.version == pulumi_kubernetes._utilities.get_version()
 
 
 def test_nothing_is_registered_with_a_captured_stack(pulumi_run: RunProgram) -> None:

@@ -3,7 +3,7 @@
 Two kinds of ConfigMap, one rule each:
 
 * **Content-addressed** (``immutable: true``, the name carries a hash of the content; e.g. the GPU
-  discovery script, `accelplane.discovery_constants`): new content is a new object with a new name, so
+  discovery script, `accelplane.discovery_install`): new content is a new object with a new name, so
   every pod template that mounts it changes and rolls; the old object stays for pods that still
   reference it (the Pulumi layer retains it on delete).
 * **Mutable** (a fixed name such as Volcano's ``volcano-scheduler-configmap``, which its consumer

@@ -2,16 +2,16 @@
 
 One ConfigMap per namespace that runs a GPU Flink cluster (target ``kubernetes`` or
 ``kubernetes-operator``, ``taskManager.gpu.amount`` > 0). The name carries a hash of the script
-(`accelplane.discovery_constants.configmap_name`) and the ConfigMap is ``immutable``: a new script
+(`accelplane.discovery_install.configmap_name`) and the ConfigMap is ``immutable``: a new script
 is a new ConfigMap, and pods roll to it through their pod template.
 
-It holds two keys (`accelplane.discovery_constants.configmap_data`): the script as a module and
+It holds two keys (`accelplane.discovery_install.configmap_data`): the script as a module and
 the pod entry stub that runs it. The Flink pod templates (flink family) mount each with
 ``subPath``, the stub at ``discovery.script_path`` (what Flink's configuration names) and the module
-at `accelplane.discovery_constants.MODULE_PATH`: that replaces the copies baked into the node image
+at `accelplane.discovery_install.MODULE_PATH`: that replaces the copies baked into the node image
 without hiding the rest of either directory (Flink's GPU plugin jar lives beside the stub). The
 stub runs the module with the image's ``python3`` and a pod-private bytecode cache
-(`accelplane.discovery_constants.pod_entry_stub`): use the image built from ``node-image/``, or any
+(`accelplane.discovery_install.pod_entry_stub`): use the image built from ``node-image/``, or any
 image with ``python3`` on ``PATH``.
 """
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 from accelplane.artifacts import Bundle, k8s_object
 from accelplane.derive.discovery_paths import IMAGE_PLATFORMS, gpu_clusters
 from accelplane.digests import sha256
-from accelplane.discovery_constants import configmap_data, configmap_name, script_text
+from accelplane.discovery_install import configmap_data, configmap_name, script_text
 from accelplane.model import Spec
 
 FAMILY = "discovery"

@@ -17,7 +17,7 @@ stub ``discovery.entry_stub`` at exactly ``discovery.script_path`` (what Flink's
 points at), which runs the module with ``python3 -I -S`` and never writes bytecode. Nothing
 writes bytecode at run time. On Kubernetes the discovery ConfigMap mounts its own module over the
 image's and its own stub over this one (`accelplane.builders.discovery_configmap`), with the
-bytecode cached per pod (`accelplane.discovery_constants.pod_entry_stub`).
+bytecode cached per pod (`accelplane.discovery_install.pod_entry_stub`).
 
 Ownership rule (the discovery script refuses a coordination file that is a symlink or owned by
 another uid): nothing here ever creates the coordination FILE. Its directory belongs to
@@ -45,7 +45,7 @@ from accelplane.derive.discovery_paths import (
     node_platforms,
 )
 from accelplane.digests import sha256
-from accelplane.discovery_constants import (
+from accelplane.discovery_install import (
     COMPILE_PROGRAM,
     COORDINATION_DIR_MODE,
     FLINK_UID,

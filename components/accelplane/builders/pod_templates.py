@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from accelplane import discovery_constants
+from accelplane import discovery_install
 from accelplane.builders.hardening import RUNTIME_DEFAULT_SECCOMP, checkov_skips
 from accelplane.builders.task_groups import yunikorn_annotations, yunikorn_labels
 from accelplane.derive.dra import CLAIM_NAME, claim_template_name, cluster_device_class, is_dra_pool
@@ -127,21 +127,21 @@ def _discovery_mounts(spec: Spec, *, writes_bytecode: bool) -> list[dict[str, An
     """The discovery mounts shared by the main container and the GPU preflight init container: the
     ConfigMap's entry stub at the script path and its module at the module path (single files),
     and the pod's bytecode cache, writable only where ``writes_bytecode`` (the preflight, which
-    runs first; see `accelplane.discovery_constants.pod_entry_stub`)."""
+    runs first; see `accelplane.discovery_install.pod_entry_stub`)."""
     return [
         {
             "name": DISCOVERY_VOLUME,
             "mountPath": spec.discovery.script_path,
-            "subPath": discovery_constants.CONFIGMAP_KEY,
+            "subPath": discovery_install.CONFIGMAP_KEY,
             "readOnly": True,
         },
         {
             "name": MODULE_VOLUME,
-            "mountPath": discovery_constants.MODULE_PATH,
-            "subPath": discovery_constants.MODULE_KEY,
+            "mountPath": discovery_install.MODULE_PATH,
+            "subPath": discovery_install.MODULE_KEY,
             "readOnly": True,
         },
-        {"name": BYTECODE_VOLUME, "mountPath": discovery_constants.POD_BYTECODE_DIR}
+        {"name": BYTECODE_VOLUME, "mountPath": discovery_install.POD_BYTECODE_DIR}
         | ({} if writes_bytecode else {"readOnly": True}),
     ]
 
@@ -151,8 +151,8 @@ def _gpu_container_and_volumes(
 ) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
     """Main-container additions, volumes and init containers a GPU TaskManager needs."""
     mounts = _discovery_mounts(spec, writes_bytecode=False)
-    stub, module = discovery_constants.CONFIGMAP_KEY, discovery_constants.MODULE_KEY
-    configmap = discovery_constants.configmap_name()
+    stub, module = discovery_install.CONFIGMAP_KEY, discovery_install.MODULE_KEY
+    configmap = discovery_install.configmap_name()
     volumes: list[dict[str, Any]] = [
         # One volume per key of the same ConfigMap: a mount names its volume, one file each.
         {
@@ -223,8 +223,8 @@ def coordination_dir_init_container(cluster: FlinkCluster, directory: str) -> di
     escalation, read-only root filesystem, RuntimeDefault seccomp profile, small CPU/memory limits.
     Idempotent, and it never re-owns a directory it did not create (see the script).
     """
-    uid = str(discovery_constants.FLINK_UID)
-    script = COORDINATION_DIR_SCRIPT.format(uid=uid, mode=discovery_constants.COORDINATION_DIR_MODE)
+    uid = str(discovery_install.FLINK_UID)
+    script = COORDINATION_DIR_SCRIPT.format(uid=uid, mode=discovery_install.COORDINATION_DIR_MODE)
     return {
         "name": COORDINATION_INIT_CONTAINER,
         "image": flink_image(cluster),
@@ -318,8 +318,8 @@ def gpu_preflight_init_container(spec: Spec, cluster: FlinkCluster) -> dict[str,
 
 
 MAIN_CONTAINER_SECURITY: dict[str, Any] = {
-    "runAsUser": discovery_constants.FLINK_UID,
-    "runAsGroup": discovery_constants.FLINK_UID,
+    "runAsUser": discovery_install.FLINK_UID,
+    "runAsGroup": discovery_install.FLINK_UID,
     "runAsNonRoot": True,
     "allowPrivilegeEscalation": False,
     "capabilities": {"drop": ["ALL"]},

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from accelplane import kube
+from accelplane import kubernetes_rules
 from accelplane.derive.mig_parted import MIG_CONFIG_LABEL, mig_node_labels
 from accelplane.model import NodePool, Taint
 
@@ -56,8 +56,8 @@ def toleration_for(taint: Taint) -> dict[str, str]:
 
 
 def tolerates(toleration: Mapping[str, Any], taint: Taint) -> bool:
-    """Kubernetes ``ToleratesTaint`` for one of a pool's taints (`accelplane.kube.tolerates`)."""
-    return kube.tolerates(toleration, taint.key, taint.value, taint.effect)
+    """Kubernetes ``ToleratesTaint`` for one of a pool's taints (`accelplane.kubernetes_rules.tolerates`)."""
+    return kubernetes_rules.tolerates(toleration, taint.key, taint.value, taint.effect)
 
 
 def untolerated(tolerations: Sequence[Mapping[str, Any]], taints: Iterable[Taint]) -> list[Taint]:

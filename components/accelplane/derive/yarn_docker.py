@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import posixpath
 
-from accelplane.discovery_constants import MODULE_DIR
+from accelplane.discovery_install import MODULE_DIR
 from accelplane.model import FlinkCluster, Spec
 
 RUNTIME_TYPE_ENV = "YARN_CONTAINER_RUNTIME_TYPE"

@@ -133,6 +133,23 @@ Exit codes: 0 ok; 1 not enough GPUs; 2 usage; 3 coordination file unsafe, corrup
 too long or unwritable; 4 no inventory backend worked; 70 internal error.
 """
 
+# Table of contents (one shipped, standalone file: the sections below, in this order; search for
+# "==================== <n>." to jump to one)
+#   1. settings: constants, exit codes, usage, errors and the stderr log
+#   2. model: the ``Gpu`` record, bus ids and model names
+#   3. CLI: options and argument parsing
+#   4. commands: running inventory tools with a time and output budget
+#   5. NVIDIA: inventory through NVML (pynvml) or nvidia-smi, MIG devices; the bounded in-process
+#      library calls (import checks, a thread with a timeout) that AMD's amdsmi uses too
+#   6. AMD: inventory through amdsmi, amd-smi, rocm-smi or the kernel's KFD topology
+#   7. inventory: choosing the vendor and backend, unique GPUs
+#   8. filters: visibility variables, container device lists, model and count selection
+#   9. coordination, owners: processes, boot id, PID namespace, who holds a GPU
+#  10. coordination, file: format, safe open and locking, allocation, release
+#  11. output, metrics: the owner metrics for node-exporter's textfile collector
+#  12. output, result: the one stdout line (flink, spark or json)
+#  13. CLI: entry points (run, main, console_main)
+
 from __future__ import annotations
 
 import errno
@@ -148,6 +165,8 @@ if MYPY:  # type checkers only: importing typing costs start-up time on every Ta
     from typing import Any, TypeVar
 
     T = TypeVar("T")
+
+# ==================== 1. settings: constants, exit codes, usage, errors and the stderr log
 
 __version__ = "1.0.0"
 
@@ -277,7 +296,7 @@ class Log:
             self._write(f"{PROG}: {msg}")
 
 
-# --------------------------------------------------------------------------- model
+# ==================== 2. model: the Gpu record, bus ids and model names
 
 
 class Gpu:
@@ -384,7 +403,7 @@ def model_matches(name: str, wanted: str) -> bool:
     return bool(w) and w in variants(name)
 
 
-# --------------------------------------------------------------------------- options
+# ==================== 3. CLI: options and argument parsing
 
 
 class Options:
@@ -549,7 +568,7 @@ def parse_args(argv: list[str], log: Log) -> Options:
     return opts
 
 
-# --------------------------------------------------------------------------- commands
+# ==================== 4. commands: running inventory tools with a time and output budget
 
 
 class Deadline:
@@ -677,7 +696,7 @@ def _first_line(text: str) -> str:
     return "(no output)"
 
 
-# --------------------------------------------------------------------------- NVIDIA
+# ==================== 5. NVIDIA: inventory through NVML (pynvml) or nvidia-smi, MIG devices
 
 
 def _na(value: str | None) -> str | None:
@@ -998,7 +1017,7 @@ def _nvidia_smi_mig_devices(gpus: list[Gpu], log: Log, deadline: Deadline) -> li
     return parse_nvidia_smi_list(out, gpus, log)
 
 
-# --------------------------------------------------------------------------- AMD
+# ==================== 6. AMD: inventory through amdsmi, amd-smi, rocm-smi or the kernel's KFD topology
 
 
 def _json_document(text: str, what: str) -> object:
@@ -1234,6 +1253,9 @@ def inventory_kfd(log: Log) -> list[Gpu]:
     return gpus
 
 
+# ==================== 7. inventory: choosing the vendor and backend, unique GPUs
+
+
 def inventory(opts: Options, log: Log, deadline: Deadline) -> tuple[list[Gpu], str]:
     """Return (gpus, backend name) from the first backend that sees at least one GPU."""
     backend = opts.backend or os.environ.get(BACKEND_ENV, "").strip().lower() or "auto"
@@ -1306,7 +1328,7 @@ def check_unique(gpus: list[Gpu], backend: str) -> None:
         seen_key[g.key] = g
 
 
-# --------------------------------------------------------------------------- filters
+# ==================== 8. filters: visibility variables, container device lists, model and count selection
 
 
 def _match_entry(units: list[Gpu], entry: str, var: str, log: Log, positional: bool = False) -> Gpu | None:
@@ -1526,7 +1548,7 @@ def mig_warning(chosen: list[Gpu], log: Log) -> None:
 
 
 
-# --------------------------------------------------------------------------- processes
+# ==================== 9. coordination, owners: processes, boot id, PID namespace, who holds a GPU
 
 
 def proc_stat(pid: int) -> tuple[str, int, str] | None:
@@ -1638,7 +1660,7 @@ def current_owner(opts: Options, log: Log, allocating: bool = True) -> Owner:
     return Owner(pid, st[1], boot_id(), pid_namespace())
 
 
-# --------------------------------------------------------------------------- coordination file
+# ==================== 10. coordination, file: format, safe open and locking, allocation, release
 
 
 def _corrupt(path: str, why: str) -> DiscoveryError:
@@ -2086,7 +2108,7 @@ def export_metrics(opts: Options, log: Log, deadline: Deadline) -> list[Record]:
     return live
 
 
-# --------------------------------------------------------------------------- metrics
+# ==================== 11. output, metrics: the owner metrics for node-exporter's textfile collector
 
 
 def _label_value(value: str) -> str:
@@ -2133,7 +2155,7 @@ def write_metrics(path: str, records: list[Record], log: Log) -> None:
         log.warning(f"cannot write metrics file {path}: {e.strerror} (GPU allocation is unaffected)")
 
 
-# --------------------------------------------------------------------------- output
+# ==================== 12. output, result: the one stdout line (flink, spark or json)
 
 
 def render_result(indexes: list[int], gpus: list[Gpu] | None, opts: Options, backend: str) -> str:
@@ -2169,6 +2191,9 @@ def emit(line: str) -> None:
     if line:
         sys.stdout.write(line + "\n")
     sys.stdout.flush()
+
+
+# ==================== 13. CLI: entry points (run, main, console_main)
 
 
 def run(opts: Options, log: Log) -> int:

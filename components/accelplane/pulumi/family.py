@@ -16,7 +16,7 @@ import pulumi
 
 from accelplane.artifacts import FileArtifact, K8sObject
 from accelplane.digests import sha256
-from accelplane.pulumi import kube
+from accelplane.pulumi import kinds
 from accelplane.pulumi.planning import ObjectKey, PlanError, family_token, logical_name
 
 
@@ -75,17 +75,17 @@ class FamilyComponent(pulumi.ComponentResource):
         self.file_digests: dict[str, str] = {f.path: sha256(f.text) for f in args.files}
 
     def add(
-        self, obj: K8sObject, depends_on: Sequence[pulumi.Resource] = (), prepared: kube.Prepared | None = None
+        self, obj: K8sObject, depends_on: Sequence[pulumi.Resource] = (), prepared: kinds.Prepared | None = None
     ) -> pulumi.CustomResource:
         """Register one of this family's objects as a child resource that depends on ``depends_on``
-        and return it. ``prepared`` is `kube.prepare(obj)` when the caller has it already."""
+        and return it. ``prepared`` is `kinds.prepare(obj)` when the caller has it already."""
         member = self._members.get(obj.key)
         if member is not obj and member != obj:
             raise PlanError(
                 f"{logical_name(obj)} (family {obj.family!r}) is not an object of family {self.family!r}"
             )
         if prepared is None or prepared.obj is not obj:
-            prepared = kube.prepare(obj)
+            prepared = kinds.prepare(obj)
         opts = pulumi.ResourceOptions(
             parent=self, depends_on=list(depends_on), retain_on_delete=prepared.retain_on_delete
         )

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from accelplane.artifacts import Bundle, FileArtifact, K8sObject
-from accelplane.kube import CONFIGMAP_REF_KEYS
+from accelplane.kubernetes_rules import CONFIGMAP_REF_KEYS
 
 ObjectKey = tuple[str, str, str, str]
 """`K8sObject.key`: (API group — ``v1`` for the core group —, kind, namespace or "", name)."""

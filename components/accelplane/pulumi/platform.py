@@ -19,7 +19,7 @@ import pulumi
 from accelplane.artifacts import Bundle, FileArtifact, K8sObject
 from accelplane.digests import sha256
 from accelplane.model import Spec
-from accelplane.pulumi import kube
+from accelplane.pulumi import kinds
 from accelplane.pulumi.device_plugins import DevicePlugins
 from accelplane.pulumi.family import FamilyArgs, FamilyComponent
 from accelplane.pulumi.flink import Flink
@@ -89,7 +89,7 @@ class GpuPlatform(pulumi.ComponentResource):
     resources: dict[ObjectKey, pulumi.CustomResource]
     _name: str
     _registered: bool
-    _prepared_list: list[kube.Prepared]
+    _prepared_list: list[kinds.Prepared]
     rendered_files: dict[str, tuple[str, int]]
     """`bundle_files(bundle)`: every file `accelplane render` writes, serialised once for ``files``
     (and for the program's render tree)."""
@@ -125,7 +125,7 @@ class GpuPlatform(pulumi.ComponentResource):
         self._name = name
         self._registered = False
         self.bundle = bundle = args.bundle
-        self._prepared_list = prepared_list = kube.prepare_all(bundle.objects)
+        self._prepared_list = prepared_list = kinds.prepare_all(bundle.objects)
         self.families = {}
         self.resources = {}
         names: dict[str, list[str]] = {}

@@ -10,7 +10,7 @@ from typing import Any
 
 from accelplane.diff.changes import ArtifactDiff
 from accelplane.diff.impact.common import Impact, brief, group_kind, k8s_artifacts, starts
-from accelplane.kube import configmap_refs, pod_selects_node, tolerates
+from accelplane.kubernetes_rules import configmap_refs, pod_selects_node, tolerates
 from accelplane.model import Spec
 
 # -- node-wide (DaemonSets) ------------------------------------------------------------------------

@@ -1,4 +1,7 @@
-"""Names shared by everything that ships the GPU discovery script.
+"""How the GPU discovery script is shipped and installed: its install paths and module name, the
+entry stubs that run it on hosts and in pods, the program that byte-compiles it on a node, and the
+ConfigMap that carries it (its data and content-hashed name). Everything that ships the script
+(node image, provisioning, pod templates, the ConfigMap builder) asks here.
 
 The script itself is `components/accelplane/discovery/gpu_discovery.py` (stdlib only). On Kubernetes it travels in a
 ConfigMap, as a module beside its pod entry stub (`pod_entry_stub`), whose name carries a hash of

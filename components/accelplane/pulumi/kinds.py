@@ -19,7 +19,7 @@ Resource options derived from the object itself:
 
 * ``metadata.name`` is always explicit (the builders set it), so Pulumi never auto-names;
 * ConfigMaps with ``immutable: true`` are content-addressed (their name carries a hash of their
-  data, see `accelplane.discovery_constants`): new content is a new object, and the old one is
+  data, see `accelplane.discovery_install`): new content is a new object, and the old one is
   kept in the cluster when it leaves the program (``retain_on_delete``) because pods started from
   an older pod template — e.g. TaskManagers a running Flink JobManager still creates — mount it
   by its old name. See docs/pulumi.md, "ConfigMap update strategy".
@@ -128,7 +128,7 @@ def mapping_for(obj: K8sObject) -> KindMapping:
         known = ", ".join(f"{a} {k}" for a, k in sorted(KINDS))
         raise UnsupportedObjectError(
             f"no Pulumi resource mapping for {_describe(obj)}; supported kinds: {known} "
-            "(add the kind to components/accelplane/pulumi/kube.py KINDS)"
+            "(add the kind to components/accelplane/pulumi/kinds.py KINDS)"
         )
     if mapping.namespaced and not obj.namespace:
         raise UnsupportedObjectError(f"{_describe(obj)} is namespaced but has no metadata.namespace")
