@@ -285,9 +285,10 @@ def _structure(path: str, text: str) -> Any:
     return text.count("\n")
 
 
-FREE_TEXT = frozenset({"description", "args", "config"})
+FREE_TEXT = frozenset({"description", "args", "config", "reason"})
 """Fields whose values are free text (no name, no model, nothing compared with what a driver
-reports): the only strings that may keep a trailing newline or surrounding space."""
+reports; ``reason`` is a `lint.ignore` entry's note for reviewers): the only strings that may keep a
+trailing newline or surrounding space."""
 
 
 def _variants(stack: Path) -> Iterator[tuple[str, bool, Any]]:
