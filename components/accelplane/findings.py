@@ -50,7 +50,7 @@ class Finding:
     summary: str
     fix: str
     whole_spec: bool = False  # asserts something of the whole spec ("no pool advertises …"): left
-    # out when parts of an invalid spec were dropped (`accelplane.partial`), since what was dropped
+    # out when parts of an invalid spec were dropped (`accelplane.salvage`), since what was dropped
     # may be exactly what it misses
 
     @property

@@ -28,7 +28,7 @@ def load_all_findings() -> dict[str, Finding]:
     import accelplane.cli
     import accelplane.derive
     import accelplane.lint
-    import accelplane.model
+    import accelplane.model_convert
     import accelplane.pipeline
     import accelplane.schema
     import accelplane.spec_loader

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from accelplane.checks import run_checks
 from accelplane.errors import PathTuple, Problem, SpecError, SpecErrors
-from accelplane.model import Spec, build_model
+from accelplane.model import Spec
+from accelplane.model_convert import build_model
 from accelplane.schema import schema_failures
 from accelplane.spec_loader import LoadedSpec, load_document
 
@@ -71,7 +72,7 @@ def load_validated(path: str | os.PathLike[str], root: Path | None = None) -> Va
     failures = schema_failures(loaded.data)
     load_errors = [e for e in loaded.load_errors if not e.is_warning]
     if failures or load_errors:
-        from accelplane.partial import duplicate_entries, salvage_problems
+        from accelplane.salvage import duplicate_entries, salvage_problems
 
         def reported(path: PathTuple) -> bool:
             return any(path[: len(r)] == r for r in loaded.reported)
@@ -85,7 +86,7 @@ def load_validated(path: str | os.PathLike[str], root: Path | None = None) -> Va
         raise SpecErrors(_outcome(loaded, problems, complete=False))
     model, problems = build_model(loaded.data, inherited)
     if model is None:
-        from accelplane.partial import salvage_problems
+        from accelplane.salvage import salvage_problems
 
         problems += salvage_problems(
             loaded.data, [(p.path, None) for p in problems], partial(_model_and_checks, inherited=inherited)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from accelplane.checks.device_plugins import untolerated_pool_taints
 from accelplane.derive import device_plugin_placement as dp_placement
-from accelplane.model import build_model
+from accelplane.model_convert import build_model
 
 from tests.support.device_plugin_specs import pool, spec_doc, tm_cluster
 from tests.support.specs import expect_errors, expect_findings, run_validate, write_spec

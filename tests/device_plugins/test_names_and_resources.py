@@ -18,7 +18,7 @@ from accelplane.derive.gpu_resources import (
     mig_resource_name,
     unshared_resources,
 )
-from accelplane.model import build_model
+from accelplane.model_convert import build_model
 from accelplane.names import gfd_product_label, is_label_value, normalize_gpu_model
 
 from tests.support.device_plugin_specs import pool, spec_doc

@@ -452,7 +452,7 @@ def test_coordination_init_container_command_prepares_the_directory(tmp_path: Pa
 
 
 def test_a_pod_template_is_built_once_per_spec_cluster_and_role() -> None:
-    """`pod_template` is shared by the Flink, operator and Namespaces builders (`Spec.derive`):
+    """`pod_template` is shared by the Flink, operator and Namespaces builders (`Spec.memo`):
     the same spec, cluster and role give the same dict; another cluster object (even one with the
     same name) or another spec gets its own; building every artifact changes none of them and
     drops them afterwards (they do not outlive the build)."""

@@ -8,7 +8,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from accelplane.model import Spec, build_model
+from accelplane.model import Spec
+from accelplane.model_convert import build_model
 from accelplane.schema import validate_document
 from accelplane.schema_document import load_schema, property_schema
 from jsonschema import Draft202012Validator

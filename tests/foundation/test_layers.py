@@ -3,7 +3,7 @@
 Each module of `accelplane` belongs to one layer; a module may import modules of its own layer or
 of layers below it, never above. `checks` and `builders` share a layer but never import each other:
 what both need lives in `derive`, below them. Inside the spec layer the order is fixed too
-(`ORDER_IN_LAYER`: schema document → loader and schema → partial → model), and no layer holds an
+(`ORDER_IN_LAYER`: schema document → loader and schema → salvage → model → model_convert), and no layer holds an
 import cycle. Every import counts: absolute or relative, at module level or inside a function, and
 `importlib.import_module`/`__import__` with a literal name (a computed name is refused: the test
 could not follow it). No module but the Pulumi wiring imports pulumi, and the discovery script
@@ -26,13 +26,13 @@ PACKAGE = SOURCE_ROOT / "accelplane"
 
 # Lowest first. A module's layer is found by its longest matching prefix.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("accelplane", "accelplane.errors", "accelplane.findings", "accelplane.digests", "accelplane.quantity", "accelplane.names", "accelplane.package_data",
+    ("accelplane", "accelplane.errors", "accelplane.findings", "accelplane.digests", "accelplane.quantity", "accelplane.names", "accelplane.memo", "accelplane.package_data",
      "accelplane.yaml_io", "accelplane.discovery_install", "accelplane.discovery", "accelplane.display",
      "accelplane.job_helpers", "accelplane.finding_output", "accelplane.flink_options"),
     ("accelplane.templating", "accelplane.spec_loader", "accelplane.schema", "accelplane.schema_docs",
      "accelplane._generated", "accelplane.schema_codegen",
-     "accelplane.schema_document", "accelplane.partial", "accelplane.lint",
-     "accelplane.model", "accelplane.artifacts", "accelplane.kubernetes_rules", "accelplane.gpu_names"),
+     "accelplane.schema_document", "accelplane.salvage", "accelplane.lint",
+     "accelplane.model", "accelplane.model_convert", "accelplane.artifacts", "accelplane.kubernetes_rules", "accelplane.gpu_names"),
     ("accelplane.derive",),
     ("accelplane.checks", "accelplane.builders"),
     ("accelplane.pipeline", "accelplane.render", "accelplane.report", "accelplane.merged_view"),
@@ -41,14 +41,16 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 )
 # The order inside a layer, lowest first (same rule: import your rank or below). Layer 1 follows the
 # data: the schema document (and what needs nothing of the spec) → loading and validating a document
-# → what is left of an invalid one → the typed model, which may use everything below it.
+# → what is left of an invalid one → the typed model → its conversion from a document, which may
+# use everything below it.
 ORDER_IN_LAYER: Mapping[int, tuple[tuple[str, ...], ...]] = {
     1: (
         ("accelplane.schema_document", "accelplane._generated", "accelplane.templating", "accelplane.artifacts",
          "accelplane.kubernetes_rules", "accelplane.gpu_names", "accelplane.lint"),
         ("accelplane.spec_loader", "accelplane.schema", "accelplane.schema_codegen", "accelplane.schema_docs"),
-        ("accelplane.partial",),
+        ("accelplane.salvage",),
         ("accelplane.model",),
+        ("accelplane.model_convert",),
     ),
 }
 PEERS_THAT_MUST_NOT_MEET = (("accelplane.checks", "accelplane.builders"),)
@@ -302,11 +304,12 @@ def _wrong(name: str, source: str, *, is_package: bool = False) -> list[str]:
         ("accelplane.model", "import importlib\nname = 'accelplane.cli'\nimportlib.import_module(name)\n", [DYNAMIC]),
         ("accelplane.spec_loader", "from accelplane.model import Spec\n", ["accelplane.model"]),
         ("accelplane.schema_document", "from accelplane import spec_loader\n", ["accelplane.spec_loader"]),
+        ("accelplane.model", "from accelplane.model_convert import build_model\n", ["accelplane.model_convert"]),
         ("accelplane.checks.flink", "from accelplane.builders.flink import build\n", ["accelplane.builders.flink"]),
     ],
     ids=["absolute-up", "relative-up", "relative-package", "relative-in-function", "import_module",
          "import_module-relative", "__import__", "import_module-computed", "layer1-sideways-model",
-         "layer1-sideways-loader", "checks-builders"],
+         "layer1-sideways-loader", "layer1-types-above-conversion", "checks-builders"],
 )
 def test_the_checker_catches(name: str, source: str, expected: list[str]) -> None:
     assert _wrong(name, source) == expected

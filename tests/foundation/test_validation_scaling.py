@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 from accelplane.checks import run_checks
 from accelplane.derive.queues import queue_depth, queue_depths
-from accelplane.model import Spec, build_model
+from accelplane.model import Spec
+from accelplane.model_convert import build_model
 
 from bench.bench_scaling import queue_spec
 from bench.generate import make_spec

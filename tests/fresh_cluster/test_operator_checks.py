@@ -17,7 +17,7 @@ from accelplane.derive.flink_state import (
     SAVEPOINTS_DIR_KEYS,
     ha_enabled,
 )
-from accelplane.model import build_model
+from accelplane.model_convert import build_model
 
 from tests.support.findings_text import without_tags
 from tests.support.flink.home import require_flink_home

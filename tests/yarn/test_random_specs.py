@@ -12,7 +12,7 @@ import pytest
 from accelplane.builders import build_all
 from accelplane.checks import run_checks
 from accelplane.derive.yarn_capacity import plan_queues
-from accelplane.model import build_model
+from accelplane.model_convert import build_model
 from accelplane.render import bundle_files
 from accelplane.schema import validate_document
 from hypothesis import HealthCheck, event, given, settings

@@ -10,7 +10,8 @@ from accelplane.builders import build_all
 from accelplane.checks import run_checks
 from accelplane.derive.yunikorn import CONFIGMAP, QUEUES_KEY
 from accelplane.errors import Problem
-from accelplane.model import Spec, build_model
+from accelplane.model import Spec
+from accelplane.model_convert import build_model
 from accelplane.schema import validate_document
 
 from tests.support.yunikorn import YuniKornError, validate_config

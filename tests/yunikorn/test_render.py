@@ -26,7 +26,8 @@ from accelplane.derive.yunikorn import (
     TASK_GROUPS_ANNOTATION,
     format_value,
 )
-from accelplane.model import Spec, build_model
+from accelplane.model import Spec
+from accelplane.model_convert import build_model
 from accelplane.quantity import parse_quantity as k8s_quantity
 from accelplane.schema import validate_document
 from accelplane.spec_loader import load_spec

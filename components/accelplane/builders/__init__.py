@@ -67,7 +67,7 @@ class FamilyTagError(RuntimeError):
 def build_all(spec: Spec) -> Bundle:
     """Run every family's builder and return one bundle in canonical order.
 
-    What the builders derived once for several of them (`Spec.derive`: pod templates, generated
+    What the builders derived once for several of them (`Spec.memo`: pod templates, generated
     Flink keys) is dropped when they are done, so it does not outlive the build: at 100 units the
     pod templates alone kept 16 MiB alive for as long as the caller kept the spec."""
     total = Bundle()
@@ -78,7 +78,7 @@ def build_all(spec: Spec) -> Bundle:
         if wrong:
             raise FamilyTagError(f"{module.__name__} tagged artifacts {sorted(wrong)}, not {module.FAMILY!r}")
         total.extend(part)
-    spec.derived.clear()
+    spec.memo.clear()
     dupes = [str(key) for key, n in Counter(o.key for o in total.objects).items() if n > 1]
     dupes += [path for path, n in Counter(f.path for f in total.files).items() if n > 1]
     if dupes:

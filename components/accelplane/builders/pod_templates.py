@@ -357,10 +357,10 @@ COORDINATION_INIT_SKIPS: dict[str, str] = dict.fromkeys(
 def pod_template(spec: Spec, cluster: FlinkCluster, role: Role) -> dict[str, Any]:
     """The pod template of one role as a plain ``v1/Pod`` manifest.
 
-    Built once per spec, cluster and role (`Spec.derive`): the Flink builder serialises it, the
+    Built once per spec, cluster and role (`Spec.memo`): the Flink builder serialises it, the
     operator's FlinkDeployment embeds it and the Namespaces builder reads its pod security. The
     callers share the dict, so none may modify it."""
-    return spec.derive(("pod_template", role), cluster, lambda: _pod_template(spec, cluster, role))
+    return spec.memo.get_or_make(("pod_template", role), cluster, lambda: _pod_template(spec, cluster, role))
 
 
 def _pod_template(spec: Spec, cluster: FlinkCluster, role: Role) -> dict[str, Any]:

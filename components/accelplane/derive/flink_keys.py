@@ -441,8 +441,8 @@ def slot_group_keys(cluster: FlinkCluster) -> list[GeneratedKey]:
 
 def generated_keys(spec: Spec, cluster: FlinkCluster) -> tuple[GeneratedKey, ...]:
     """Every key accelplane writes for the cluster (for the operator: into ``flinkConfiguration``);
-    derived once per spec and cluster (`Spec.derive`: the checks and the builders both need it)."""
-    return spec.derive("generated_keys", cluster, lambda: tuple(_generated_keys(spec, cluster)))
+    derived once per spec and cluster (`Spec.memo`: the checks and the builders both need it)."""
+    return spec.memo.get_or_make("generated_keys", cluster, lambda: tuple(_generated_keys(spec, cluster)))
 
 
 def java_options_key(cluster: FlinkCluster) -> list[GeneratedKey]:

@@ -95,7 +95,7 @@ def _pool_groups(spec: Spec) -> dict[tuple[str, str | None], list[NodePool]]:
                 groups.setdefault(("yarn", pool_label(spec, p) if labelled else None), []).append(p)
         return groups
 
-    return spec.derive("node_fit_pool_groups", spec, make)
+    return spec.memo.get_or_make("node_fit_pool_groups", spec, make)
 
 
 _REPELLING = frozenset({"NoSchedule", "NoExecute"})
@@ -144,7 +144,7 @@ def _declared(
         )
         return declared, max((v for _, v in declared), default=None)
 
-    return spec.derive(("node_fit_declared", res), pools, make)
+    return spec.memo.get_or_make(("node_fit_declared", res), pools, make)
 
 
 def misfits(spec: Spec, cluster: FlinkCluster) -> list[Misfit]:

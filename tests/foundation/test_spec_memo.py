@@ -1,4 +1,4 @@
-"""`Spec.derive`: what several builders and checks derive from the same cluster (its pod templates,
+"""`Spec.memo`: what several builders and checks derive from the same cluster (its pod templates,
 its generated Flink keys) is computed once per Spec and shared."""
 
 from __future__ import annotations
@@ -25,12 +25,12 @@ def test_a_value_is_made_once_per_spec_name_and_owner() -> None:
         calls.append(owner)
         return [owner]
 
-    first = spec.derive("x", a, lambda: make(a))
-    assert spec.derive("x", a, lambda: make(a)) is first and calls == [a]
-    assert spec.derive("y", a, lambda: make(a)) is not first  # another name
-    assert spec.derive("x", b, lambda: make(b)) == [b]  # an equal but other owner object: its own
+    first = spec.memo.get_or_make("x", a, lambda: make(a))
+    assert spec.memo.get_or_make("x", a, lambda: make(a)) is first and calls == [a]
+    assert spec.memo.get_or_make("y", a, lambda: make(a)) is not first  # another name
+    assert spec.memo.get_or_make("x", b, lambda: make(b)) == [b]  # an equal but other owner object: its own
     other = model_of(REPO_ROOT / "stacks" / "prod-eu.yaml")
-    assert other.derive("x", a, lambda: make(a)) is not first  # another spec: its own
+    assert other.memo.get_or_make("x", a, lambda: make(a)) is not first  # another spec: its own
     assert calls == [a, a, b, a]
 
 
@@ -46,7 +46,7 @@ def test_checks_and_builders_share_the_generated_keys(monkeypatch: pytest.Monkey
         return derive(spec, cluster)
 
     monkeypatch.setattr(flink_keys, "_generated_keys", counted)
-    spec.derived.clear()  # loading the model ran the checks already
+    spec.memo.clear()  # loading the model ran the checks already
     run_checks(spec)
     build_all(spec)
     assert sorted(made) == sorted(c.name for c in spec.flink_clusters)  # once per cluster
@@ -56,6 +56,6 @@ def test_checks_and_builders_share_the_generated_keys(monkeypatch: pytest.Monkey
     run_checks(spec)
     assert generated_keys(spec, cluster) is keys
     build_all(spec)  # uses them, then drops everything derived (it does not outlive the build)
-    assert not spec.derived
+    assert not spec.memo
     assert generated_keys(spec, cluster) == keys
     assert generated_keys(model_of(REPO_ROOT / "stacks" / "prod-eu.yaml"), cluster) == keys
