@@ -288,53 +288,19 @@ def cmd_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _terminal_columns() -> int:
-    """Columns of the terminal as `shutil.get_terminal_size` finds them (``$COLUMNS``, else the
-    terminal of ``sys.__stdout__``, else 80)."""
-    try:
-        columns = int(os.environ.get("COLUMNS", "0"))
-    except ValueError:
-        columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ else 0
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-    return columns if columns > 0 else 80
-
-
-def _formatter_class() -> type[argparse.HelpFormatter]:
-    """argparse's help formatter, with the width found without importing `shutil`.
-
-    Why: argparse builds a formatter for every ``add_argument`` (not only for ``--help``), and its
-    default one imports `shutil` for the terminal width, which imports bz2, lzma and zlib: a few ms
-    of every command's start (the cold start of ``validate`` is a benchmark goal)."""
-    import argparse
-
-    class Formatter(argparse.HelpFormatter):
-        def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
-                     width: int | None = None) -> None:
-            super().__init__(prog, indent_increment, max_help_position,
-                             _terminal_columns() - 2 if width is None else width)
-
-    return Formatter
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for docs and tests)."""
     import argparse
 
-    formatter = _formatter_class()
     parser = argparse.ArgumentParser(
         prog="accelplane",
         description="GPU-aware Flink platforms from one spec per cluster.",
-        formatter_class=formatter,
     )
     parser.add_argument("--version", action="version", version=f"accelplane {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add_parser(name: str, **kwargs: Any) -> argparse.ArgumentParser:
-        return sub.add_parser(name, formatter_class=formatter, **kwargs)
+        return sub.add_parser(name, **kwargs)
 
     p = add_parser(
         "validate",
