@@ -20,7 +20,14 @@ import yaml
 from accelplane.derive.flink_keys import effective_config
 from accelplane.derive.flink_state import checkpoints_dir_keys, is_set
 from accelplane.errors import SpecErrors
-from accelplane.flink_options import TABLE_DIR, key_fate, option_table, resolve_config, table_versions
+from accelplane.flink_options import (
+    TABLE_DIR,
+    key_fate,
+    option_names,
+    option_table,
+    resolve_config,
+    table_versions,
+)
 from accelplane.pipeline import load_validated
 
 from tests.flink.specs import KUBERNETES
@@ -135,6 +142,19 @@ def test_key_fates() -> None:
         [("execution.checkpointing.dir", "a"), ("state.checkpoints.dir", "b")],
         [],
     )
+
+
+def test_option_names_are_the_names_each_release_reads() -> None:
+    """`option_names`: the names a release reads an option under, whichever release's name asks."""
+    new = ("execution.checkpointing.dir", "state.checkpoints.dir", "state.backend.fs.checkpointdir")
+    assert option_names((1, 20), "execution.checkpointing.dir") == new
+    assert option_names((1, 20), "state.checkpoints.dir") == new
+    assert option_names((1, 18), "execution.checkpointing.dir") == new[1:]  # before FLIP-406
+    assert option_names((1, 15), "high-availability.type") == ("high-availability", "recovery.mode")
+    assert option_names((1, 18), "high-availability") == ("high-availability.type", "recovery.mode", "high-availability")
+    assert option_names((1, 11), "execution.checkpointing.dir") == new[1:]  # no table: the nearest (1.13)
+    assert option_names((2, 9), "execution.checkpointing.dir") == new  # newer than every table: 2.3's
+    assert option_names((1, 18), "execution.checkpointing.file-merging.enabled") == ()  # 1.18 has no such option
 
 
 def test_tables_have_provenance_and_cover_the_versions() -> None:

@@ -32,11 +32,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from accelplane.derive.flink_state import (
-    HA_STORAGE_KEYS,
     checkpoints_dir_keys,
     config_value,
     ha_enabled,
     ha_mode,
+    ha_storage_keys,
+    ha_type_keys,
     is_set,
     savepoints_dir_keys,
 )
@@ -167,8 +168,8 @@ def check(spec: Spec) -> Iterator[Problem]:
                 "upgradeMode is a Flink Kubernetes Operator setting and native Kubernetes (target "
                 "kubernetes) would ignore it; remove it or use target kubernetes-operator", NATIVE_UPGRADE_MODE_IGNORED,
             )
-        if ha_mode(c) in ("zookeeper", "kubernetes") and not is_set(c, HA_STORAGE_KEYS):
-            found = config_value(c, ("high-availability.type", "recovery.mode", "high-availability"))
+        if ha_mode(c) in ("zookeeper", "kubernetes") and not is_set(c, ha_storage_keys(c)):
+            found = config_value(c, ha_type_keys(c))
             assert found is not None
             yield Problem(
                 c.field_path("config", found[0]),

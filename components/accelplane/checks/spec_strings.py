@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from accelplane.derive.file_names import NAME_MAX, named_files
-from accelplane.derive.flink_state import HA_TYPE_KEYS
+from accelplane.derive.flink_state import ha_type_keys
 from accelplane.errors import Problem
 from accelplane.findings import ERROR, WARNING, declare
 from accelplane.model import Spec
@@ -64,7 +64,7 @@ def _check_config_whitespace(spec: Spec) -> Iterator[Problem]:
         for key, value in cluster.config:
             if not isinstance(value, str) or value == value.strip():
                 continue
-            if key in HA_TYPE_KEYS:
+            if key in ha_type_keys(cluster):
                 yield Problem(
                     cluster.field_path("config", key),
                     f"{value!r} has leading or trailing whitespace: Flink compares the high-availability "

@@ -1,10 +1,13 @@
 """What a Flink cluster's ``config`` says about high availability, checkpoints and savepoints.
 
 Flink reads each option under its key, then its fallback (deprecated) keys in order; the first key
-present wins. The key lists below are those of Flink 1.20's ``ConfigOption``s (``CheckpointingOptions
-.CHECKPOINTS_DIRECTORY``, ``SAVEPOINT_DIRECTORY``, ``HighAvailabilityOptions.HA_MODE``,
-``HA_STORAGE_PATH``), the Flink the Flink Kubernetes Operator 1.15 validates with; the tests compare
-every derivation here with those classes. ``HighAvailabilityMode.fromConfig``: unset, ``NONE`` and
+present wins. Which names a cluster's Flink reads comes from the option tables of its release
+(`accelplane.flink_options.option_names`, extracted from each flink-dist): the checkpoint directory
+is ``execution.checkpointing.dir`` then ``state.checkpoints.dir`` … on 1.20 and later
+(``CheckpointingOptions.CHECKPOINTS_DIRECTORY``, FLINK-34482/FLIP-406), only the former names
+before; the high-availability mode is ``high-availability.type`` from 1.16 on, ``high-availability``
+before (``HighAvailabilityOptions.HA_MODE``). The tests compare the 1.20 derivations with Flink's
+classes. ``HighAvailabilityMode.fromConfig``: unset, ``NONE`` and
 ``standalone`` (any case) mean no HA, ``ZOOKEEPER``/``KUBERNETES`` name the built-in services and any
 other value is a factory class name (HA on).
 """
@@ -13,27 +16,17 @@ from __future__ import annotations
 
 from typing import Literal
 
+from accelplane.flink_options import option_names
 from accelplane.model import FlinkCluster
 
-CHECKPOINTS_DIR_KEYS = (
-    "execution.checkpointing.dir",
-    "state.checkpoints.dir",
-    "state.backend.fs.checkpointdir",
-)
-SAVEPOINTS_DIR_KEYS = (
-    "execution.checkpointing.savepoint-dir",
-    "state.savepoints.dir",
-    "savepoints.state.backend.fs.dir",
-)
-RENAMED_IN = (1, 20)
-"""Flink 1.20 renamed the checkpoint and savepoint directory options (FLINK-34482, FLIP-406);
-older Flink reads only the former names."""
-HA_TYPE_KEYS = ("high-availability.type", "recovery.mode", "high-availability")
-HA_STORAGE_KEYS = (
-    "high-availability.storageDir",
-    "high-availability.zookeeper.storageDir",
-    "recovery.zookeeper.storageDir",
-)
+CHECKPOINTS_DIR = "execution.checkpointing.dir"
+"""``CheckpointingOptions.CHECKPOINTS_DIRECTORY`` (any of its names in any release picks it)."""
+SAVEPOINTS_DIR = "execution.checkpointing.savepoint-dir"
+"""``CheckpointingOptions.SAVEPOINT_DIRECTORY``."""
+HA_TYPE = "high-availability.type"
+"""``HighAvailabilityOptions.HA_MODE``."""
+HA_STORAGE = "high-availability.storageDir"
+"""``HighAvailabilityOptions.HA_STORAGE_PATH``."""
 HOST_NETWORK_KEY = "kubernetes.hostnetwork.enabled"
 
 HaMode = Literal["none", "zookeeper", "kubernetes", "factory"]
@@ -51,14 +44,29 @@ def config_value(cluster: FlinkCluster, keys: tuple[str, ...]) -> tuple[str, str
     return None
 
 
+def option_keys(cluster: FlinkCluster, option: str) -> tuple[str, ...]:
+    """The names the cluster's Flink reads ``option`` under, in its order (the option tables)."""
+    return option_names(cluster.version_tuple, option)
+
+
 def checkpoints_dir_keys(cluster: FlinkCluster) -> tuple[str, ...]:
     """Keys the cluster's Flink reads its checkpoint directory from."""
-    return CHECKPOINTS_DIR_KEYS if cluster.version_tuple >= RENAMED_IN else CHECKPOINTS_DIR_KEYS[1:]
+    return option_keys(cluster, CHECKPOINTS_DIR)
 
 
 def savepoints_dir_keys(cluster: FlinkCluster) -> tuple[str, ...]:
     """Keys the cluster's Flink reads its default savepoint directory from."""
-    return SAVEPOINTS_DIR_KEYS if cluster.version_tuple >= RENAMED_IN else SAVEPOINTS_DIR_KEYS[1:]
+    return option_keys(cluster, SAVEPOINTS_DIR)
+
+
+def ha_type_keys(cluster: FlinkCluster) -> tuple[str, ...]:
+    """Keys the cluster's Flink reads its high-availability mode from."""
+    return option_keys(cluster, HA_TYPE)
+
+
+def ha_storage_keys(cluster: FlinkCluster) -> tuple[str, ...]:
+    """Keys the cluster's Flink reads its high-availability storage directory from."""
+    return option_keys(cluster, HA_STORAGE)
 
 
 def is_set(cluster: FlinkCluster, keys: tuple[str, ...]) -> bool:
@@ -70,7 +78,7 @@ def is_set(cluster: FlinkCluster, keys: tuple[str, ...]) -> bool:
 
 def ha_mode(cluster: FlinkCluster) -> HaMode:
     """The cluster's high-availability mode, as Flink's ``HighAvailabilityMode.fromConfig`` reads it."""
-    found = config_value(cluster, HA_TYPE_KEYS)
+    found = config_value(cluster, ha_type_keys(cluster))
     if found is None:
         return "none"
     value = found[1]

@@ -58,6 +58,8 @@ class OptionTable:
     options: tuple[OptionKeys, ...]
     owner: dict[str, str]
     """Every name the release reads → the key of the option it belongs to."""
+    names_of: dict[str, tuple[str, ...]]
+    """An option's key → every name the release reads it under (`OptionKeys.names`)."""
 
 
 @dataclass(frozen=True)
@@ -104,7 +106,7 @@ def _parse(text: str) -> OptionTable:
     for o in options:
         for name in o.names:
             owner.setdefault(name, o.key)
-    return OptionTable(version, tuple(options), owner)
+    return OptionTable(version, tuple(options), owner, {o.key: o.names for o in options})
 
 
 @cache
@@ -150,6 +152,33 @@ def key_fate(version: Version, key: str) -> KeyFate:
         if key in other.owner:
             known.append(other.version)
     return KeyFate("absent", key, table.version, tuple(known))
+
+
+@cache
+def nearest_table(version: Version) -> OptionTable:
+    """The option table of ``version``, else of the nearest release that has one (the newest older
+    release, or the oldest table for a release older than every table): Flink renames options
+    between minor releases, so a neighbour's names are the best guess for an unchecked version."""
+    versions = table_versions()
+    older = [v for v in versions if v <= version]
+    table = option_table(older[-1] if older else versions[0])
+    assert table is not None
+    return table
+
+
+@cache
+def option_names(version: Version, name: str) -> tuple[str, ...]:
+    """Every name a Flink ``version`` reads the option under that ``name`` is a name of (in this
+    or any other release), in Flink's order: the key, its fallback keys, its deprecated keys.
+    ``("state.checkpoints.dir", "state.backend.fs.checkpointdir")`` for
+    ``execution.checkpointing.dir`` on 1.18. Empty when the version has no such option."""
+    table = nearest_table(version)
+    owners = sorted({table.owner[a] for a in _aliases().get(name, frozenset({name})) if a in table.owner})
+    if name in table.owner:
+        owners = [table.owner[name]]
+    if len(owners) != 1:
+        return ()
+    return table.names_of[owners[0]]
 
 
 def resolve_config(version: Version, config: Mapping[str, V]) -> tuple[list[tuple[str, V]], list[tuple[str, str]]]:
