@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import random
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from accelplane.quantity import Quantity
 from accelplane.render import bundle_files
 
 from tests.flink.specs import KUBERNETES, STANDALONE, variant
+from tests.support.fake_flink_daemon import install_fake_taskmanager, started_pids, stop_all
 from tests.support.specs import model_of, write_spec
 
 
@@ -221,7 +223,7 @@ def test_rendered_legacy_config_lines(tmp_path: Path) -> None:
     assert all(": " in line for line in lines)
 
 
-def _standalone_hosts_spec(tmp_path: Path, install_dir: Path | None = None) -> Path:
+def _standalone_hosts_spec(tmp_path: Path, install_dir: Path | None = None, coordination_file: Path | None = None) -> Path:
     data = variant(
         STANDALONE,
         taskManager={
@@ -234,6 +236,8 @@ def _standalone_hosts_spec(tmp_path: Path, install_dir: Path | None = None) -> P
     data["nodePools"][0]["nodes"] = 2
     if install_dir is not None:
         data["discovery"] = {"installDir": str(install_dir)}
+    if coordination_file is not None:
+        data["discovery"]["coordinationFile"] = str(coordination_file)
     return write_spec(tmp_path, data)
 
 
@@ -267,30 +271,46 @@ def test_standalone_start_script_refuses_hosts_without_the_gpus_and_starts_stock
     script = install / "accelplane-gpu-discovery"
     shutil.copyfile(SOURCE_ROOT / "accelplane" / "discovery" / "gpu_discovery.py", script)
     script.chmod(0o755)
-    files = bundle_files(build_all(model_of(_standalone_hosts_spec(tmp_path, install))))
+    # a directory accelplane owns for the coordination file and the start lock, unique per test
+    coordination = Path(f"/run/accelplane-t{os.getpid()}{abs(hash(str(tmp_path))) % 10**8}") / "coord"
+    coordination.parent.mkdir(parents=True, exist_ok=True)
+    files = bundle_files(build_all(model_of(_standalone_hosts_spec(tmp_path, install, coordination))))
     start = tmp_path / "start.sh"
     start.write_text(files["flink/edge-gpu/taskmanagers/a.example.internal.sh"][0])
     start.chmod(0o755)
     home = tmp_path / "flink"
-    (home / "bin").mkdir(parents=True)
     plugin = home / "plugins" / "external-resource-gpu"
     plugin.mkdir(parents=True)
     (plugin / "flink-external-resource-gpu-1.20.5.jar").write_bytes(b"")
     record = tmp_path / "started"
-    tm = home / "bin" / "taskmanager.sh"
-    tm.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> {record}\n')
-    tm.chmod(0o755)
+    install_fake_taskmanager(home, record)
+    pids = tmp_path / "pids"
     fake = install_fake_nvidia_smi(tmp_path / "bin", count=4)
-    env = {"PATH": f"{fake.parent}:{os.environ['PATH']}", "FLINK_HOME": str(home), "HOME": str(tmp_path)}
+    env = {"PATH": f"{fake.parent}:{os.environ['PATH']}", "FLINK_HOME": str(home), "HOME": str(tmp_path),
+           "FLINK_PID_DIR": str(pids), "USER": "flink"}  # fmt: skip
 
     def run(**extra: str) -> tuple[int, str, list[str]]:
         record.unlink(missing_ok=True)
+        stop_all(pids)  # the TaskManagers of the run before, so their GPUs are free again
         proc = subprocess.run([str(start), "-D", "x=y"], env={**env, **extra}, capture_output=True, text=True)
         started = record.read_text().splitlines() if record.exists() else []
         return proc.returncode, proc.stderr, started
 
+    try:
+        _run_the_single_model_cases(run, plugin, coordination, pids)
+    finally:
+        stop_all(pids)
+        shutil.rmtree(coordination.parent, ignore_errors=True)
+
+
+def _run_the_single_model_cases(
+    run: Callable[..., tuple[int, str, list[str]]], plugin: Path, coordination: Path, pids: Path
+) -> None:
     code, err, started = run()
     assert (code, started) == (0, ["start -D x=y", "start -D x=y"]), err
+    # each TaskManager's GPU was taken for its pid before the script let go of the start lock
+    records = coordination.read_text()
+    assert all(f" {pid} " in f" {records} ".replace("\t", " ") for pid in started_pids(pids)), records
     code, err, started = run(FAKE_GPU_COUNT="1")  # 2 TaskManagers × 1 GPU need 2
     assert (code, started) == (1, [])
     assert "GPU discovery did not find 2 GPU(s) for external resource gpu" in err

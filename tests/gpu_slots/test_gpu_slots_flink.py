@@ -388,3 +388,56 @@ def test_flink_registers_gpus_it_cannot_name_and_the_start_script_refuses(env: E
     assert "FileNotFoundException: The gpu discovery script does not exist in path" in logs[1]
     assert "Discovery script exit with" in logs[2]
     assert f"Failed to retrieve information of external resource {T4_RESOURCE}" in logs[2]
+
+
+def _java_pid(marker: str) -> int:
+    """The pid of the one JVM whose command line holds ``marker``."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                args = (proc / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if args and args[0].endswith(b"java") and marker.encode() in args:
+                found.append(int(proc.name))
+    assert len(found) == 1, (marker, found)
+    return found[0]
+
+
+def test_two_starts_at_once_make_one_taskmanager_that_owns_its_gpus(env: Env) -> None:
+    """Issue 30: two starts of a host's script at the same moment both found the GPUs free (a
+    TaskManager takes them only when its JVM runs discovery). With the start lock, the first start
+    takes its TaskManager's GPUs for the JVM's pid before the second may look: exactly one
+    TaskManager starts, it registers its two T4s and its own discovery call gets the GPUs the
+    script took for it; the second start refuses, naming it. (Runs last: it replaces the T4 host's
+    TaskManager.)"""
+    old = _java_pid(f"taskmanager.resource-id={tm_id(HOST_T4)}")
+    os.kill(old, 9)
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{old}").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    script = str(env.base / "taskmanagers" / f"{HOST_T4}.sh")
+    names = ("tm-race-a", "tm-race-b")
+    procs = [
+        subprocess.Popen([script, "-D", f"taskmanager.resource-id={name}"], env=env.script_env(HOST_T4),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for name in names
+    ]  # fmt: skip
+    results = {name: (p.wait(timeout=300), p.communicate()[1]) for name, p in zip(names, procs, strict=True)}
+    assert sorted(code for code, _ in results.values()) == [0, 1], results
+    winner = next(name for name, (code, _) in results.items() if code == 0)
+    loser_err = next(err for code, err in results.values() if code == 1)
+    assert "are not free: live owners hold them" in loser_err, loser_err
+    assert f"a Flink TaskManager ({winner})" in loser_err, loser_err
+    env.wait_registered({winner})
+    assert env.taskmanager(winner)["totalResource"]["extendedResources"] == {T4_RESOURCE: 2.0}
+    loser = next(n for n in names if n != winner)
+    assert loser not in {str(tm["id"]) for tm in env.cluster.registered_taskmanagers()}
+    # the winner's JVM holds the two T4s in the coordination file, and its own discovery call got
+    # them back (a mismatch would make it fail: "already holds … but asks for")
+    jvm = _java_pid(f"taskmanager.resource-id={winner}")
+    coordination = Path(env.model.flink_clusters[0].coordination_file)
+    records = [line.split() for line in coordination.read_text().splitlines()]
+    assert sum(1 for r in records if len(r) > 2 and r[2] == str(jvm)) == 2, records
+    assert not any("already holds" in log for log in env.cluster.taskmanager_logs())

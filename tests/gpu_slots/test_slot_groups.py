@@ -20,6 +20,7 @@ from accelplane.derive.slot_groups import pack, taskmanager_memory
 from accelplane.job_helpers import PYFLINK_MODULE, java_sources
 
 from tests.flink.specs import KUBERNETES, STANDALONE, variant
+from tests.support.fake_flink_daemon import install_fake_taskmanager, started_pids, stop_all
 from tests.support.findings_text import without_tags
 from tests.support.multimodel_hosts import (
     A100_RESOURCE,
@@ -292,6 +293,7 @@ def start_host(tmp_path: Path) -> Any:
     script.write_text(DISCOVERY.read_text())
     script.chmod(0o755)
     coordination = Path(f"/run/accelplane-t{os.getpid()}{abs(hash(str(tmp_path))) % 10**8}") / "coord"
+    coordination.parent.mkdir(parents=True, exist_ok=True)  # as node/provision.sh prepares it
     spec = multimodel_spec(tmp_path, install_dir=install, coordination_file=coordination)
     written = write_rendered(spec, tmp_path / "out")
     home = tmp_path / "flink"
@@ -299,17 +301,19 @@ def start_host(tmp_path: Path) -> Any:
     (home / "plugins" / "external-resource-gpu").mkdir(parents=True)
     (home / "plugins" / "external-resource-gpu" / "flink-external-resource-gpu-1.20.5.jar").write_text("")
     record = tmp_path / "started"
-    tm = home / "bin" / "taskmanager.sh"
-    tm.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> {record}\n')
-    tm.chmod(0o755)
+    install_fake_taskmanager(home, record)
+    pids = tmp_path / "pids"
     fake = install_fake_smi(tmp_path / "fake-bin")
 
-    def run(host: str, **extra: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
-        env = {**os.environ, "FLINK_HOME": str(home), **host_env(fake, host), **extra}
+    def command(host: str, **extra: str) -> tuple[list[str], dict[str, str]]:
+        env = {**os.environ, "FLINK_HOME": str(home), "FLINK_PID_DIR": str(pids), **host_env(fake, host), **extra}
         env.pop("FLINK_PLUGINS_DIR", None)
         env.update(extra)
-        path = written[f"flink/vision/taskmanagers/{host}.sh"]
-        proc = subprocess.run([str(path), "-D", "x=y"], env=env, capture_output=True, text=True, check=False)
+        return [str(written[f"flink/vision/taskmanagers/{host}.sh"]), "-D", "x=y"], env
+
+    def run(host: str, **extra: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+        args, env = command(host, **extra)
+        proc = subprocess.run(args, env=env, capture_output=True, text=True, check=False)
         started = record.read_text().splitlines() if record.exists() else []
         return proc, started
 
@@ -317,8 +321,13 @@ def start_host(tmp_path: Path) -> Any:
     run.home = home  # type: ignore[attr-defined]
     run.coordination = coordination  # type: ignore[attr-defined]
     run.fake = fake  # type: ignore[attr-defined]
-    yield run
-    shutil.rmtree(coordination.parent, ignore_errors=True)
+    run.command = command  # type: ignore[attr-defined]
+    run.pids = pids  # type: ignore[attr-defined]
+    try:
+        yield run
+    finally:
+        stop_all(pids)
+        shutil.rmtree(coordination.parent, ignore_errors=True)
 
 
 def test_start_script_names_both_models_on_the_command_line(start_host: Any) -> None:
@@ -379,6 +388,40 @@ def test_start_script_refuses_gpus_held_by_live_owners_and_names_them(start_host
     proc, started = start_host(HOST_T4)
     assert proc.returncode == 0, proc.stderr
     assert len(started) == 2
+
+
+def test_two_starts_at_once_start_one_host_once(start_host: Any) -> None:
+    """Two starts of a host's script at the same moment (issue 30: both found the GPUs free, since a
+    TaskManager takes them only when its JVM runs discovery): the start lock makes them one after
+    the other, the first takes its TaskManager's GPUs for its pid before letting go, so the second
+    finds them held and starts nothing, naming the first TaskManager. The lock is not inherited by
+    the TaskManager (it would keep every later start waiting)."""
+    args, env = start_host.command(HOST_MIX)
+    both = [subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    results = [(p.wait(timeout=120), p.communicate()) for p in both]
+    codes = sorted(code for code, _ in results)
+    assert codes == [0, 1], results
+    (daemon,) = started_pids(start_host.pids)
+    refused = next(err for code, (_, err) in results if code == 1)
+    assert f"pid {daemon}, sleep" in refused and "are not free" in refused, refused
+    lock = Path(f"{start_host.coordination}.start-lock")
+    assert lock.is_file() and not lock.is_symlink()
+    held = [os.readlink(f) for f in Path(f"/proc/{daemon}/fd").iterdir()]
+    assert str(lock) not in held, held
+    # once that TaskManager is gone, its GPUs are free again and a start succeeds
+    stop_all(start_host.pids)
+    proc, _ = start_host(HOST_MIX)
+    assert proc.returncode == 0, proc.stderr
+    assert len(started_pids(start_host.pids)) == 1
+
+
+def test_a_symlinked_start_lock_is_refused(start_host: Any, tmp_path: Path) -> None:
+    start_host.coordination.parent.mkdir(parents=True, exist_ok=True)
+    Path(f"{start_host.coordination}.start-lock").symlink_to(tmp_path / "elsewhere")
+    proc, started = start_host(HOST_T4)
+    assert (proc.returncode, started) == (1, [])
+    assert "is a symbolic link" in proc.stderr
+    assert not (tmp_path / "elsewhere").exists()
 
 
 def test_pyflink_helper_parses_the_rendered_file(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from accelplane.derive.flink_keys import (
     CHECK_FREE_FLAG,
     COORDINATION_FILE_FLAG,
     MODEL_FLAG,
+    effective_config,
     model_argument,
 )
 from accelplane.derive.slot_groups import (
@@ -30,6 +31,21 @@ from accelplane.derive.slot_groups import (
 )
 from accelplane.model import FlinkCluster, Spec
 from accelplane.templating import render_template
+
+
+START_LOCK_SUFFIX = ".start-lock"
+START_LOCK_WAIT_SECONDS = 120
+"""How long a start waits for another start on the host (checks, `taskmanager.sh start` and taking
+the GPUs: seconds) before giving up."""
+FLINK_DEFAULT_PID_DIR = "/tmp"
+"""``env.pid.dir``'s default (Flink's ``bin/config.sh`` ``DEFAULT_ENV_PID_DIR``)."""
+
+
+def start_lock_path(cluster: FlinkCluster) -> str:
+    """The host's start lock: beside the coordination file, in the directory accelplane prepares for
+    it (never a world-writable one), shared by every cluster's start scripts on the host since they
+    compete for the same GPUs."""
+    return cluster.coordination_file + START_LOCK_SUFFIX
 
 
 def group_file_text(spec: Spec, cluster: FlinkCluster) -> str:
@@ -45,6 +61,7 @@ def host_scripts(spec: Spec, cluster: FlinkCluster, base: str, family: str) -> l
     models = {r.name: r.model for r in gpu_resources(spec, cluster)}
     multimodel = spans_models(spec, cluster)
     amount = cluster.gpus_per_task_manager
+    config = effective_config(spec, cluster)
     out = []
     for h in standalone_hosts(spec, cluster):
         if not h.taskmanagers:
@@ -70,6 +87,13 @@ def host_scripts(spec: Spec, cluster: FlinkCluster, base: str, family: str) -> l
                         f"{cluster.coordination_file} (named above); a TaskManager started again on this "
                         "host would advertise GPUs it does not get. Stop the holder first"
                     ),
+                    # the TaskManager's own discovery call, as Flink makes it (args split on whitespace)
+                    "taskmanager_args": str(config.get(f"external-resource.{name}.param.discovery-script.args", "")).split(),
+                    "take_failure": (
+                        f"could not take {amount} GPU(s) for external resource {name} for the TaskManager "
+                        f"just started (discovery's messages are above): something outside this script "
+                        f"took them"
+                    ),
                 }
             )
         text = render_template(
@@ -84,6 +108,11 @@ def host_scripts(spec: Spec, cluster: FlinkCluster, base: str, family: str) -> l
             free_check=bool(free_args),
             resource_list=";".join(str(r["name"]) for r in resources),
             script_path=spec.discovery.script_path,
+            start_lock=start_lock_path(cluster),
+            lock_wait_seconds=START_LOCK_WAIT_SECONDS,
+            pid_dir=str(config.get("env.pid.dir", FLINK_DEFAULT_PID_DIR)),
+            file_mode=spec.discovery.file_mode,
+            lock_umask=f"{0o777 & ~int(spec.discovery.file_mode, 8):04o}",
         )
         out.append(FileArtifact(f"{base}/taskmanagers/{host_script_name(h.host)}", text, 0o755, family))
     return out
