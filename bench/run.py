@@ -20,9 +20,11 @@ on a busy machine). Wall clock, never timed tests.
    resources (the goal; also next to as many as it registers Kubernetes objects), at 1 and 10 units
    (1 with ``--quick``); more rows split the difference: the program's
    registration alone (`render_spec` excluded) next to the same manifests registered bare, those
-   next to the bare ConfigMaps (what Pulumi itself charges for the manifests), and the same
+   next to the bare ConfigMaps (what Pulumi itself charges for the manifests), the same
    manifests through pulumi_kubernetes' typed classes next to the plain registration the program
-   uses. ``--only pulumi`` runs just this part; ``--runs N`` sets its samples.
+   uses, and the program next to the goal's floor plus libyaml dumping what the program serialises
+   to YAML (the library's share of the difference; not the goal). ``--only pulumi`` runs just this
+   part; ``--runs N`` sets its samples.
 4. Validation scaling: `load_validated` on queue trees of 2,000-16,000 queues and on 50-400 units,
    with the growth exponent per doubling (bench/bench_scaling.py).
 5. The GPU discovery script (bench/bench_discovery.py): ours vs Flink's, and ours per call vs the
@@ -247,11 +249,16 @@ def bench_pulumi(units: int, runs: int, work: Path) -> list[Row]:
     * ``bare_all``: as many bare ConfigMaps with one data key as the program registers resources
       (objects, components, provider): the goal's floor, "the same number of bare resources";
     * ``bare``: as many as it registers Kubernetes objects (a stricter reading: the program's
-      components and provider are then work the floor does not do).
+      components and provider are then work the floor does not do);
+    * ``bare_yaml``: ``bare_all`` plus libyaml (`yaml.CSafeDumper`, as the render goal's floor
+      dumps) dumping the data the program serialises to YAML: every object (for the ``files``
+      output) and every Flink pod template (for the files and ConfigMaps that carry them). Not the
+      goal's floor: it says how much of the difference is the YAML library's price for the output.
     """
     import pulumi
     import pulumi.runtime
     from accelplane import program as accelplane_program
+    from accelplane.derive.flink_keys import JOBMANAGER_POD_TEMPLATE, TASKMANAGER_POD_TEMPLATE
     from accelplane.pulumi import kinds
     from accelplane.pulumi.planning import creation_order
     from pulumi.runtime import settings as pulumi_settings
@@ -261,6 +268,10 @@ def bench_pulumi(units: int, runs: int, work: Path) -> list[Row]:
     rendered = render_spec(spec)
     objects = len(rendered.bundle.objects)
     prepared = kinds.prepare_all(creation_order(rendered.bundle.objects))
+    pod_templates = (JOBMANAGER_POD_TEMPLATE, TASKMANAGER_POD_TEMPLATE)
+    serialised = [o.manifest for o in rendered.bundle.objects] + [
+        yaml.safe_load(f.text) for f in rendered.bundle.files if f.path.rsplit("/", 1)[-1] in pod_templates
+    ]
 
     registered: list[str] = []
 
@@ -328,8 +339,16 @@ def bench_pulumi(units: int, runs: int, work: Path) -> list[Row]:
 
         return bare
 
+    bare_all = bare_of(resources)
+
+    def bare_yaml() -> None:
+        bare_all()
+        for data in serialised:
+            yaml.dump(data, Dumper=yaml.CSafeDumper, sort_keys=True, default_flow_style=False, allow_unicode=True,
+                      width=4096)
+
     t = interleaved_many({"program": ours, "registration": registration, "manifests": manifests, "typed": typed,
-                          "bare": bare_of(objects), "bare_all": bare_of(resources)}, runs)
+                          "bare": bare_of(objects), "bare_all": bare_all, "bare_yaml": bare_yaml}, runs)
     size = f"{units} unit{'s' if units > 1 else ''} ({objects} objects)"
     return [
         ratio_row(f"Pulumi program under mocks, {units} unit{'s' if units > 1 else ''}: {resources} resources "
@@ -337,6 +356,9 @@ def bench_pulumi(units: int, runs: int, work: Path) -> list[Row]:
                   f"{resources} bare ConfigMaps: as many resources", "≤ 1.5×"),
         ratio_row(f"… the same, next to as many bare ConfigMaps as it registers Kubernetes objects ({objects}; "
                   "the stricter reading)", t["program"], t["bare"], f"{objects} bare ConfigMaps", ""),
+        ratio_row(f"… the same, next to those {resources} bare ConfigMaps plus libyaml dumping what the program "
+                  f"serialises ({len(serialised)} documents: every object and Flink pod template; not the goal's "
+                  "floor)", t["program"], t["bare_yaml"], f"{resources} bare ConfigMaps + libyaml", ""),
         ratio_row(f"… its registration alone (`render_spec` excluded), {size}", t["registration"], t["manifests"],
                   "the same manifests registered bare", ""),
         ratio_row(f"… the same manifests registered bare (Pulumi's own cost), {size}", t["manifests"], t["bare"],

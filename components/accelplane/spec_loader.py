@@ -276,8 +276,9 @@ class _Merger:
             return self._fatal(
                 SpecError(name, "<root>", "not an accelplane spec: no top-level key is a spec section", SPEC_NOT_A_SPEC)
             )
-        own_prov: Provenance = {p: (name, p) for p, _ in _walk(doc)}
-        self._check_duplicate_names(doc, name)
+        walked = list(_walk(doc))  # one walk: provenance and duplicate names
+        own_prov: Provenance = {p: (name, p) for p, _ in walked}
+        self._check_duplicate_names(walked, name)
 
         extends = doc.pop("extends", [])
         own_prov = {p: o for p, o in own_prov.items() if not (p and p[0] == "extends")}
@@ -339,8 +340,9 @@ class _Merger:
         """Display names of already loaded files."""
         return [self.shown.get(p, display_path(p)) for p in paths]
 
-    def _check_duplicate_names(self, doc: Any, name: str) -> None:
-        for path, value in _walk(doc):
+    def _check_duplicate_names(self, walked: list[tuple[PathTuple, Any]], name: str) -> None:
+        """Report each repeated ``name`` in a list of named entries; ``walked`` is `_walk` of the file's document."""
+        for path, value in walked:
             if _is_named_list(value):
                 first: dict[str, int] = {}
                 for i, item in enumerate(value):
@@ -471,14 +473,15 @@ class _Merger:
         return {**data, "flink": {**flink, "clusters": merged}}, out_prov
 
 
-def _leftover_remove_markers(data: Any, prov: Provenance) -> list[SpecError]:
+def _leftover_remove_markers(markers: list[PathTuple], prov: Provenance) -> list[SpecError]:
+    """One error per ``$remove`` marker left in the merged document (``markers``: their paths), located
+    where the marker was written."""
     errors = []
-    for path, value in _walk(data):
-        if _is_remove_marker(value):
-            file, original = prov.get(path, ("<unknown>", path))
-            errors.append(
-                SpecError(file, format_path(original), f"{REMOVE_KEY}: nothing inherited to remove", REMOVE_NOTHING)
-            )
+    for path in markers:
+        file, original = prov.get(path, ("<unknown>", path))
+        errors.append(
+            SpecError(file, format_path(original), f"{REMOVE_KEY}: nothing inherited to remove", REMOVE_NOTHING)
+        )
     return errors
 
 
@@ -498,8 +501,8 @@ def load_document(path: str | os.PathLike[str], root: Path | None = None) -> Loa
     if loaded is None or merger.fatal:
         raise SpecErrors(merger.errors or [SpecError(name, "<root>", "cannot load spec", SPEC_FILE_UNREADABLE)])
     data, prov = merger.apply_flink_defaults(*loaded)
-    markers = [p for p, value in _walk(data) if _is_remove_marker(value)]
-    errors = merger.errors + _leftover_remove_markers(data, prov)
+    markers = [p for p, value in _walk(data) if _is_remove_marker(value)]  # one walk: errors and `reported`
+    errors = merger.errors + _leftover_remove_markers(markers, prov)
     return LoadedSpec(
         path=top,
         data=data,

@@ -6,6 +6,8 @@ the spec switches change."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -15,7 +17,7 @@ from accelplane.builders.monitoring import DASHBOARD_FILE, RULES_FILE, build
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models.dashboard import Dashboard
 
-from tests.support.paths import REPO_ROOT
+from tests.support.paths import REPO_ROOT, SOURCE_ROOT
 from tests.support.render import files_for, objects_for
 from tests.support.specs import model_of
 from tests.support.validators import validate_core_object, validate_crd_object
@@ -84,3 +86,18 @@ def test_disabled_monitoring_renders_nothing() -> None:
     spec = model_of(PROD)
     bundle = build(replace(spec, monitoring=replace(spec.monitoring, enabled=False)))
     assert not bundle.objects and not bundle.files
+
+
+def test_a_render_without_monitoring_never_imports_the_dashboard_sdk() -> None:
+    """grafana-foundation-sdk is imported only when a spec enables monitoring (it costs a process
+    about 20 ms to import)."""
+    code = (
+        "import sys; from accelplane.pipeline import render_spec; render_spec(sys.argv[1]);"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'grafana_foundation_sdk'"
+        " or m == 'accelplane.builders.gpu_dashboard'))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(REPO_ROOT / "stacks" / "shared-gpus.yaml")], capture_output=True,
+        text=True, check=True, env={"PYTHONPATH": str(SOURCE_ROOT), "PATH": "/usr/bin:/bin"},
+    ).stdout
+    assert out.strip() == "[]"

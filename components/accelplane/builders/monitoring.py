@@ -19,7 +19,6 @@ from __future__ import annotations
 from typing import Any
 
 from accelplane.artifacts import Bundle, FileArtifact, K8sObject, k8s_object
-from accelplane.builders.gpu_dashboard import dashboard_json
 from accelplane.builders.hardening import (
     PULL_POLICY,
     RUNTIME_DEFAULT_SECCOMP,
@@ -233,6 +232,10 @@ def build(spec: Spec) -> Bundle:
     bundle = Bundle()
     if not monitoring_enabled(spec):
         return bundle
+    # imported here: grafana-foundation-sdk takes about 20 ms to import, and a spec without
+    # monitoring (most) never needs it
+    from accelplane.builders.gpu_dashboard import dashboard_json
+
     rules = rules_document(spec)
     dashboard = dashboard_json(spec)
     bundle.files.append(FileArtifact(RULES_FILE, dump_yaml(rules), family=FAMILY))
