@@ -53,7 +53,7 @@ def test_dra_pools_get_no_exporter(write_spec: WriteSpec) -> None:
     spec["nodePools"][0]["gpu"].update(allocation="dra", model="NVIDIA A100-SXM4-80GB")
     spec["queues"] = [{"name": "q"}]
     codes = [(code, path) for code, path, _ in _warnings(write_spec(spec))]
-    assert ("AP7003", "nodePools[0].gpu.allocation") in codes
+    assert ("AP7003", "monitoring.exporters") in codes
 
 
 def test_host_clusters_need_coordination_for_owner_metrics(write_spec: WriteSpec) -> None:
