@@ -73,6 +73,40 @@ def test_a_shorthand_is_an_error_naming_the_real_names(stack: str, edit: Any, tm
     assert want in found[0]
 
 
+def _cluster(doc: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(c for c in doc["flink"]["clusters"] if c["name"] == name)
+
+
+@pytest.mark.parametrize(
+    ("stack", "cluster", "written", "meant"),
+    [("prod-eu", "ad-hoc", "A100 80GB", "'NVIDIA A100-SXM4-80GB' (pool a100)"),
+     ("dra-gpus", "fraud-scoring", "A100", "'NVIDIA A100-SXM4-80GB' (pool a100-dra)"),
+     ("yarn-analytics", "sessions-v100", "V100", "'Tesla V100-SXM2-32GB' (pool v100)"),
+     ("edge-standalone", "edge-inference", "L4", "'NVIDIA L4' (pool edge-l4)")],
+    ids=["kubernetes", "dra", "yarn", "standalone"],
+)  # fmt: skip
+def test_a_clusters_shorthand_model_is_one_did_you_mean(
+    stack: str, cluster: str, written: str, meant: str, tmp_path: Path
+) -> None:
+    """``taskManager.gpu.model: L4`` against a pool of ``NVIDIA L4``: one error with the pool's name
+    (not also "no pool has 'L4' GPUs", nor a cascade of what follows from it), and writing that
+    name gives back the valid stack."""
+    doc = stack_document(stack)
+    gpu = _cluster(doc, cluster)["taskManager"]["gpu"]
+    real = gpu.get("model")
+    gpu.pop("pool", None)
+    gpu["model"] = written
+    (error,) = _errors(doc, tmp_path)
+    index = doc["flink"]["clusters"].index(_cluster(doc, cluster))
+    assert f"spec.yaml: flink.clusters[{index}].taskManager.gpu.model: '{written}' is a market name" in error
+    assert error.endswith(f"did you mean {meant}?"), error
+    gpu["model"] = meant.split("'")[1]
+    if real is None:  # the stack named the pool: naming the model instead is valid too
+        assert _errors(doc, tmp_path) == []
+    else:
+        assert gpu["model"] == real and _errors(doc, tmp_path) == []
+
+
 def test_another_spelling_the_consumer_sees_identically_is_accepted(tmp_path: Path) -> None:
     """Discovery and YARN labels ignore case, spaces, '-' and '_': 'NVIDIA-L4' on hosts works."""
     doc = stack_document("edge-standalone")
