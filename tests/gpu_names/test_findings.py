@@ -107,6 +107,52 @@ def test_a_clusters_shorthand_model_is_one_did_you_mean(
         assert gpu["model"] == real and _errors(doc, tmp_path) == []
 
 
+def _pool_model(doc: dict[str, Any], name: str) -> str:
+    node_pool(doc, "a100")["gpu"]["model"] = name
+    return "nodePools[0].gpu.model"
+
+
+def _cluster_model(doc: dict[str, Any], name: str) -> str:
+    _cluster(doc, "ad-hoc")["taskManager"]["gpu"]["model"] = name
+    return f"flink.clusters[{doc['flink']['clusters'].index(_cluster(doc, 'ad-hoc'))}].taskManager.gpu.model"
+
+
+def _slot_group_model(doc: dict[str, Any], name: str) -> str:
+    _cluster(doc, "edge-vision")["slotGroups"][1]["gpuModel"] = name
+    return "flink.clusters[0].slotGroups[1].gpuModel"
+
+
+def _queue_models_key(doc: dict[str, Any], name: str) -> str:
+    queue = next(q for q in doc["queues"] if q["name"] == "analytics")
+    queue["gpuModels"] = {
+        name if " ".join(m.split()) == " ".join(name.split()) else m: v for m, v in queue["gpuModels"].items()
+    }
+    return f"queues[{doc['queues'].index(queue)}].gpuModels.{name}"
+
+
+@pytest.mark.parametrize("spacing", [("  ", ""), ("\t", ""), (" ", " ")], ids=["double", "tab", "trailing"])
+@pytest.mark.parametrize(
+    ("stack", "edit", "real"),
+    [("prod-eu", _pool_model, "NVIDIA A100-SXM4-80GB"), ("prod-eu", _cluster_model, "NVIDIA A100-SXM4-80GB"),
+     ("edge-multimodel", _slot_group_model, "NVIDIA A100-SXM4-80GB"),
+     ("yarn-analytics", _queue_models_key, "Tesla V100-SXM2-32GB")],
+    ids=["pool", "cluster", "slot-group", "queue-gpuModels-key"],
+)  # fmt: skip
+def test_odd_spacing_in_a_model_name_is_refused_with_the_name_meant(
+    stack: str, edit: Any, real: str, spacing: tuple[str, str], tmp_path: Path
+) -> None:
+    """No driver reports a name with repeated, leading or trailing spaces or a tab: the schema refuses
+    it wherever a GPU model is written, with the single-spaced name as the did-you-mean (one error)."""
+    inner, tail = spacing
+    doc = stack_document(stack)
+    path = edit(doc, real.replace(" ", inner, 1) + tail)
+    (error,) = _errors(doc, tmp_path)
+    assert f": {path}: " in error and "words separated by single spaces" in error, error
+    assert error.endswith(f"(did you mean {real!r}?)"), error
+    edit(doc, real)
+    assert _errors(doc, tmp_path) == []
+
+
 def test_another_spelling_the_consumer_sees_identically_is_accepted(tmp_path: Path) -> None:
     """Discovery and YARN labels ignore case, spaces, '-' and '_': 'NVIDIA-L4' on hosts works."""
     doc = stack_document("edge-standalone")

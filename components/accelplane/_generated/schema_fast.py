@@ -43,7 +43,7 @@ REGEX_PATTERNS = {
     '^[A-Za-z0-9][A-Za-z0-9_.-]*\\Z': re.compile('^[A-Za-z0-9][A-Za-z0-9_.-]*\\Z'),
     '^/[A-Za-z0-9_./-]*\\Z': re.compile('^/[A-Za-z0-9_./-]*\\Z'),
     '^[a-z]([-a-z0-9]*[a-z0-9])?\\Z': re.compile('^[a-z]([-a-z0-9]*[a-z0-9])?\\Z'),
-    '^[A-Za-z0-9]([A-Za-z0-9 ._()-]*[A-Za-z0-9)])?\\Z': re.compile('^[A-Za-z0-9]([A-Za-z0-9 ._()-]*[A-Za-z0-9)])?\\Z'),
+    '^[A-Za-z0-9](( ?[A-Za-z0-9._()-])* ?[A-Za-z0-9)])?\\Z': re.compile('^[A-Za-z0-9](( ?[A-Za-z0-9._()-])* ?[A-Za-z0-9)])?\\Z'),
     '^\\+?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?\\Z': re.compile('^\\+?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?\\Z'),
     '^[A-Za-z][A-Za-z0-9+.-]*:[^\\s]+\\Z': re.compile('^[A-Za-z][A-Za-z0-9+.-]*:[^\\s]+\\Z'),
     '^[A-Za-z_\\$][A-Za-z0-9_\\$]*(\\.[A-Za-z_\\$][A-Za-z0-9_\\$]*)*\\Z': re.compile('^[A-Za-z_\\$][A-Za-z0-9_\\$]*(\\.[A-Za-z_\\$][A-Za-z0-9_\\$]*)*\\Z'),
@@ -1081,7 +1081,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_slotgroup(dat
                     raise JsonSchemaValueException('invalid')
                 if data__gpuModel_len > 100:
                     raise JsonSchemaValueException('invalid')
-                if not REGEX_PATTERNS['^[A-Za-z0-9]([A-Za-z0-9 ._()-]*[A-Za-z0-9)])?\\Z'].search(data__gpuModel):
+                if not REGEX_PATTERNS['^[A-Za-z0-9](( ?[A-Za-z0-9._()-])* ?[A-Za-z0-9)])?\\Z'].search(data__gpuModel):
                     raise JsonSchemaValueException('invalid')
         if data_keys:
             raise JsonSchemaValueException('invalid')
@@ -1350,7 +1350,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_gpurequest(da
                     raise JsonSchemaValueException('invalid')
                 if data__model_len > 100:
                     raise JsonSchemaValueException('invalid')
-                if not REGEX_PATTERNS['^[A-Za-z0-9]([A-Za-z0-9 ._()-]*[A-Za-z0-9)])?\\Z'].search(data__model):
+                if not REGEX_PATTERNS['^[A-Za-z0-9](( ?[A-Za-z0-9._()-])* ?[A-Za-z0-9)])?\\Z'].search(data__model):
                     raise JsonSchemaValueException('invalid')
         if "resource" in data_keys:
             data_keys.remove("resource")
@@ -1636,7 +1636,9 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_queue(data, c
                                 data__gpuModels_key_len = len(data__gpuModels_key)
                                 if data__gpuModels_key_len < 1:
                                     raise JsonSchemaValueException('invalid')
-                                if data__gpuModels_key_len > 253:
+                                if data__gpuModels_key_len > 100:
+                                    raise JsonSchemaValueException('invalid')
+                                if not REGEX_PATTERNS['^[A-Za-z0-9](( ?[A-Za-z0-9._()-])* ?[A-Za-z0-9)])?\\Z'].search(data__gpuModels_key):
                                     raise JsonSchemaValueException('invalid')
                         except (JsonSchemaValueException, JsonSchemaValuesException):
                             data__gpuModels_property_names = False
@@ -1912,7 +1914,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_gpu(data, cus
                     raise JsonSchemaValueException('invalid')
                 if data__model_len > 100:
                     raise JsonSchemaValueException('invalid')
-                if not REGEX_PATTERNS['^[A-Za-z0-9]([A-Za-z0-9 ._()-]*[A-Za-z0-9)])?\\Z'].search(data__model):
+                if not REGEX_PATTERNS['^[A-Za-z0-9](( ?[A-Za-z0-9._()-])* ?[A-Za-z0-9)])?\\Z'].search(data__model):
                     raise JsonSchemaValueException('invalid')
         if "perNode" in data_keys:
             data_keys.remove("perNode")

@@ -48,6 +48,7 @@ CLUSTER_GPU_MODEL_SHORTHAND = declare(
     ERROR,
     "a Flink cluster's taskManager.gpu.model is a shorthand of a pool's gpu.model, so no pool matches it",
     fix="write the pool's gpu.model, e.g. taskManager.gpu.model: 'NVIDIA L4' (docs/gpu-names.md)",
+    whole_spec=True,
 )
 
 

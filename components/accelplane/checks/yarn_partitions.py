@@ -47,6 +47,7 @@ PARTITION_WITHOUT_QUEUE = declare(
     WARNING,
     "no queue may use a GPU-model partition: its NodeManagers stay idle",
     fix="list the model in the gpuModels of the queues that should use it",
+    whole_spec=True,
 )
 DESERVED_OVER_CAPABILITY = declare(
     "AP5607",
