@@ -436,6 +436,10 @@ class Yarn:
     docker_allowed_devices: tuple[str, ...]
     docker_mounts: tuple[tuple[str, str], ...] = ()
     """(host path, ``ro``/``rw``) every Flink container on YARN mounts at the same path, sorted."""
+    maximum_allocation_memory: Quantity | None = None
+    """``maximumAllocation.memory``: the scheduler's largest container (None: Hadoop's default)."""
+    maximum_allocation_vcores: int | None = None
+    """``maximumAllocation.vcores`` (None: Hadoop's default)."""
 
 
 @dataclass(frozen=True)
@@ -858,6 +862,10 @@ def build_model(
             docker_runtime=docker.get("runtime", schema_default("yarn.docker.runtime")),
             docker_allowed_devices=tuple(sorted(docker.get("allowedDevices", []))),
             docker_mounts=tuple(sorted({(m["path"], m.get("mode", schema_default("$defs.dockerMount.mode"))) for m in docker.get("mounts", [])})),
+            maximum_allocation_memory=b.quantity(
+                y.get("maximumAllocation", {}).get("memory"), ("yarn", "maximumAllocation", "memory")
+            ),
+            maximum_allocation_vcores=y.get("maximumAllocation", {}).get("vcores"),
         )
     node_image = None
     if "nodeImage" in data:

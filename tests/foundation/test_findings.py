@@ -302,6 +302,18 @@ nodePools:
 monitoring: {enabled: true}
 """
 
+YARN_BIG_TASKMANAGER = """\
+cluster: {name: y, platforms: [yarn]}
+nodePools:
+  - {name: l4, platform: yarn, nodes: 2, cpu: 32, memory: 128Gi, gpu: {vendor: nvidia, model: NVIDIA L4, perNode: 4}}
+yarn:
+  cgroups: v1
+  resourceTypes: [{name: yarn.io/gpu, minimumAllocation: 0, maximumAllocation: 4}]
+flink:
+  clusters:
+    - {name: f, target: yarn, taskManager: {replicas: 2, memory: 16Gi, cpu: 4, gpu: {amount: 1}}}
+"""
+
 
 CASCADES = {
     "enum-typo": (SHARED_POOL.replace("STRATEGY", "time-slicing"), ["AP1001"]),
@@ -472,6 +484,12 @@ FIXES: dict[str, tuple[str, str, list[tuple[str, Any]]]] = {
         [("queues, 0, gpuModels", None), ("queues, 1, gpuModels", None)],
     ),
     "dra-exporters-external": (DRA_POOLS, "AP7003", [("monitoring, exporters", "external")]),
+    "yarn-maximum-allocation": (
+        YARN_BIG_TASKMANAGER, "AP3513", [("yarn, maximumAllocation", {"memory": "16Gi"})],
+    ),
+    "yarn-taskmanager-within-maximum": (
+        YARN_BIG_TASKMANAGER, "AP3513", [("flink, clusters, 0, taskManager, memory", "8Gi")],
+    ),
 }  # fmt: skip
 
 

@@ -39,6 +39,7 @@ queues:
     gpuModels: {Tesla T4: {deserved: 6, capability: 8}}
 yarn:
   nodeLabels: true
+  maximumAllocation: {memory: 32Gi, vcores: 8}
   resourceTypes: [{name: yarn.io/gpu, minimumAllocation: 0, maximumAllocation: 8}]
 flink:
   clusters:
