@@ -136,7 +136,7 @@ def _platform_gpu_pools(spec: Spec, cluster: FlinkCluster) -> list[NodePool]:
     ]
 
 
-def _stands_for(model: str, pool: NodePool) -> bool:
+def stands_for(model: str, pool: NodePool) -> bool:
     """True when ``model`` is a market name or shorthand (GPU name table) of the pool's ``gpu.model``."""
     assert pool.gpu is not None
     if not pool.gpu.model:
@@ -165,7 +165,7 @@ def candidate_pools(spec: Spec, cluster: FlinkCluster) -> list[NodePool]:
         return pools
     key = normalize_gpu_model(gpu.model)
     matching = [p for p in pools if p.gpu is not None and normalize_gpu_model(p.gpu.model or "") == key]
-    return matching or [p for p in pools if _stands_for(gpu.model, p)]
+    return matching or [p for p in pools if stands_for(gpu.model, p)]
 
 
 def pool_models_meant(spec: Spec, cluster: FlinkCluster) -> tuple[str, ...]:
@@ -180,7 +180,7 @@ def pool_models_meant(spec: Spec, cluster: FlinkCluster) -> tuple[str, ...]:
     pools = _platform_gpu_pools(spec, cluster)
     if any(p.gpu is not None and normalize_gpu_model(p.gpu.model or "") == key for p in pools):
         return ()
-    return tuple(sorted({p.gpu.model for p in pools if p.gpu is not None and p.gpu.model and _stands_for(gpu.model, p)}))
+    return tuple(sorted({p.gpu.model for p in pools if p.gpu is not None and p.gpu.model and stands_for(gpu.model, p)}))
 
 
 def cluster_vendor(spec: Spec, cluster: FlinkCluster) -> str:
