@@ -174,13 +174,19 @@ def pool_models_meant(spec: Spec, cluster: FlinkCluster) -> tuple[str, ...]:
     sorted; empty when the model matches a pool as written, names none, or the cluster names its
     pool. Such a cluster is in error (checks.gpu_models reports it once, with the did-you-mean)."""
     gpu = cluster.task_manager.gpu
-    if gpu is None or gpu.amount == 0 or gpu.model is None or gpu.pool is not None:
+    if gpu is None or gpu.model is None or gpu.pool is not None:
         return ()
     key = normalize_gpu_model(gpu.model)
-    pools = _platform_gpu_pools(spec, cluster)
-    if any(p.gpu is not None and normalize_gpu_model(p.gpu.model or "") == key for p in pools):
-        return ()
-    return tuple(sorted({p.gpu.model for p in pools if p.gpu is not None and p.gpu.model and stands_for(gpu.model, p)}))
+    # the candidates are the pools matching the model as written, else those it stands for
+    return tuple(
+        sorted(
+            {
+                p.gpu.model
+                for p in candidate_pools(spec, cluster)
+                if p.gpu is not None and p.gpu.model and normalize_gpu_model(p.gpu.model) != key
+            }
+        )
+    )
 
 
 def cluster_vendor(spec: Spec, cluster: FlinkCluster) -> str:
