@@ -427,6 +427,10 @@ class Yarn:
     docker_allowed_devices: tuple[str, ...]
     docker_mounts: tuple[tuple[str, str], ...] = ()
     """(host path, ``ro``/``rw``) every Flink container on YARN mounts at the same path, sorted."""
+    maximum_allocation_memory: Quantity | None = None
+    """``maximumAllocation.memory``: the scheduler's largest container (None: Hadoop's default)."""
+    maximum_allocation_vcores: int | None = None
+    """``maximumAllocation.vcores`` (None: Hadoop's default)."""
 
 
 @dataclass(frozen=True)

@@ -303,6 +303,10 @@ def build_model(
             docker_runtime=docker.get("runtime", schema_default("yarn.docker.runtime")),
             docker_allowed_devices=tuple(sorted(docker.get("allowedDevices", []))),
             docker_mounts=tuple(sorted({(m["path"], m.get("mode", schema_default("$defs.dockerMount.mode"))) for m in docker.get("mounts", [])})),
+            maximum_allocation_memory=b.quantity(
+                y.get("maximumAllocation", {}).get("memory"), ("yarn", "maximumAllocation", "memory")
+            ),
+            maximum_allocation_vcores=y.get("maximumAllocation", {}).get("vcores"),
         )
     node_image = None
     if "nodeImage" in data:

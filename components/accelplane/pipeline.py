@@ -62,7 +62,7 @@ def load_validated(path: str | os.PathLike[str], root: Path | None = None) -> Va
     error (the exception then carries the warnings too, so they are shown alongside).
 
     Every problem is reported at once: loader problems that leave the document complete, schema
-    errors, and the semantic problems of the parts the schema accepted (`accelplane.partial`).
+    errors, and the semantic problems of the parts the schema accepted (`accelplane.salvage`).
     Warnings never stop a spec: they are returned in ``ValidatedSpec.warnings`` (minus those the
     spec silences in ``lint.ignore``). ``root`` overrides the directory bases must live in (see
     `accelplane.spec_loader.spec_root`).

@@ -147,6 +147,19 @@ def _with_suggestion(word: str, options: list[str]) -> str:
     return f"{word!r} (did you mean {guess!r}?)" if guess else repr(word)
 
 
+def _respaced(instance: object, schema: dict[str, Any]) -> str:
+    """`` (did you mean '...'?)`` when ``instance`` with its whitespace trimmed and every run of it
+    made one space satisfies the ``pattern`` it failed (``NVIDIA  L4`` → ``NVIDIA L4``: the spacing
+    is the whole mistake), else the empty string."""
+    pattern = schema.get("pattern")
+    if not isinstance(instance, str) or not isinstance(pattern, str):
+        return ""
+    fixed = " ".join(instance.split())
+    if not fixed or fixed == instance or not re.search(python_pattern(pattern), fixed):
+        return ""
+    return f" (did you mean {fixed!r}?)"
+
+
 def _message(error: ValidationError) -> str:
     """Turn a jsonschema error into a short message a spec author understands."""
     schema = error.schema if isinstance(error.schema, dict) else {}
@@ -160,7 +173,8 @@ def _message(error: ValidationError) -> str:
     if error.validator == "required":
         return str(error.message).replace("is a required property", "is required")
     if error.validator in ("pattern", "not", "anyOf", "maxLength", "minLength") and custom:
-        return f"{short_repr(error.instance)} {custom}"
+        hint = _respaced(error.instance, schema) if error.validator == "pattern" else ""
+        return f"{short_repr(error.instance)} {custom}{hint}"
     if error.validator == "propertyNames":
         sub = next(iter(error.context or []), None)
         inner = sub.schema.get("errorMessage") if sub is not None and isinstance(sub.schema, dict) else None
@@ -182,9 +196,11 @@ def _propertynames_problems(error: ValidationError) -> list[Problem]:
     context: list[ValidationError] = list(error.context or [])
     for sub in context:
         key = sub.instance
-        inner = sub.schema.get("errorMessage") if isinstance(sub.schema, dict) else None
+        sub_schema = sub.schema if isinstance(sub.schema, dict) else {}
+        inner = sub_schema.get("errorMessage")
+        hint = _respaced(key, sub_schema) if sub.validator == "pattern" else ""
         problems.append(
-            Problem((*error.absolute_path, str(key)), f"key {key!r} {inner or sub.message}", SCHEMA_KEY_NAME)
+            Problem((*error.absolute_path, str(key)), f"key {key!r} {inner or sub.message}{hint}", SCHEMA_KEY_NAME)
         )
     return problems or [Problem(tuple(error.absolute_path), _message(error), SCHEMA_KEY_NAME)]
 
@@ -246,10 +262,12 @@ def _jsonschema_failures(data: Any) -> list[Failure]:
             failures.extend(Failure(p, targets) for p in _propertynames_problems(error))
         elif "propertyNames" in error.relative_schema_path:
             # a map key failed its pattern: name the key in the path
-            custom = error.schema.get("errorMessage") if isinstance(error.schema, dict) else None
+            key_schema = error.schema if isinstance(error.schema, dict) else {}
+            custom = key_schema.get("errorMessage")
             key = str(error.instance)
+            hint = _respaced(key, key_schema) if error.validator == "pattern" else ""
             problem = Problem(
-                (*error.absolute_path, key), f"key {key!r} {custom or error.message}", SCHEMA_KEY_NAME
+                (*error.absolute_path, key), f"key {key!r} {custom or error.message}{hint}", SCHEMA_KEY_NAME
             )
             failures.append(Failure(problem, targets))
         else:

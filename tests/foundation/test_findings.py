@@ -293,6 +293,28 @@ def _yarn(extra: str, deserved: str = "{cpu: 10, memory: 50Gi}", models: str = "
     return YARN.replace("EXTRA_POOLS\n", extra).replace("DESERVED", deserved).replace("MODELS", models)
 
 
+DRA_POOLS = """\
+cluster: {name: d, platforms: [kubernetes]}
+kubernetes: {version: "1.34"}
+nodePools:
+  - {name: a100, nodes: 2, labels: {accelplane.io/pool: a100}, gpu: {vendor: nvidia, model: NVIDIA A100-SXM4-80GB, perNode: 8, allocation: dra}}
+  - {name: mi300x, nodes: 2, labels: {accelplane.io/pool: mi300x}, gpu: {vendor: amd, model: AMD Instinct MI300X OAM, perNode: 8, allocation: dra}}
+monitoring: {enabled: true}
+"""
+
+YARN_BIG_TASKMANAGER = """\
+cluster: {name: y, platforms: [yarn]}
+nodePools:
+  - {name: l4, platform: yarn, nodes: 2, cpu: 32, memory: 128Gi, gpu: {vendor: nvidia, model: NVIDIA L4, perNode: 4}}
+yarn:
+  cgroups: v1
+  resourceTypes: [{name: yarn.io/gpu, minimumAllocation: 0, maximumAllocation: 4}]
+flink:
+  clusters:
+    - {name: f, target: yarn, taskManager: {replicas: 2, memory: 16Gi, cpu: 4, gpu: {amount: 1}}}
+"""
+
+
 CASCADES = {
     "enum-typo": (SHARED_POOL.replace("STRATEGY", "time-slicing"), ["AP1001"]),
     "enum-typo-derived-resource": (
@@ -307,16 +329,32 @@ CASCADES = {
         _yarn(CPU_POOL + A100_POOL, "{cpu: 500, memory: 3Ti}", A100_MODEL),
         ["AP5031"],
     ),
+    # warnings: one finding at the setting that is the cause, naming every queue/pool it affects
+    "yarn-gpu-models-without-labels": (_yarn(CPU_POOL).replace("  nodeLabels: true\n", ""), ["AP5603"]),
+    "dra-pools-without-exporter": (DRA_POOLS, ["AP7003"]),
 }
 
 
 @pytest.mark.parametrize("case", sorted(CASCADES))
 def test_one_root_cause_one_finding(case: str, write_spec: WriteSpec) -> None:
     text, expected = CASCADES[case]
-    with pytest.raises(SpecErrors) as exc:
-        load_validated(write_spec(text))
-    assert [e.finding.code for e in exc.value.errors if e.finding] == expected, [str(e) for e in exc.value.errors]
-    assert len(exc.value.errors) == 1
+    found = findings_of(write_spec(text))
+    assert [e.finding.code for e in found if e.finding] == expected, [str(e) for e in found]
+    assert len(found) == 1
+
+
+@pytest.mark.parametrize(
+    ("case", "path", "names"),
+    [("yarn-gpu-models-without-labels", "yarn.nodeLabels", ["'analytics'", "'adhoc'"]),
+     ("dra-pools-without-exporter", "monitoring.exporters", ["a100", "mi300x"])],
+)  # fmt: skip
+def test_one_finding_names_everything_its_cause_affects(
+    case: str, path: str, names: list[str], write_spec: WriteSpec
+) -> None:
+    (finding,) = findings_of(write_spec(CASCADES[case][0]))
+    assert finding.path == path
+    for name in names:
+        assert name in finding.message, finding.message
 
 
 def test_the_cycle_message_says_where_to_break_it(write_spec: WriteSpec) -> None:
@@ -439,6 +477,18 @@ FIXES: dict[str, tuple[str, str, list[tuple[str, Any]]]] = {
         HEAD + "queues:\n  - {name: a, deserved: {cpu: 4}, guarantee: {cpu: 8}}\n",
         "AP2010",
         [("queues, 0, guarantee", {"cpu": 4})],
+    ),
+    "gpu-models-without-labels": (
+        CASCADES["yarn-gpu-models-without-labels"][0],
+        "AP5603",
+        [("queues, 0, gpuModels", None), ("queues, 1, gpuModels", None)],
+    ),
+    "dra-exporters-external": (DRA_POOLS, "AP7003", [("monitoring, exporters", "external")]),
+    "yarn-maximum-allocation": (
+        YARN_BIG_TASKMANAGER, "AP3513", [("yarn, maximumAllocation", {"memory": "16Gi"})],
+    ),
+    "yarn-taskmanager-within-maximum": (
+        YARN_BIG_TASKMANAGER, "AP3513", [("flink, clusters, 0, taskManager, memory", "8Gi")],
     ),
 }  # fmt: skip
 

@@ -86,6 +86,13 @@ def test_valid_kubernetes_groups_pack_into_the_replicas(tmp_path: Path) -> None:
             id="model-the-pool-lacks",
         ),
         pytest.param(
+            _k8s(DEFAULT, {**GPU, "gpuModel": "A100 80GB"}),
+            ["spec.yaml: flink.clusters[0].slotGroups[1].gpuModel: the cluster's TaskManagers run on "
+             "'NVIDIA A100-SXM4-80GB' GPUs, not 'A100 80GB'; every TaskManager of this cluster is alike, so fix "
+             "gpuModel or taskManager.gpu; did you mean 'NVIDIA A100-SXM4-80GB'?"],
+            id="model-shorthand-of-the-pools",
+        ),
+        pytest.param(
             _k8s(DEFAULT, {**GPU, "gpu": 1.5}),
             ["spec.yaml: flink.clusters[0].slotGroups[1].gpu: 1.5 GPUs: use a whole number of GPUs or a fraction "
              "below 1 (slots sharing one device); a slot cannot own part of a second device"],
@@ -206,6 +213,17 @@ def test_multimodel_group_must_name_a_model_the_hosts_have(
         "(models: 'NVIDIA A100-SXM4-80GB', 'Tesla T4')",
         "spec.yaml: flink.clusters[0].slotGroups[2].gpuModel: the cluster's hosts have several GPU models "
         "('NVIDIA A100-SXM4-80GB', 'Tesla T4'); name the model this group needs",
+    ]
+
+
+def test_multimodel_group_with_a_shorthand_gets_the_hosts_model_meant(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    data = _multimodel(tmp_path, g1={"gpuModel": "T4"})
+    del data["flink"]["clusters"][0]["slotGroups"][2]
+    assert _errors(tmp_path, data, monkeypatch, capsys) == [
+        "spec.yaml: flink.clusters[0].slotGroups[1].gpuModel: no host of this cluster has 'T4' GPUs "
+        "(models: 'NVIDIA A100-SXM4-80GB', 'Tesla T4'); did you mean 'Tesla T4'?",
     ]
 
 

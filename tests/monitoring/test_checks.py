@@ -53,7 +53,29 @@ def test_dra_pools_get_no_exporter(write_spec: WriteSpec) -> None:
     spec["nodePools"][0]["gpu"].update(allocation="dra", model="NVIDIA A100-SXM4-80GB")
     spec["queues"] = [{"name": "q"}]
     codes = [(code, path) for code, path, _ in _warnings(write_spec(spec))]
-    assert ("AP7003", "nodePools[0].gpu.allocation") in codes
+    assert ("AP7003", "monitoring.exporters") in codes
+
+
+def test_dra_pools_without_exporter_are_one_finding_a_spec_can_silence(write_spec: WriteSpec) -> None:
+    """One finding naming every DRA pool, at the setting that causes it; lint.ignore silences it by
+    code, or by that path (stacks/dra-gpus.yaml keeps accelplane's exporters for its plugin pool)."""
+    spec = _spec()
+    spec["kubernetes"] = {"version": "1.34"}
+    spec["nodePools"][0]["gpu"].update(allocation="dra", model="NVIDIA A100-SXM4-80GB")
+    spec["nodePools"].append(
+        {"name": "mi300x", "nodes": 1, "labels": {"pool": "mi300x"},
+         "gpu": {"vendor": "amd", "perNode": 8, "model": "AMD Instinct MI300X OAM", "allocation": "dra"}}
+    )  # fmt: skip
+    spec["queues"] = [{"name": "q"}]
+    spec["flink"]["clusters"][0]["taskManager"]["gpu"]["pool"] = "a100"
+    found = [w for w in _warnings(write_spec(spec)) if w[0] == "AP7003"]
+    assert [(code, path) for code, path, _ in found] == [("AP7003", "monitoring.exporters")]
+    assert "pools a100, mi300x hand out GPUs through DRA" in found[0][2]
+    for scope in ({}, {"path": "monitoring.exporters"}, {"path": "monitoring"}):
+        spec["lint"] = {"ignore": [{"code": "AP7003", **scope, "reason": "the GPU Operator runs dcgm-exporter there"}]}
+        assert [w for w in _warnings(write_spec(spec)) if w[0] in ("AP7003", "AP1301")] == [], scope
+    spec["lint"] = {"ignore": [{"code": "AP7003", "path": "nodePools[0].gpu.allocation"}]}  # the former path
+    assert [code for code, _, _ in _warnings(write_spec(spec))].count("AP7003") == 1
 
 
 def test_host_clusters_need_coordination_for_owner_metrics(write_spec: WriteSpec) -> None:

@@ -58,6 +58,7 @@ def test_kubernetes_jobmanager_memory_over_every_pool(tmp_path: Path) -> None:
 def test_yarn_taskmanager_memory_over_its_partition(tmp_path: Path) -> None:
     """The V100 TaskManagers run in the V100 partition only: 600Gi fits no V100 NodeManager (512Gi)."""
     doc = stack_document("yarn-analytics")
+    doc["yarn"]["maximumAllocation"] = {"memory": "1Ti", "vcores": 64}  # the nodes are the limit here
     _cluster(doc, "sessions-v100")["taskManager"]["memory"] = "600Gi"
     (error,) = _fit_errors(doc, tmp_path)
     assert error.endswith(
@@ -120,6 +121,7 @@ def test_yarn_jobmanager_fits_the_partition_its_application_label_names(tmp_path
     """The JobManager runs where Flink's yarn.application.node-label puts the ApplicationMaster: the
     T4 partition (256Gi NodeManagers), not the default partition's 192Gi edge nodes."""
     doc = stack_document("yarn-analytics")
+    doc["yarn"]["maximumAllocation"] = {"memory": "1Ti", "vcores": 64}  # the nodes are the limit here
     c = _cluster(doc, "sessions-v100")
     c.setdefault("config", {})["yarn.application.node-label"] = "gpu-teslat4"
     c["jobManager"] = {"cpu": 2, "memory": "200Gi"}

@@ -94,15 +94,21 @@ class FlinkProbe:
     jars: list[Path]
     java: str
 
-    def requests(self, conf_dir: Path, *flink_conf_dirs: Path) -> dict[str, dict[str, str]]:
+    def requests(
+        self, conf_dir: Path, *flink_conf_dirs: Path, rm_site: Path | str | None = None
+    ) -> dict[str, dict[str, str]]:
         """For each Flink configuration directory: the TaskManager container request Flink's
-        YarnResourceManagerDriver would send, ``{"resource:<name>": value, "label": label}``, and
-        the shell command Flink gives each container kind (``command:taskmanager``,
-        ``command:jobmanager``).
-        ``conf_dir`` (the rendered ``yarn/`` with ``resource-types.xml``) goes first on the classpath."""
+        YarnResourceManagerDriver would send, ``{"resource:<name>": value, "label": label}``, the
+        ApplicationMaster's container (``am:memory-mb``, ``am:vcores``), and the shell command Flink
+        gives each container kind (``command:taskmanager``, ``command:jobmanager``); ``error`` when
+        Flink computes no container (above the maximum allocation).
+        ``conf_dir`` (the rendered ``yarn/`` with ``resource-types.xml``) goes first on the classpath.
+        ``rm_site``: the ResourceManager yarn-site fragment whose maximum allocation bounds the
+        container (``"-"``: Hadoop's defaults); None: memory and vcores unbounded."""
         classpath = [str(conf_dir), str(self.classes), *map(str, self.jars)]
+        site = ["--rm-site", str(rm_site)] if rm_site is not None else []
         proc = subprocess.run(
-            [self.java, "-cp", os.pathsep.join(classpath), FLINK_HARNESS_CLASS, *map(str, flink_conf_dirs)],
+            [self.java, "-cp", os.pathsep.join(classpath), FLINK_HARNESS_CLASS, *site, *map(str, flink_conf_dirs)],
             capture_output=True,
             text=True,
             timeout=180,
@@ -120,6 +126,8 @@ class FlinkProbe:
                 out[rec[1]]["label"] = rec[3]
             elif rec[0] == "command":
                 out[rec[1]][f"command:{rec[2]}"] = rec[3]
+            elif rec[0] == "am":
+                out[rec[1]][f"am:{rec[2]}"] = rec[3]
         return out
 
 

@@ -39,6 +39,7 @@ queues:
     gpuModels: {Tesla T4: {deserved: 6, capability: 8}}
 yarn:
   nodeLabels: true
+  maximumAllocation: {memory: 32Gi, vcores: 8}
   resourceTypes: [{name: yarn.io/gpu, minimumAllocation: 0, maximumAllocation: 8}]
 flink:
   clusters:
@@ -144,8 +145,8 @@ def test_findings_a_team_gets(write_spec: WriteSpec) -> None:
         "  - {name: etl, weight: 2, deserved: {nvidia.com/gpu: 4}}",
     )
     assert _findings(write_spec, bare) == [("AP5604", "queues[0].deserved.nvidia.com/gpu", False)]
-    # gpuModels without node labels has no effect
-    assert ("AP5603", "queues[2].gpuModels", True) in _findings(
+    # gpuModels without node labels has no effect: one finding for both queues, where labels are enabled
+    assert ("AP5603", "yarn.nodeLabels", True) in _findings(
         write_spec,
         TWO_MODELS.replace("  nodeLabels: true\n", "").replace(
             "gpu: {amount: 4, model: NVIDIA A100-SXM4-80GB}", "gpu: {amount: 4}"
@@ -209,3 +210,15 @@ def test_a_gpu_capability_of_0_leaves_no_share_of_the_gpu_nodes(write_spec: Writ
     props = {p.name: p.value for p in plan_queues(model_of(write_spec(text))).properties}
     assert _vector(props[f"{CS}root.probe.{T4}capacity"]) == {"memory": 0, "vcores": 0, "yarn.io/gpu": 0}
     assert _vector(props[f"{CS}root.probe.{T4}maximum-capacity"])["yarn.io/gpu"] == 0
+
+
+def test_gpu_models_without_a_yarn_platform_are_one_finding(write_spec: WriteSpec) -> None:
+    spec = """\
+    cluster: {name: k, platforms: [kubernetes]}
+    queues:
+      - {name: a, gpuModels: {Tesla T4: {deserved: 2}}}
+      - {name: b, gpuModels: {Tesla T4: {}}}
+    """
+    (finding,) = [f for f in findings_of(write_spec(spec)) if f.finding and f.finding.code == "AP5603"]
+    assert finding.path == "queues[0].gpuModels"
+    assert "queues 'a', 'b' list gpuModels" in finding.message and "no YARN platform" in finding.message

@@ -42,9 +42,9 @@ REGEX_PATTERNS = {
     '^[a-z_][a-z0-9_-]{0,31}\\Z': re.compile('^[a-z_][a-z0-9_-]{0,31}\\Z'),
     '^[A-Za-z0-9][A-Za-z0-9_.-]*\\Z': re.compile('^[A-Za-z0-9][A-Za-z0-9_.-]*\\Z'),
     '^/[A-Za-z0-9_./-]*\\Z': re.compile('^/[A-Za-z0-9_./-]*\\Z'),
-    '^[a-z]([-a-z0-9]*[a-z0-9])?\\Z': re.compile('^[a-z]([-a-z0-9]*[a-z0-9])?\\Z'),
-    '^[A-Za-z0-9]([A-Za-z0-9 ._()-]*[A-Za-z0-9)])?\\Z': re.compile('^[A-Za-z0-9]([A-Za-z0-9 ._()-]*[A-Za-z0-9)])?\\Z'),
     '^\\+?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?\\Z': re.compile('^\\+?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?\\Z'),
+    '^[a-z]([-a-z0-9]*[a-z0-9])?\\Z': re.compile('^[a-z]([-a-z0-9]*[a-z0-9])?\\Z'),
+    '^[A-Za-z0-9](( ?[A-Za-z0-9._()-])* ?[A-Za-z0-9)])?\\Z': re.compile('^[A-Za-z0-9](( ?[A-Za-z0-9._()-])* ?[A-Za-z0-9)])?\\Z'),
     '^[A-Za-z][A-Za-z0-9+.-]*:[^\\s]+\\Z': re.compile('^[A-Za-z][A-Za-z0-9+.-]*:[^\\s]+\\Z'),
     '^[A-Za-z_\\$][A-Za-z0-9_\\$]*(\\.[A-Za-z_\\$][A-Za-z0-9_\\$]*)*\\Z': re.compile('^[A-Za-z_\\$][A-Za-z0-9_\\$]*(\\.[A-Za-z_\\$][A-Za-z0-9_\\$]*)*\\Z'),
     '^[A-Za-z0-9][A-Za-z0-9_.\\-]*\\Z': re.compile('^[A-Za-z0-9][A-Za-z0-9_.\\-]*\\Z'),
@@ -436,6 +436,30 @@ def validate_https___accelplane_io_schemas_spec_schema_json(data, custom_formats
                     if not isinstance(data__yarn__nodeLabels, (bool)):
                         raise JsonSchemaValueException('invalid')
                 else: data__yarn["nodeLabels"] = False
+                if "maximumAllocation" in data__yarn_keys:
+                    data__yarn_keys.remove("maximumAllocation")
+                    data__yarn__maximumAllocation = data__yarn["maximumAllocation"]
+                    if not isinstance(data__yarn__maximumAllocation, (dict)):
+                        raise JsonSchemaValueException('invalid')
+                    data__yarn__maximumAllocation_is_dict = isinstance(data__yarn__maximumAllocation, dict)
+                    if data__yarn__maximumAllocation_is_dict:
+                        data__yarn__maximumAllocation_keys = set(data__yarn__maximumAllocation.keys())
+                        if "memory" in data__yarn__maximumAllocation_keys:
+                            data__yarn__maximumAllocation_keys.remove("memory")
+                            data__yarn__maximumAllocation__memory = data__yarn__maximumAllocation["memory"]
+                            validate_https___accelplane_io_schemas_spec_schema_json___defs_quantity(data__yarn__maximumAllocation__memory, custom_formats, (name_prefix or "data") + ".yarn.maximumAllocation.memory")
+                        if "vcores" in data__yarn__maximumAllocation_keys:
+                            data__yarn__maximumAllocation_keys.remove("vcores")
+                            data__yarn__maximumAllocation__vcores = data__yarn__maximumAllocation["vcores"]
+                            if not isinstance(data__yarn__maximumAllocation__vcores, (int)) and not (isinstance(data__yarn__maximumAllocation__vcores, float) and data__yarn__maximumAllocation__vcores.is_integer()) or isinstance(data__yarn__maximumAllocation__vcores, bool):
+                                raise JsonSchemaValueException('invalid')
+                            if isinstance(data__yarn__maximumAllocation__vcores, (int, float, Decimal)) and not isinstance(data__yarn__maximumAllocation__vcores, bool):
+                                if data__yarn__maximumAllocation__vcores < 1:
+                                    raise JsonSchemaValueException('invalid')
+                                if data__yarn__maximumAllocation__vcores > 100000:
+                                    raise JsonSchemaValueException('invalid')
+                        if data__yarn__maximumAllocation_keys:
+                            raise JsonSchemaValueException('invalid')
                 if "resourceTypes" in data__yarn_keys:
                     data__yarn_keys.remove("resourceTypes")
                     data__yarn__resourceTypes = data__yarn["resourceTypes"]
@@ -915,6 +939,39 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_yarnresourcet
             raise JsonSchemaValueException('invalid')
     return data
 
+def validate_https___accelplane_io_schemas_spec_schema_json___defs_quantity(data, custom_formats={}, name_prefix=None):
+    data_any_of_count1 = 0
+    if not data_any_of_count1:
+        try:
+            if not isinstance(data, (int)) and not (isinstance(data, float) and data.is_integer()) or isinstance(data, bool):
+                raise JsonSchemaValueException('invalid')
+            if isinstance(data, (int, float, Decimal)) and not isinstance(data, bool):
+                if data < 0:
+                    raise JsonSchemaValueException('invalid')
+            data_any_of_count1 += 1
+        except (JsonSchemaValueException, JsonSchemaValuesException): pass
+    if not data_any_of_count1:
+        try:
+            if not isinstance(data, (int, float, Decimal)) or isinstance(data, bool):
+                raise JsonSchemaValueException('invalid')
+            if isinstance(data, (int, float, Decimal)) and not isinstance(data, bool):
+                if data < 0:
+                    raise JsonSchemaValueException('invalid')
+            data_any_of_count1 += 1
+        except (JsonSchemaValueException, JsonSchemaValuesException): pass
+    if not data_any_of_count1:
+        try:
+            if not isinstance(data, (str)):
+                raise JsonSchemaValueException('invalid')
+            if isinstance(data, str):
+                if not REGEX_PATTERNS['^\\+?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?\\Z'].search(data):
+                    raise JsonSchemaValueException('invalid')
+            data_any_of_count1 += 1
+        except (JsonSchemaValueException, JsonSchemaValuesException): pass
+    if not data_any_of_count1:
+        raise JsonSchemaValueException('invalid')
+    return data
+
 def validate_https___accelplane_io_schemas_spec_schema_json___defs_flinkcluster(data, custom_formats={}, name_prefix=None):
     if not isinstance(data, (dict)):
         raise JsonSchemaValueException('invalid')
@@ -1081,43 +1138,10 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_slotgroup(dat
                     raise JsonSchemaValueException('invalid')
                 if data__gpuModel_len > 100:
                     raise JsonSchemaValueException('invalid')
-                if not REGEX_PATTERNS['^[A-Za-z0-9]([A-Za-z0-9 ._()-]*[A-Za-z0-9)])?\\Z'].search(data__gpuModel):
+                if not REGEX_PATTERNS['^[A-Za-z0-9](( ?[A-Za-z0-9._()-])* ?[A-Za-z0-9)])?\\Z'].search(data__gpuModel):
                     raise JsonSchemaValueException('invalid')
         if data_keys:
             raise JsonSchemaValueException('invalid')
-    return data
-
-def validate_https___accelplane_io_schemas_spec_schema_json___defs_quantity(data, custom_formats={}, name_prefix=None):
-    data_any_of_count1 = 0
-    if not data_any_of_count1:
-        try:
-            if not isinstance(data, (int)) and not (isinstance(data, float) and data.is_integer()) or isinstance(data, bool):
-                raise JsonSchemaValueException('invalid')
-            if isinstance(data, (int, float, Decimal)) and not isinstance(data, bool):
-                if data < 0:
-                    raise JsonSchemaValueException('invalid')
-            data_any_of_count1 += 1
-        except (JsonSchemaValueException, JsonSchemaValuesException): pass
-    if not data_any_of_count1:
-        try:
-            if not isinstance(data, (int, float, Decimal)) or isinstance(data, bool):
-                raise JsonSchemaValueException('invalid')
-            if isinstance(data, (int, float, Decimal)) and not isinstance(data, bool):
-                if data < 0:
-                    raise JsonSchemaValueException('invalid')
-            data_any_of_count1 += 1
-        except (JsonSchemaValueException, JsonSchemaValuesException): pass
-    if not data_any_of_count1:
-        try:
-            if not isinstance(data, (str)):
-                raise JsonSchemaValueException('invalid')
-            if isinstance(data, str):
-                if not REGEX_PATTERNS['^\\+?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?\\Z'].search(data):
-                    raise JsonSchemaValueException('invalid')
-            data_any_of_count1 += 1
-        except (JsonSchemaValueException, JsonSchemaValuesException): pass
-    if not data_any_of_count1:
-        raise JsonSchemaValueException('invalid')
     return data
 
 def validate_https___accelplane_io_schemas_spec_schema_json___defs_job(data, custom_formats={}, name_prefix=None):
@@ -1350,7 +1374,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_gpurequest(da
                     raise JsonSchemaValueException('invalid')
                 if data__model_len > 100:
                     raise JsonSchemaValueException('invalid')
-                if not REGEX_PATTERNS['^[A-Za-z0-9]([A-Za-z0-9 ._()-]*[A-Za-z0-9)])?\\Z'].search(data__model):
+                if not REGEX_PATTERNS['^[A-Za-z0-9](( ?[A-Za-z0-9._()-])* ?[A-Za-z0-9)])?\\Z'].search(data__model):
                     raise JsonSchemaValueException('invalid')
         if "resource" in data_keys:
             data_keys.remove("resource")
@@ -1636,7 +1660,9 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_queue(data, c
                                 data__gpuModels_key_len = len(data__gpuModels_key)
                                 if data__gpuModels_key_len < 1:
                                     raise JsonSchemaValueException('invalid')
-                                if data__gpuModels_key_len > 253:
+                                if data__gpuModels_key_len > 100:
+                                    raise JsonSchemaValueException('invalid')
+                                if not REGEX_PATTERNS['^[A-Za-z0-9](( ?[A-Za-z0-9._()-])* ?[A-Za-z0-9)])?\\Z'].search(data__gpuModels_key):
                                     raise JsonSchemaValueException('invalid')
                         except (JsonSchemaValueException, JsonSchemaValuesException):
                             data__gpuModels_property_names = False
@@ -1912,7 +1938,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_gpu(data, cus
                     raise JsonSchemaValueException('invalid')
                 if data__model_len > 100:
                     raise JsonSchemaValueException('invalid')
-                if not REGEX_PATTERNS['^[A-Za-z0-9]([A-Za-z0-9 ._()-]*[A-Za-z0-9)])?\\Z'].search(data__model):
+                if not REGEX_PATTERNS['^[A-Za-z0-9](( ?[A-Za-z0-9._()-])* ?[A-Za-z0-9)])?\\Z'].search(data__model):
                     raise JsonSchemaValueException('invalid')
         if "perNode" in data_keys:
             data_keys.remove("perNode")

@@ -32,7 +32,6 @@ from accelplane.derive.slot_groups import (
 from accelplane.model import FlinkCluster, Spec
 from accelplane.templating import render_template
 
-
 START_LOCK_SUFFIX = ".start-lock"
 START_LOCK_WAIT_SECONDS = 120
 """How long a start waits for another start on the host (checks, `taskmanager.sh start` and taking

@@ -10,9 +10,10 @@
   executor, cgroups, GPU plugin, Docker runtime.
 * ``container-executor/<pool>.cfg`` — ``[gpu]``, ``[cgroups]``, ``[docker]`` sections to append to
   that pool's ``container-executor.cfg``.
-* with ``yarn.nodeLabels``: ``resourcemanager/yarn-site.xml`` (node labels on, distributed
-  configuration) and ``resourcemanager/cluster-node-labels.txt`` (the argument of
-  ``yarn rmadmin -addToClusterNodeLabels``); labelled pools' yarn-site fragments name their partition.
+* with ``yarn.maximumAllocation`` or ``yarn.nodeLabels``: ``resourcemanager/yarn-site.xml`` (the
+  scheduler's maximum allocation; node labels on, distributed configuration) and, with node labels,
+  ``resourcemanager/cluster-node-labels.txt`` (the argument of ``yarn rmadmin -addToClusterNodeLabels``);
+  labelled pools' yarn-site fragments name their partition.
 
 Per-pool files exist because allowed GPU devices and Docker device lists differ between pools.
 Nothing is rendered for clusters whose ``platforms`` do not include ``yarn``.
@@ -23,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from accelplane.artifacts import Bundle, FileArtifact
+from accelplane.derive.node_fit import yarn_maximum_allocation
 from accelplane.derive.yarn_capacity import plan_queues
 from accelplane.derive.yarn_docker import allowed_mounts
 from accelplane.derive.yarn_labels import add_to_cluster_argument, cluster_labels, pool_label
@@ -81,11 +83,33 @@ def resource_types_properties(spec: Spec) -> list[ConfProperty]:
 
 
 def resourcemanager_site_properties(spec: Spec) -> list[ConfProperty]:
-    """ResourceManager ``yarn-site.xml`` fragment: node labels with distributed configuration (each
-    NodeManager reports its partition from its own yarn-site), empty without node labels."""
+    """ResourceManager ``yarn-site.xml`` fragment: the scheduler's maximum allocation the spec sets
+    (``yarn.maximumAllocation``; unset keys keep Hadoop's defaults) and node labels with distributed
+    configuration (each NodeManager reports its partition from its own yarn-site); empty when the
+    spec sets neither."""
+    props = []
+    y = spec.yarn
+    maximum = yarn_maximum_allocation(spec)
+    if y is not None and y.maximum_allocation_memory is not None:
+        props.append(
+            ConfProperty(
+                "yarn.scheduler.maximum-allocation-mb",
+                str(maximum["memory"][0]),
+                "largest container (MiB): yarn.maximumAllocation.memory",
+            )
+        )
+    if y is not None and y.maximum_allocation_vcores is not None:
+        props.append(
+            ConfProperty(
+                "yarn.scheduler.maximum-allocation-vcores",
+                str(maximum["cpu"][0]),
+                "largest container (vcores): yarn.maximumAllocation.vcores",
+            )
+        )
     if not cluster_labels(spec):
-        return []
+        return props
     return [
+        *props,
         ConfProperty("yarn.node-labels.enabled", "true", "one node partition per GPU model"),
         ConfProperty(
             "yarn.node-labels.configuration-type",
@@ -213,10 +237,20 @@ def build(spec: Spec) -> Bundle:
         bundle.files.append(
             _xml(
                 "resourcemanager/yarn-site.xml",
-                "yarn-site.xml properties for the ResourceManager (node labels)",
+                "yarn-site.xml properties for the ResourceManager ("
+                + ", ".join(
+                    what
+                    for what, present in (
+                        ("maximum allocation", any(p.name.startswith("yarn.scheduler.") for p in rm_site)),
+                        ("node labels", bool(cluster_labels(spec))),
+                    )
+                    if present
+                )
+                + ")",
                 rm_site,
             )
         )
+    if cluster_labels(spec):
         bundle.files.append(
             FileArtifact(
                 path="yarn/resourcemanager/cluster-node-labels.txt",

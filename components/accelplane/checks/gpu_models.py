@@ -21,11 +21,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from accelplane.derive.dra import driver_product_name, is_dra_pool
+from accelplane.derive.gpu_resources import pool_models_meant
 from accelplane.derive.yarn_labels import is_valid_label, label_for_model
 from accelplane.errors import Problem
 from accelplane.findings import ERROR, WARNING, declare
 from accelplane.gpu_names import GpuName, Match, amd_attribute_form, lookup
-from accelplane.model import NodePool, Spec
+from accelplane.model import FlinkCluster, NodePool, Spec
 from accelplane.names import gfd_product_label, is_label_value, normalize_gpu_model
 
 GPU_MODEL_UNKNOWN = declare(
@@ -40,6 +41,14 @@ GPU_MODEL_SHORTHAND = declare(
     ERROR,
     "gpu.model is a market name or shorthand no driver reports, so nothing selecting it matches",
     fix="use the name the driver reports, e.g. 'NVIDIA L4' (docs/gpu-names.md lists them)",
+)
+
+CLUSTER_GPU_MODEL_SHORTHAND = declare(
+    "AP3503",
+    ERROR,
+    "a Flink cluster's taskManager.gpu.model is a shorthand of a pool's gpu.model, so no pool matches it",
+    fix="write the pool's gpu.model, e.g. taskManager.gpu.model: 'NVIDIA L4' (docs/gpu-names.md)",
+    whole_spec=True,
 )
 
 
@@ -126,7 +135,26 @@ def _check_pool(pool: NodePool) -> Iterator[Problem]:
     )
 
 
+def _check_cluster(spec: Spec, cluster: FlinkCluster) -> Iterator[Problem]:
+    meant = pool_models_meant(spec, cluster)
+    gpu = cluster.task_manager.gpu
+    if not meant or gpu is None or gpu.model is None:
+        return
+    pools = [p.name for p in spec.node_pools if p.platform == cluster.platform and p.gpu is not None and p.gpu.model in meant]
+    names = " or ".join(repr(m) for m in meant)
+    yield Problem(
+        cluster.field_path("taskManager", "gpu", "model"),
+        f"{gpu.model!r} is a market name or shorthand, not the name the driver reports, so it matches no "
+        f"{cluster.platform} node pool's gpu.model and no TaskManager would get a GPU; did you mean {names} "
+        f"(pool{'s' if len(pools) > 1 else ''} {', '.join(pools)})?",
+        CLUSTER_GPU_MODEL_SHORTHAND,
+    )
+
+
 def check(spec: Spec) -> Iterator[Problem]:
-    """Every pool whose ``gpu.model`` is a shorthand (error) or unknown (warning) for its consumer."""
+    """Every pool whose ``gpu.model`` is a shorthand (error) or unknown (warning) for its consumer,
+    and every Flink cluster whose ``taskManager.gpu.model`` is a shorthand of a pool's model (error)."""
     for pool in spec.node_pools:
         yield from _check_pool(pool)
+    for cluster in spec.flink_clusters:
+        yield from _check_cluster(spec, cluster)

@@ -28,7 +28,7 @@ HOST_CLUSTER_WITHOUT_OWNERS = declare(
 DRA_POOL_WITHOUT_EXPORTER = declare(
     "AP7003",
     WARNING,
-    "monitoring.exporters is accelplane, but a DRA pool gets no GPU exporter",
+    "monitoring.exporters is accelplane, but DRA pools get no GPU exporter (one finding naming them all)",
     fix="run dcgm-exporter on DRA pools with their DRA driver's installation and set monitoring.exporters: external",
 )
 
@@ -51,15 +51,19 @@ def check(spec: Spec) -> Iterator[Problem]:
                     "device plugin (GPU Operator) run and scrape its exporter",
                     EXPORTERS_OWNED_ELSEWHERE,
                 )
-            for pool in pools:
-                if pool.gpu is not None and pool.gpu.allocation == "dra":
-                    yield Problem(
-                        (*pool.path, "gpu", "allocation"),
-                        f"pool {pool.name} hands out GPUs through DRA, where accelplane renders no GPU exporter: its "
-                        "TaskManagers would fire AccelplaneGpuTaskManagerWithoutMetrics; run dcgm-exporter there "
-                        "with the DRA driver's installation and set monitoring.exporters: external",
-                        DRA_POOL_WITHOUT_EXPORTER,
-                    )
+        # one root cause (accelplane renders exporters only next to its device plugins), one finding
+        # for every DRA pool, at the setting that says accelplane runs the exporters
+        dra_pools = [p.name for p in kubernetes_pools if p.gpu is not None and p.gpu.allocation == "dra"]
+        if dra_pools:
+            plural = len(dra_pools) > 1
+            yield Problem(
+                ("monitoring", "exporters"),
+                f"monitoring.exporters is accelplane, but accelplane renders GPU exporters only with its device "
+                f"plugins, and pool{'s' if plural else ''} {', '.join(dra_pools)} hand{'' if plural else 's'} out "
+                "GPUs through DRA: their TaskManagers would fire AccelplaneGpuTaskManagerWithoutMetrics; run "
+                "dcgm-exporter there with the DRA driver's installation and set monitoring.exporters: external",
+                DRA_POOL_WITHOUT_EXPORTER,
+            )
     for cluster in gpu_clusters(spec, HOST_PLATFORMS):
         if not cluster.coordination:
             yield Problem(

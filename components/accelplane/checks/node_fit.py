@@ -12,7 +12,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from decimal import Decimal
 
-from accelplane.derive.node_fit import Misfit, app_request, misfits
+from accelplane.derive.node_fit import (
+    HADOOP_MINIMUM_ALLOCATION,
+    ROLES,
+    Misfit,
+    OverAllocation,
+    app_request,
+    misfits,
+    over_allocations,
+    yarn_container_request,
+    yarn_maximum_allocation,
+)
 from accelplane.errors import Problem
 from accelplane.findings import ERROR, WARNING, declare
 from accelplane.model import FlinkCluster, Spec
@@ -30,8 +40,23 @@ STANDALONE_CPU_OVERCOMMITTED = declare(
     "standalone TaskManagers on one host ask for more cores than the host has",
     fix="lower taskManager.cpu or replicas, or add hosts (standalone Flink does not reserve cores)",
 )
+YARN_OVER_MAXIMUM_ALLOCATION = declare(
+    "AP3513",
+    ERROR,
+    "a Flink JobManager or TaskManager container on YARN is larger than the scheduler's maximum allocation",
+    fix="raise yarn.maximumAllocation (yarn.scheduler.maximum-allocation-mb/-vcores) to at least the container, "
+    "or lower the process's memory/cpu to at most the maximum",
+)
+YARN_MAXIMUM_BELOW_MINIMUM = declare(
+    "AP3514",
+    ERROR,
+    "yarn.maximumAllocation.memory is below the scheduler's minimum allocation (1024 MiB): the ResourceManager does not start",
+    fix="set yarn.maximumAllocation.memory to at least 1Gi",
+)
 
 _NAMES = {"jobManager": "JobManager", "taskManager": "TaskManager"}
+_YARN_KEYS = {"memory": "yarn.scheduler.maximum-allocation-mb", "cpu": "yarn.scheduler.maximum-allocation-vcores"}
+_SPEC_KEYS = {"memory": "yarn.maximumAllocation.memory", "cpu": "yarn.maximumAllocation.vcores"}
 
 
 def _q(resource: str, value: Decimal) -> str:
@@ -81,8 +106,90 @@ def _problem(c: FlinkCluster, m: Misfit) -> Problem:
     )
 
 
+def _yarn_amount(resource: str, value: int | Decimal) -> str:
+    """A YARN container figure as YARN counts it: MiB or vcores."""
+    return f"{value} MiB" if resource == "memory" else f"{value} vcores"
+
+
+def _spec_amount(resource: str, value: int | Decimal) -> str:
+    """The spec value that means a YARN figure: ``16Gi`` for 16384 MiB, whole cores for vcores."""
+    return format_quantity(Decimal(value) * 2**20, binary=True) if resource == "memory" else str(value)
+
+
+def _over_allocation(c: FlinkCluster, o: OverAllocation, node: Misfit | None) -> Problem:
+    """The one finding for a container above the maximum allocation. When no node could hold it
+    either (``node``), raising the maximum is no way out, so the fix names only the smaller size."""
+    role = _NAMES[o.role]
+    field = "cpu" if o.resource == "cpu" else "memory"
+    what = "" if o.resource == "cpu" else " of memory"
+    source = "yarn.maximumAllocation" if o.explicit else "Hadoop's default (yarn.maximumAllocation unset)"
+    consequence = (
+        "Flink's YARN client refuses to deploy it"
+        if o.resource == "memory"
+        else ("the ResourceManager rejects the ApplicationMaster" if o.role == "jobManager"
+              else "Flink's ResourceManager driver never requests the TaskManagers")
+    )
+    head = (
+        f"a {role} container requests {_yarn_amount(o.resource, o.need)}{what} but the scheduler's largest "
+        f"container ({_YARN_KEYS[o.resource]}) is {_yarn_amount(o.resource, o.maximum)}, from {source}, so "
+        f"{consequence}"
+    )
+    if node is not None:
+        largest = int(node.largest // 2**20) if o.resource == "memory" else int(node.largest)
+        fit = min(o.maximum, largest)
+        return Problem(
+            c.field_path(o.role, field),
+            f"{head}; no node of the pools that may run it could hold it either (largest: "
+            f"{_yarn_amount(o.resource, largest)}): use at most {_spec_amount(o.resource, fit)}",
+            YARN_OVER_MAXIMUM_ALLOCATION,
+        )
+    return Problem(
+        c.field_path(o.role, field),
+        f"{head}: set {_SPEC_KEYS[o.resource]}: {_spec_amount(o.resource, o.need)} (or more), or lower "
+        f"{o.role}.{field} to at most {_spec_amount(o.resource, o.maximum)}",
+        YARN_OVER_MAXIMUM_ALLOCATION,
+    )
+
+
+def _maximum_below_minimum(spec: Spec) -> Problem | None:
+    """The finding for a ``yarn.maximumAllocation.memory`` below Hadoop's minimum allocation; its fix
+    also covers every YARN container (they are not reported apart: one root cause)."""
+    if spec.yarn is None or spec.yarn.maximum_allocation_memory is None:
+        return None
+    memory, _ = yarn_maximum_allocation(spec)["memory"]
+    minimum = HADOOP_MINIMUM_ALLOCATION["memory"]
+    if memory >= minimum:
+        return None
+    largest = max(
+        (yarn_container_request(c, r)["memory"] for c in spec.flink_clusters if c.target == "yarn" for r in ROLES),
+        default=0,
+    )
+    return Problem(
+        ("yarn", "maximumAllocation", "memory"),
+        f"{_yarn_amount('memory', memory)} is below the scheduler's minimum allocation "
+        f"(yarn.scheduler.minimum-allocation-mb, {minimum} MiB), so the ResourceManager refuses to start; "
+        f"set yarn.maximumAllocation.memory to at least {_spec_amount('memory', max(minimum, largest))}",
+        YARN_MAXIMUM_BELOW_MINIMUM,
+    )
+
+
 def check(spec: Spec) -> Iterator[Problem]:
-    """One problem per (cluster, role, resource) that no node can hold."""
+    """One problem per (cluster, role, resource) that no node can hold or that exceeds YARN's maximum
+    allocation (one finding when both: the maximum-allocation one, whose fix then fits the nodes)."""
+    below = _maximum_below_minimum(spec)
+    if below is not None:
+        yield below
     for c in spec.flink_clusters:
+        over = {
+            (o.role, o.resource): o
+            for o in over_allocations(spec, c)
+            if not (below is not None and o.resource == "memory")
+        }
+        node: dict[tuple[str, str], Misfit] = {}
         for m in misfits(spec, c):
-            yield _problem(c, m)
+            if (m.role, m.resource) in over:
+                node[(m.role, m.resource)] = m
+            else:
+                yield _problem(c, m)
+        for key, o in over.items():
+            yield _over_allocation(c, o, node.get(key))

@@ -21,6 +21,7 @@ from accelplane.derive.flink_keys import whole_mebibytes
 from accelplane.derive.slot_groups import (
     DEFAULT_GROUP,
     fits,
+    group_models_meant,
     group_vector,
     pack,
     pool_models,
@@ -141,15 +142,26 @@ def _check_group(spec: Spec, c: FlinkCluster, g: SlotGroup) -> Iterator[Problem]
                 f"the cluster's hosts have several GPU models ({known}); name the model this group needs", SLOT_GROUP_MODEL_NEEDED,
             )
         elif normalize_gpu_model(g.gpu_model) not in models:
-            yield Problem((*g.path, "gpuModel"), f"no host of this cluster has {g.gpu_model!r} GPUs (models: {known})", SLOT_GROUP_MODEL_ABSENT)
+            yield Problem(
+                (*g.path, "gpuModel"),
+                f"no host of this cluster has {g.gpu_model!r} GPUs (models: {known}){_meant(spec, c, g.gpu_model)}",
+                SLOT_GROUP_MODEL_ABSENT,
+            )
     elif g.gpu_model is not None:
         have = [m for m in models if m == normalize_gpu_model(g.gpu_model)]
         if not have:
             yield Problem(
                 (*g.path, "gpuModel"),
                 f"the cluster's TaskManagers run on {known} GPUs, not {g.gpu_model!r}; every TaskManager "
-                "of this cluster is alike, so fix gpuModel or taskManager.gpu", SLOT_GROUP_MODEL_MISMATCH,
+                f"of this cluster is alike, so fix gpuModel or taskManager.gpu{_meant(spec, c, g.gpu_model)}",
+                SLOT_GROUP_MODEL_MISMATCH,
             )
+
+
+def _meant(spec: Spec, c: FlinkCluster, model: str) -> str:
+    """``; did you mean 'Tesla T4'?`` when ``model`` is a shorthand of a host pool's model, else ''."""
+    meant = group_models_meant(spec, c, model)
+    return f"; did you mean {' or '.join(repr(m) for m in meant)}?" if meant else ""
 
 
 def _check_fit(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:

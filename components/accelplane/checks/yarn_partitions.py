@@ -16,7 +16,7 @@ from accelplane.derive.yarn_labels import label_pools, labels_enabled, taskmanag
 from accelplane.derive.yarn_types import vendor_totals, yarn_gpu_clusters
 from accelplane.errors import Problem
 from accelplane.findings import ERROR, WARNING, declare
-from accelplane.model import VENDOR_RESOURCE, Spec
+from accelplane.model import VENDOR_RESOURCE, Queue, Spec
 
 GPU_MODEL_NOT_A_PARTITION = declare(
     "AP5602",
@@ -27,8 +27,8 @@ GPU_MODEL_NOT_A_PARTITION = declare(
 GPU_MODELS_WITHOUT_LABELS = declare(
     "AP5603",
     WARNING,
-    "gpuModels has no effect without YARN node labels",
-    fix="set yarn.nodeLabels: true (one partition per GPU model) or remove gpuModels",
+    "queues list gpuModels, which have no effect without YARN node labels (one finding for all of them)",
+    fix="set yarn.nodeLabels: true (one partition per GPU model) or remove gpuModels from the queues named",
 )
 GPUS_REACH_NO_PARTITION = declare(
     "AP5604",
@@ -47,6 +47,7 @@ PARTITION_WITHOUT_QUEUE = declare(
     WARNING,
     "no queue may use a GPU-model partition: its NodeManagers stay idle",
     fix="list the model in the gpuModels of the queues that should use it",
+    whole_spec=True,
 )
 DESERVED_OVER_CAPABILITY = declare(
     "AP5607",
@@ -60,17 +61,34 @@ def _vendor_of(resource: str) -> str | None:
     return next((v for v, r in VENDOR_RESOURCE.items() if r == resource), None)
 
 
+def _models_without_labels(spec: Spec, queues: list[Queue]) -> Problem:
+    """The one finding for every queue's ``gpuModels`` when node labels are off: one root cause (no
+    partitions), so one finding, at the setting that would turn partitions on (``yarn.nodeLabels``;
+    without a YARN platform, at the first queue's ``gpuModels``, since there is nothing to turn on)."""
+    names = ", ".join(repr(q.name) for q in queues)
+    listed = f"queue{'s' if len(queues) > 1 else ''} {names} list{'' if len(queues) > 1 else 's'} gpuModels"
+    if spec.has_platform("yarn"):
+        return Problem(
+            ("yarn", "nodeLabels"),
+            f"{listed}, which only YARN node partitions use, but yarn.nodeLabels is off, so they "
+            "have no effect; set yarn.nodeLabels: true (one partition per GPU model) or remove gpuModels "
+            f"from {names}",
+            GPU_MODELS_WITHOUT_LABELS,
+        )
+    return Problem(
+        (*queues[0].path, "gpuModels"),
+        f"{listed}, which only YARN node partitions use, but the cluster has no YARN platform, so they "
+        f"have no effect; remove gpuModels from {names}",
+        GPU_MODELS_WITHOUT_LABELS,
+    )
+
+
 def check(spec: Spec) -> Iterator[Problem]:
     """Problems of the queues' GPU-model partition shares."""
     with_models = [q for q in spec.queues if q.gpu_models]
     if not labels_enabled(spec):
-        for q in with_models:
-            yield Problem(
-                (*q.path, "gpuModels"),
-                f"queue {q.name!r} lists gpuModels, which only YARN node partitions use "
-                "(yarn.nodeLabels: true); set yarn.nodeLabels: true or remove gpuModels",
-                GPU_MODELS_WITHOUT_LABELS,
-            )
+        if with_models:
+            yield _models_without_labels(spec, with_models)
         return
     models = {p.model: p.label for p in partitions(spec) if p.model is not None}
     for q in with_models:

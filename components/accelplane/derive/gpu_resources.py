@@ -20,6 +20,7 @@ follows the same pool settings: MIG ``single`` appends ``-MIG-<profile>``, unren
 
 from __future__ import annotations
 
+from accelplane.gpu_names import Match, lookup
 from accelplane.model import VENDOR_RESOURCE, FlinkCluster, NodePool, Spec
 from accelplane.names import gfd_product_label, normalize_gpu_model
 
@@ -124,28 +125,68 @@ def primary_resource(pool: NodePool) -> str | None:
     return names[0] if len(names) == 1 else None
 
 
+def _platform_gpu_pools(spec: Spec, cluster: FlinkCluster) -> list[NodePool]:
+    """GPU pools of the cluster's platform with its vendor (any, when it names none)."""
+    gpu = cluster.task_manager.gpu
+    assert gpu is not None
+    return [
+        p
+        for p in spec.node_pools
+        if p.gpu is not None and p.platform == cluster.platform and gpu.vendor in (None, p.gpu.vendor)
+    ]
+
+
+def stands_for(model: str, pool: NodePool) -> bool:
+    """True when ``model`` is a market name or shorthand (GPU name table) of the pool's ``gpu.model``."""
+    assert pool.gpu is not None
+    if not pool.gpu.model:
+        return False
+    found = lookup(pool.gpu.vendor, model)
+    key = normalize_gpu_model(pool.gpu.model)
+    return found.match is Match.SHORTHAND and any(normalize_gpu_model(r.name) == key for r in found.rows)
+
+
 def candidate_pools(spec: Spec, cluster: FlinkCluster) -> list[NodePool]:
     """Pools that may host the cluster's GPU TaskManagers: the named pool, else every GPU pool of
-    the target's platform matching vendor and model."""
+    the target's platform matching vendor and model (case, spaces, ``-`` and ``_`` ignored).
+
+    When no pool matches a model that is a shorthand of pools' models (``L4`` for ``NVIDIA L4``),
+    those pools: the spec is in error then (`pool_models_meant`, one did-you-mean finding), and
+    every other check judges the cluster as if it had written the name it meant, so the one
+    mistake gives no cascade of "no pool has these GPUs" findings."""
     gpu = cluster.task_manager.gpu
     if gpu is None or gpu.amount == 0:
         return []
     if gpu.pool is not None:
         pool = spec.pool(gpu.pool)
         return [pool] if pool is not None else []
-    platform = cluster.platform
-    pools = []
-    for pool in spec.node_pools:
-        if pool.gpu is None or pool.platform != platform:
-            continue
-        if gpu.vendor is not None and pool.gpu.vendor != gpu.vendor:
-            continue
-        if gpu.model is not None and normalize_gpu_model(pool.gpu.model or "") != normalize_gpu_model(
-            gpu.model
-        ):
-            continue
-        pools.append(pool)
-    return pools
+    pools = _platform_gpu_pools(spec, cluster)
+    if gpu.model is None:
+        return pools
+    key = normalize_gpu_model(gpu.model)
+    matching = [p for p in pools if p.gpu is not None and normalize_gpu_model(p.gpu.model or "") == key]
+    return matching or [p for p in pools if stands_for(gpu.model, p)]
+
+
+def pool_models_meant(spec: Spec, cluster: FlinkCluster) -> tuple[str, ...]:
+    """The ``gpu.model`` of the target platform's GPU pools that a cluster's ``taskManager.gpu.model``
+    stands for as a market name or shorthand by the GPU name table (``L4`` for a pool of ``NVIDIA L4``),
+    sorted; empty when the model matches a pool as written, names none, or the cluster names its
+    pool. Such a cluster is in error (checks.gpu_models reports it once, with the did-you-mean)."""
+    gpu = cluster.task_manager.gpu
+    if gpu is None or gpu.model is None or gpu.pool is not None:
+        return ()
+    key = normalize_gpu_model(gpu.model)
+    # the candidates are the pools matching the model as written, else those it stands for
+    return tuple(
+        sorted(
+            {
+                p.gpu.model
+                for p in candidate_pools(spec, cluster)
+                if p.gpu is not None and p.gpu.model and normalize_gpu_model(p.gpu.model) != key
+            }
+        )
+    )
 
 
 def cluster_vendor(spec: Spec, cluster: FlinkCluster) -> str:

@@ -193,3 +193,66 @@ def _standalone_misfit(
         if have is not None and count * per_process > have:
             return Misfit(role, res, count * per_process, per_process, largest, declared, host, count, have)
     return None
+
+
+# --- YARN: the scheduler's maximum allocation ------------------------------------------------------
+
+HADOOP_MAXIMUM_ALLOCATION = {"memory": 8192, "cpu": 4}
+"""``yarn.scheduler.maximum-allocation-mb`` (MiB) and ``-vcores`` in Hadoop's yarn-default.xml: the
+largest container the scheduler grants when the ResourceManager's yarn-site.xml sets neither."""
+HADOOP_MINIMUM_ALLOCATION = {"memory": 1024, "cpu": 1}
+"""``yarn.scheduler.minimum-allocation-mb`` / ``-vcores`` defaults: the ResourceManager refuses to
+start with a maximum below them (``ResourceUtils``: "Invalid resource scheduler ... configuration")."""
+
+
+def yarn_container_request(cluster: FlinkCluster, role: Role) -> dict[Resource, int]:
+    """The container Flink asks YARN for a process of the role: memory in whole MiB (its process
+    size, ``TaskExecutorProcessSpec.getTotalProcessMemorySize().getMebiBytes()``; the JobManager's
+    ``jobmanager.memory.process.size`` likewise) and vcores (``yarn.containers.vcores`` /
+    ``yarn.appmaster.vcores``, which accelplane sets to the whole cores of ``cpu``)."""
+    p = _process(cluster, role)
+    return {"memory": mebibytes(p.memory), "cpu": int(p.cpu.value)}
+
+
+def yarn_maximum_allocation(spec: Spec) -> dict[Resource, tuple[int, bool]]:
+    """Per resource: (the scheduler's largest container, True when the spec sets it) from
+    ``yarn.maximumAllocation``, else Hadoop's defaults (memory in MiB, cpu in vcores)."""
+    y = spec.yarn
+    memory = y.maximum_allocation_memory if y is not None else None
+    vcores = y.maximum_allocation_vcores if y is not None else None
+    return {
+        "memory": (mebibytes(memory), True) if memory is not None else (HADOOP_MAXIMUM_ALLOCATION["memory"], False),
+        "cpu": (vcores, True) if vcores is not None else (HADOOP_MAXIMUM_ALLOCATION["cpu"], False),
+    }
+
+
+@dataclass(frozen=True)
+class OverAllocation:
+    """One resource of one role of a YARN cluster whose container exceeds the scheduler's maximum."""
+
+    role: Role
+    resource: Resource
+    need: int
+    """The container's request (MiB or vcores)."""
+    maximum: int
+    explicit: bool
+    """True when ``yarn.maximumAllocation`` sets the maximum (else Hadoop's default)."""
+
+
+def over_allocations(spec: Spec, cluster: FlinkCluster) -> list[OverAllocation]:
+    """Every (role, resource) of a YARN Flink cluster whose container is larger than the scheduler's
+    maximum allocation: Flink's YARN client refuses to deploy a JobManager or TaskManager whose
+    memory exceeds it (``YarnClusterDescriptor``: "The cluster does not have the requested resources
+    ..."), its ResourceManager driver never requests a TaskManager above it in memory or vcores, and
+    the ResourceManager rejects an ApplicationMaster above it (``InvalidResourceRequestException``)."""
+    if cluster.target != "yarn":
+        return []
+    maximum = yarn_maximum_allocation(spec)
+    out = []
+    for role in ROLES:
+        need = yarn_container_request(cluster, role)
+        for res in RESOURCES:
+            limit, explicit = maximum[res]
+            if need[res] > limit:
+                out.append(OverAllocation(role, res, need[res], limit, explicit))
+    return out

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from accelplane.derive.cluster_facts import GPU_RESOURCE, standalone_workers
-from accelplane.derive.gpu_resources import candidate_pools
+from accelplane.derive.gpu_resources import candidate_pools, stands_for
 from accelplane.model import FlinkCluster, SlotGroup, Spec
 from accelplane.names import normalize_gpu_model
 
@@ -84,6 +84,15 @@ def pool_models(spec: Spec, cluster: FlinkCluster) -> dict[str, str]:
         if pool.gpu is not None and pool.gpu.model:
             models.setdefault(normalize_gpu_model(pool.gpu.model), pool.gpu.model)
     return dict(sorted(models.items()))
+
+
+def group_models_meant(spec: Spec, cluster: FlinkCluster, model: str) -> tuple[str, ...]:
+    """The models of the cluster's host pools that a slot group's ``gpuModel`` stands for as a market
+    name or shorthand by the GPU name table (``T4`` for ``Tesla T4``), sorted: the did-you-mean of
+    a ``gpuModel`` no host has."""
+    return tuple(
+        sorted({p.gpu.model for p in candidate_pools(spec, cluster) if p.gpu is not None and p.gpu.model and stands_for(model, p)})
+    )
 
 
 def spans_models(spec: Spec, cluster: FlinkCluster) -> bool:

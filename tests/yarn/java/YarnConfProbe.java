@@ -6,6 +6,11 @@
 // next command still runs):
 //   types                 resource types via ResourceUtils (resource-types.xml from the classpath,
 //                         exactly as the ResourceManager and NodeManagers find it)
+//   maxalloc RMSITE       the scheduler's maximum allocation as the ResourceManager computes it
+//                         (ResourceUtils.fetchMaximumAllocationFromConfig, what the
+//                         CapacityScheduler uses) from yarn-default.xml, resource-types.xml on the
+//                         classpath and the yarn-site fragment RMSITE ("-": none), with the
+//                         memory-mb/vcores maxima of the resource types read from the same conf
 //   typesfile FILE        resource types from FILE (for negative tests)
 //   node POOL FILE        node-resources FILE via ResourceUtils.getNodeResourceInformation, put into
 //                         a Resource like NodeManagerHardwareUtils.getNodeResources does (undeclared
@@ -26,7 +31,7 @@
 //                         manager's replaceLabelsOnNode (throws for a label the cluster lacks)
 //
 // Records: type NAME UNITS KIND MIN MAX | node POOL NAME VALUE UNITS | prop FILE NAME VALUE |
-//          known KEY true|false | vector NAME VALUE | labelsrm ENABLED CONFTYPE |
+//          maxalloc RMSITE MEMORY-MB VCORES TYPE-MEMORY-MB TYPE-VCORES | known KEY true|false | vector NAME VALUE | labelsrm ENABLED CONFTYPE |
 //          label NAME EXCLUSIVE | partition POOL PROVIDER LABEL | nodelabels POOL LABEL...; then "ok COMMAND" after each command that
 //          succeeded or "error COMMAND MESSAGE" for one that threw.
 import java.io.InputStream;
@@ -104,6 +109,21 @@ public final class YarnConfProbe {
           case "types":
             printTypes(ResourceUtils.resetResourceTypes(new YarnConfiguration()));
             break;
+          case "maxalloc": {
+            // the ResourceManager's view: yarn-default.xml and resource-types.xml from the classpath,
+            // the rendered ResourceManager yarn-site fragment (or "-" for none) added on top
+            Configuration conf = new YarnConfiguration();
+            String site = args[i++];
+            if (!site.equals("-")) {
+              conf.addResource(new Path(site));
+            }
+            Map<String, ResourceInformation> types = ResourceUtils.resetResourceTypes(conf);
+            Resource max = ResourceUtils.fetchMaximumAllocationFromConfig(conf);
+            out("maxalloc", site, Long.toString(max.getMemorySize()), Integer.toString(max.getVirtualCores()),
+                Long.toString(types.get("memory-mb").getMaximumAllocation()),
+                Long.toString(types.get("vcores").getMaximumAllocation()));
+            break;
+          }
           case "typesfile": {
             Configuration conf = new YarnConfiguration();
             conf.addResource(new Path(args[i++]));

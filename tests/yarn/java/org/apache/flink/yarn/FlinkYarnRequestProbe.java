@@ -13,7 +13,8 @@
 //   ContainerRequestReflector.INSTANCE.getContainerRequest(resource, priority,
 //       config.get(YarnConfigOptions.TASK_MANAGER_NODE_LABEL))  (YarnResourceManagerDriver.addContainerRequest)
 // maxResource is what the ResourceManager reports as the maximum container: every declared type at
-// its maximum-allocation (ResourceUtils.getResourceTypesMaximumAllocation), memory and vcores unbounded.
+// its maximum-allocation (ResourceUtils.getResourceTypesMaximumAllocation), memory and vcores unbounded
+// (or the ResourceManager's, see --rm-site below).
 //
 // It also prints the shell command of each container kind as Flink builds it from
 // yarn.container-start-command-template: the TaskManager's with the driver's own call
@@ -23,9 +24,13 @@
 // JobManager's (application master's) with YarnClusterDescriptor.setupApplicationMasterContainer
 // on a descriptor whose YarnClient is never started.
 //
-// Usage: FlinkYarnRequestProbe FLINK_CONF_DIR...   Records (tab-separated), per directory:
+// With "--rm-site FILE" first (FILE "-" for none), maxResource's memory and vcores are the
+// ResourceManager's maximum allocation (ResourceUtils.fetchMaximumAllocationFromConfig: yarn-default.xml,
+// resource-types.xml and FILE), so a TaskManager above it gets no container resource, as in the driver.
+//
+// Usage: FlinkYarnRequestProbe [--rm-site FILE] FLINK_CONF_DIR...   Records (tab-separated), per directory:
 //   request DIR resource NAME VALUE | request DIR label LABEL-or-"" | command DIR taskmanager CMD |
-//   command DIR jobmanager CMD | ok DIR | error DIR MESSAGE
+//   command DIR jobmanager CMD | am DIR memory-mb|vcores VALUE | ok DIR | error DIR MESSAGE
 package org.apache.flink.yarn;
 
 import java.util.Map;
@@ -65,7 +70,22 @@ public final class FlinkYarnRequestProbe {
 
   public static void main(String[] args) {
     ResourceUtils.resetResourceTypes(new YarnConfiguration());
-    for (String dir : args) {
+    // "--rm-site FILE" (or "-" for none): the maximum container is the ResourceManager's, as
+    // ResourceUtils.fetchMaximumAllocationFromConfig computes it from yarn-default.xml, the
+    // classpath's resource-types.xml and that yarn-site fragment (what the CapacityScheduler
+    // reports to the AM); without it memory and vcores are unbounded
+    Resource rmMax = null;
+    int first = 0;
+    if (args.length > 1 && args[0].equals("--rm-site")) {
+      YarnConfiguration rmConf = new YarnConfiguration();
+      if (!args[1].equals("-")) {
+        rmConf.addResource(new org.apache.hadoop.fs.Path(args[1]));
+      }
+      rmMax = ResourceUtils.fetchMaximumAllocationFromConfig(rmConf);
+      first = 2;
+    }
+    for (int a = first; a < args.length; a++) {
+      String dir = args[a];
       try {
         Configuration config = GlobalConfiguration.loadConfiguration(dir);
         WorkerResourceSpec worker =
@@ -73,8 +93,13 @@ public final class FlinkYarnRequestProbe {
         TaskExecutorProcessSpec process =
             TaskExecutorProcessUtils.processSpecFromWorkerResourceSpec(config, worker);
         Resource max = ResourceUtils.getResourceTypesMaximumAllocation();
-        max.setMemorySize(Long.MAX_VALUE);
-        max.setVirtualCores(Integer.MAX_VALUE);
+        if (rmMax != null) {
+          max.setMemorySize(rmMax.getMemorySize());
+          max.setVirtualCores(rmMax.getVirtualCores());
+        } else {
+          max.setMemorySize(Long.MAX_VALUE);
+          max.setVirtualCores(Integer.MAX_VALUE);
+        }
         Map<String, String> keys =
             ExternalResourceUtils.getExternalResourceConfigurationKeys(
                 config, YarnConfigOptions.EXTERNAL_RESOURCE_YARN_CONFIG_KEY_SUFFIX);
@@ -125,6 +150,10 @@ public final class FlinkYarnRequestProbe {
                 .getCommands()
                 .get(0);
         out("command", dir, "jobmanager", am);
+        // the ApplicationMaster's container (YarnClusterDescriptor.startAppMaster: the JobManager's
+        // total process memory in MiB and yarn.appmaster.vcores)
+        out("am", dir, "memory-mb", Integer.toString(jm.getTotalProcessMemorySize().getMebiBytes()));
+        out("am", dir, "vcores", Integer.toString(config.get(YarnConfigOptions.APP_MASTER_VCORES)));
         out("ok", dir);
       } catch (RuntimeException e) {
         out("error", dir, e.getClass().getSimpleName() + ": " + e.getMessage());

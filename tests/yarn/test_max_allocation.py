@@ -1,0 +1,183 @@
+"""The YARN scheduler's largest container (``yarn.maximumAllocation``; docs/yarn.md).
+
+A Flink JobManager or TaskManager container above ``yarn.scheduler.maximum-allocation-mb`` /
+``-vcores`` (Hadoop's defaults 8192 MiB and 4 vcores) never runs: Flink's YARN client refuses to
+deploy a process whose memory exceeds it, its ResourceManager driver computes no container for a
+TaskManager above it, and the ResourceManager rejects such an ApplicationMaster. accelplane reports
+it (AP3513), renders the maximum the spec sets into the ResourceManager's yarn-site fragment, and
+the figures are checked with Hadoop's and Flink's own classes (marker ``hadoop``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+from accelplane.derive.node_fit import HADOOP_MAXIMUM_ALLOCATION, yarn_container_request
+from accelplane.render import write_tree
+
+from tests.support.render import files_for
+from tests.support.specs import findings_of, model_of
+from tests.support.yarn_specs import parse_configuration
+from tests.yarn.hadoop import FlinkProbe, Probe
+
+WriteSpec = Callable[..., Path]
+
+SPEC = """\
+cluster: {name: y, platforms: [yarn]}
+nodePools:
+  - {name: l4, platform: yarn, nodes: 2, cpu: 32, memory: 128Gi, gpu: {vendor: nvidia, model: NVIDIA L4, perNode: 4}}
+yarn:
+  cgroups: v1
+  resourceTypes: [{name: yarn.io/gpu, minimumAllocation: 0, maximumAllocation: 4}]
+flink:
+  clusters:
+    - name: scoring
+      target: yarn
+      jobManager: {memory: JM_MEMORY, cpu: JM_CPU}
+      taskManager: {replicas: 2, memory: TM_MEMORY, cpu: TM_CPU, gpu: {amount: 1}}
+"""
+
+
+def _spec(tm: tuple[str, int] = ("8Gi", 4), jm: tuple[str, int] = ("2Gi", 1), maximum: str | None = None) -> str:
+    text = (
+        SPEC.replace("TM_MEMORY", tm[0]).replace("TM_CPU", str(tm[1]))
+        .replace("JM_MEMORY", jm[0]).replace("JM_CPU", str(jm[1]))
+    )  # fmt: skip
+    return text.replace("  cgroups: v1\n", f"  cgroups: v1\n  maximumAllocation: {maximum}\n") if maximum else text
+
+
+def _findings(write_spec: WriteSpec, text: str) -> list[tuple[str, str, str]]:
+    return [(f.finding.code if f.finding else "", f.path, f.message) for f in findings_of(write_spec(text))]
+
+
+def test_a_container_at_hadoops_defaults_is_valid(write_spec: WriteSpec) -> None:
+    assert _findings(write_spec, _spec()) == []  # 8192 MiB and 4 vcores: exactly the maximum
+
+
+def test_a_taskmanager_above_hadoops_defaults_is_an_error_per_resource(write_spec: WriteSpec) -> None:
+    found = _findings(write_spec, _spec(tm=("16Gi", 6)))
+    assert [(code, path) for code, path, _ in found] == [
+        ("AP3513", "flink.clusters[0].taskManager.cpu"),
+        ("AP3513", "flink.clusters[0].taskManager.memory"),
+    ]
+    cpu, memory = (m for _, _, m in found)
+    assert cpu == (
+        "a TaskManager container requests 6 vcores but the scheduler's largest container "
+        "(yarn.scheduler.maximum-allocation-vcores) is 4 vcores, from Hadoop's default (yarn.maximumAllocation "
+        "unset), so Flink's ResourceManager driver never requests the TaskManagers: set "
+        "yarn.maximumAllocation.vcores: 6 (or more), or lower taskManager.cpu to at most 4"
+    )
+    assert memory == (
+        "a TaskManager container requests 16384 MiB of memory but the scheduler's largest container "
+        "(yarn.scheduler.maximum-allocation-mb) is 8192 MiB, from Hadoop's default (yarn.maximumAllocation "
+        "unset), so Flink's YARN client refuses to deploy it: set yarn.maximumAllocation.memory: 16Gi (or more), "
+        "or lower taskManager.memory to at most 8Gi"
+    )
+
+
+def test_a_jobmanager_above_the_maximum_is_an_error(write_spec: WriteSpec) -> None:
+    found = _findings(write_spec, _spec(jm=("10Gi", 5)))
+    assert [(code, path) for code, path, _ in found] == [
+        ("AP3513", "flink.clusters[0].jobManager.cpu"),
+        ("AP3513", "flink.clusters[0].jobManager.memory"),
+    ]
+    assert "the ResourceManager rejects the ApplicationMaster" in found[0][2]
+
+
+@pytest.mark.parametrize(
+    ("text", "edit"),
+    [(_spec(tm=("16Gi", 6)), {"maximumAllocation": {"memory": "16Gi", "vcores": 6}}),
+     (_spec(jm=("10Gi", 5)), {"maximumAllocation": {"memory": "10Gi", "vcores": 5}})],
+    ids=["taskmanager", "jobmanager"],
+)  # fmt: skip
+def test_raising_the_maximum_as_the_fix_says_gives_a_valid_spec_and_renders_it(
+    text: str, edit: dict[str, object], write_spec: WriteSpec, tmp_path: Path
+) -> None:
+    doc = yaml.safe_load(text)
+    doc["yarn"].update(edit)
+    path = write_spec(yaml.safe_dump(doc, sort_keys=False), "fixed.yaml")
+    assert _findings(write_spec, path.read_text()) == []
+    tree = write_tree(files_for(path), tmp_path / "out")
+    site = parse_configuration((tree / "yarn" / "resourcemanager" / "yarn-site.xml").read_text())
+    maximum = edit["maximumAllocation"]
+    assert isinstance(maximum, dict)
+    assert site == [
+        ("yarn.scheduler.maximum-allocation-mb", str(int(maximum["memory"].removesuffix("Gi")) * 1024)),
+        ("yarn.scheduler.maximum-allocation-vcores", str(maximum["vcores"])),
+    ]
+    assert not (tree / "yarn" / "resourcemanager" / "cluster-node-labels.txt").exists()
+
+
+def test_without_a_maximum_no_resourcemanager_fragment_is_rendered(write_spec: WriteSpec, tmp_path: Path) -> None:
+    tree = write_tree(files_for(write_spec(_spec())), tmp_path / "out")
+    assert not (tree / "yarn" / "resourcemanager").exists()
+
+
+def test_lowering_the_taskmanager_as_the_fix_says_gives_a_valid_spec(write_spec: WriteSpec) -> None:
+    assert _findings(write_spec, _spec(tm=("8Gi", 4), maximum=None)) == []
+    assert _findings(write_spec, _spec(tm=("12Gi", 6), maximum="{memory: 12Gi, vcores: 6}")) == []
+
+
+def test_a_container_no_node_holds_either_is_one_finding_naming_the_size_that_fits(write_spec: WriteSpec) -> None:
+    """Above the maximum and above every node: raising the maximum would not help, so the one
+    finding (not also AP3511) names the size that fits both."""
+    ((code, path, message),) = _findings(write_spec, _spec(tm=("200Gi", 4), maximum="{memory: 256Gi}"))
+    assert (code, path) == ("AP3511", "flink.clusters[0].taskManager.memory")  # the maximum is no limit here
+    ((code, path, message),) = _findings(write_spec, _spec(tm=("200Gi", 4)))
+    assert (code, path) == ("AP3513", "flink.clusters[0].taskManager.memory")
+    assert message.endswith(
+        "no node of the pools that may run it could hold it either (largest: 131072 MiB): use at most 8Gi"
+    )
+    assert _findings(write_spec, _spec(tm=("8Gi", 4))) == []
+
+
+def test_a_maximum_below_the_minimum_allocation_is_the_one_finding(write_spec: WriteSpec) -> None:
+    ((code, path, message),) = _findings(write_spec, _spec(tm=("4Gi", 2), maximum="{memory: 512Mi}"))
+    assert (code, path) == ("AP3514", "yarn.maximumAllocation.memory")
+    assert message.endswith("set yarn.maximumAllocation.memory to at least 4Gi")
+    assert _findings(write_spec, _spec(tm=("4Gi", 2), maximum="{memory: 4Gi}")) == []
+
+
+# --- Hadoop's and Flink's own classes ----------------------------------------------------------------
+
+
+@pytest.mark.hadoop
+def test_hadoop_computes_the_maximum_we_check_against(
+    hadoop_probe: Probe, write_spec: WriteSpec, tmp_path: Path
+) -> None:
+    """``ResourceUtils.fetchMaximumAllocationFromConfig`` (what the CapacityScheduler reports) from
+    yarn-default.xml alone gives Hadoop's defaults, and from the rendered fragment the spec's maximum."""
+    tree = write_tree(files_for(write_spec(_spec(maximum="{memory: 24Gi, vcores: 12}"))), tmp_path / "out")
+    site = tree / "yarn" / "resourcemanager" / "yarn-site.xml"
+    records = hadoop_probe.run("maxalloc", "-", "maxalloc", str(site), conf_dir=tree / "yarn")
+    assert [r for r in records if r[0] == "error"] == []
+    got = {r[1]: r[2:] for r in records if r[0] == "maxalloc"}
+    default = [str(HADOOP_MAXIMUM_ALLOCATION["memory"]), str(HADOOP_MAXIMUM_ALLOCATION["cpu"])]
+    assert got["-"] == default * 2
+    assert got[str(site)] == ["24576", "12"] * 2
+
+
+@pytest.mark.hadoop
+def test_flink_computes_no_container_above_the_maximum_and_the_one_we_check_below_it(
+    flink_yarn_probe: FlinkProbe, write_spec: WriteSpec, tmp_path: Path
+) -> None:
+    """Flink's ResourceManager driver steps (`FlinkYarnRequestProbe`) bounded by the ResourceManager's
+    maximum: a 16Gi TaskManager gets no container under Hadoop's defaults (what AP3513 reports) and
+    the container accelplane computes under the maximum the fix renders."""
+    big = write_spec(_spec(tm=("16Gi", 6)), "big.yaml")
+    fixed = write_spec(_spec(tm=("16Gi", 6), maximum="{memory: 16Gi, vcores: 6}"), "fixed.yaml")
+    tree = write_tree(files_for(fixed), tmp_path / "out")
+    conf = tree / "flink" / "scoring"
+    site = tree / "yarn" / "resourcemanager" / "yarn-site.xml"
+    under_default = flink_yarn_probe.requests(tree / "yarn", conf, rm_site="-")[str(conf)]
+    assert "no container resource" in under_default["error"], under_default
+    got = flink_yarn_probe.requests(tree / "yarn", conf, rm_site=site)[str(conf)]
+    assert "error" not in got, got
+    cluster = model_of(fixed).flink_clusters[0]
+    tm, jm = yarn_container_request(cluster, "taskManager"), yarn_container_request(cluster, "jobManager")
+    assert (got["resource:memory-mb"], got["resource:vcores"]) == (str(tm["memory"]), str(tm["cpu"]))
+    assert (got["am:memory-mb"], got["am:vcores"]) == (str(jm["memory"]), str(jm["cpu"]))
+    assert findings_of(big)  # and without the maximum the spec reports it
