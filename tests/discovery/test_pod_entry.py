@@ -87,8 +87,8 @@ class Pod:
 
 def _pod(root: Path, *, image_script: str | None, configmap_script: str) -> Pod:
     """The ConfigMap's stub and module (``configmap_script``) as a pod mounts them, over an image
-    whose build compiled ``image_script`` beside the module path (None: an image without our
-    module, e.g. a plain ``python:3`` image)."""
+    whose build compiled ``image_script`` beside the module path with the pod's ``python3`` (None:
+    an image without our module, e.g. a plain ``python:3`` image)."""
     bin_dir = root / "bin"
     bin_dir.mkdir()
     python = bin_dir / "python3"  # the image's python3 on PATH; -v on request (import tracing)
