@@ -4,13 +4,22 @@
 
 Runs both scripts the way Flink's GPUDriver does (a fresh process per TaskManager, owner = the
 calling process) against the fake nvidia-smi of the tests on a fake node with --gpus GPUs. Ours
-runs two ways: **installed** as nodes have it (YARN/standalone hosts, the node image: the entry
-stub `accelplane.discovery_install.entry_stub` running `python3 -I -S`, the module byte-compiled
-beforehand by the same interpreter with `COMPILE_PROGRAM`, here in a private temporary directory)
-and **pod** as Kubernetes TaskManager pods have it (the ConfigMap's entry stub
-`accelplane.discovery_install.pod_entry_stub`, `sh` running `python3 -I -S` on the module with
-the pod's bytecode cache, which one call fills beforehand as the GPU preflight init container
-does; here in a private temporary directory, `python3` on PATH being the same interpreter):
+runs as nodes have it, **installed** (YARN/standalone hosts, the node image: the entry stub
+`accelplane.discovery_install.entry_stub` running `python3 -I -S`, the module byte-compiled
+beforehand by the same interpreter with `COMPILE_PROGRAM`) and as Kubernetes TaskManager pods
+have it, **pod** (the ConfigMap's entry stub `accelplane.discovery_install.pod_entry_stub`, `sh`
+running `python3 -I -S` on the ConfigMap's module, mounted over the node image's copy). Pods run
+discovery twice, the GPU preflight init container's call first, then Flink's; the per-call table
+measures each pod path they take:
+
+* **pod, node image**: the image built from `node-image/` with the script the ConfigMap carries;
+  its build-time checked-hash ``.pyc`` serves every call, a pod's first call too: the pod's
+  bytecode cache stays empty through the whole run (checked: the benchmark fails otherwise);
+* **pod, image without our bytecode** (an image that is not accelplane's, or built with another
+  script): the pod's first call (the preflight's, into an empty cache: it compiles the module and
+  writes the cache) and its later calls (Flink's, from the cache the first call filled).
+
+Everything lives in a private temporary directory, `python3` on PATH being the same interpreter.
 
 * per-allocation latency (median, p95 over --runs runs, sequential): non-coordination mode;
   coordination mode on an empty file; coordination mode with all GPUs but one held by a live
@@ -32,6 +41,7 @@ import argparse
 import fcntl
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -44,7 +54,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 sys.path.insert(0, str(REPO_ROOT / "components"))
 
-from accelplane.discovery_install import MODULE_NAME, pod_entry_stub  # noqa: E402
+from accelplane.discovery_install import COMPILE_PROGRAM, MODULE_NAME, pod_entry_stub  # noqa: E402
 
 from bench.bench_discovery_gpu import install_like_a_node  # noqa: E402
 from tests.support.discovery_runs import (  # noqa: E402
@@ -83,19 +93,31 @@ def timed_runs(cmd: Sequence[str], env: dict[str, str], runs: int, reset: Callab
     return times
 
 
-def install_like_a_pod(root: Path, env: dict[str, str]) -> Path:
-    """Lay the script out the way a Kubernetes TaskManager pod mounts it, below ``root``: the
-    module, the pod entry stub and the bytecode cache, filled by one call as the GPU preflight
-    init container fills it before the TaskManager starts; returns the stub."""
-    module_dir, cache = root / "pod-module", root / "pod-bytecode"
-    module_dir.mkdir(mode=0o755)
+def install_like_a_pod(root: Path, python: str, name: str, *, image_bytecode: bool) -> tuple[Path, Path]:
+    """Lay the script out the way a Kubernetes TaskManager pod mounts it, below ``root / name``:
+    the ConfigMap's module at the module path, over the image's copy byte-compiled by ``python``
+    at build time (`COMPILE_PROGRAM`, as the node image's Dockerfile does) when
+    ``image_bytecode``, else over nothing (an image that is not accelplane's); the ConfigMap's
+    entry stub and an empty bytecode cache (the pod's ``emptyDir``). Returns (stub, cache)."""
+    base = root / name
+    module_dir, cache = base / "module", base / "bytecode"
+    module_dir.mkdir(mode=0o755, parents=True)
     cache.mkdir(mode=0o755)
-    (module_dir / f"{MODULE_NAME}.py").write_bytes(SCRIPT.read_bytes())
-    stub = root / "pod-accelplane-gpu-discovery"
+    module = module_dir / f"{MODULE_NAME}.py"
+    if image_bytecode:
+        module.write_bytes(SCRIPT.read_bytes())
+        subprocess.run([python, "-I", "-S", "-c", COMPILE_PROGRAM, str(module)], check=True, capture_output=True)
+    module.write_bytes(SCRIPT.read_bytes())  # the ConfigMap's copy (mounted over the image's)
+    stub = base / "accelplane-gpu-discovery"
     stub.write_text(pod_entry_stub(str(module_dir), str(cache)))
     stub.chmod(0o755)
-    subprocess.run([str(stub), "1"], env=env, check=True, capture_output=True)  # the preflight's call
-    return stub
+    return stub, cache
+
+
+def emptied(cache: Path) -> None:
+    """Empty a pod's bytecode cache (a new pod's ``emptyDir``)."""
+    shutil.rmtree(cache)
+    cache.mkdir(mode=0o755)
 
 
 def stats(values: Sequence[float]) -> tuple[float, float]:
@@ -169,7 +191,11 @@ def main() -> None:
             (work / "pybin").mkdir()
             (work / "pybin" / "python3").symlink_to(args.python)
             env["PATH"] = f"{work / 'pybin'}{os.pathsep}{env['PATH']}"
-            pod = install_like_a_pod(work, env)
+            pod, image_cache = install_like_a_pod(work, args.python, "pod-image", image_bytecode=True)
+            foreign, _ = install_like_a_pod(work, args.python, "pod-foreign", image_bytecode=False)
+            subprocess.run([str(foreign), "1"], env=env, check=True, capture_output=True)  # the preflight's call
+            foreign_first, first_cache = install_like_a_pod(work, args.python, "pod-foreign-first",
+                                                            image_bytecode=False)
             ours = {"installed": [str(installed)], "pod": [str(pod)]}
             holder = procs.sleeper().pid
             ours_busy = render(Rec(gpu_uuid(i), i, holder, proc_starttime(holder), boot_id(), pid_namespace()).line()
@@ -197,13 +223,18 @@ def main() -> None:
                              [(statistics.median(o[w]), percentile(o[w], 0.95)) for w in ways],
                              (statistics.median(f), percentile(f, 0.95))))
             # The floor of one call: the same interpreter's bare start plus the inventory query our
-            # script makes, run back to back; measured interleaved with both ways of running ours.
+            # script makes, run back to back; measured interleaved with every way of running ours.
             query = ["nvidia-smi", "--query-gpu=index,uuid,pci.bus_id,mig.mode.current,name", "--format=csv,noheader"]
-            samples: dict[str, list[float]] = {"installed": [], "pod": [], "floor": []}
+            per_call = {**ours, "pod-foreign-first": [str(foreign_first)], "pod-foreign": [str(foreign)]}
+            # Every call of "pod" is a pod's first call too: it writes nothing (checked below).
+            fresh = {"pod-foreign-first": first_cache}
+            samples: dict[str, list[float]] = {w: [] for w in (*per_call, "floor")}
             for _ in range(runs):
-                for w in ways:
+                for w, cmd in per_call.items():
+                    if w in fresh:
+                        emptied(fresh[w])  # a pod's first call: its emptyDir is empty (untimed)
                     start = time.perf_counter()
-                    subprocess.run([*ours[w], "1"], env=env, check=True, capture_output=True)
+                    subprocess.run([*cmd, "1"], env=env, check=True, capture_output=True)
                     samples[w].append(time.perf_counter() - start)
                 start = time.perf_counter()
                 subprocess.run([args.python, "-I", "-S", "-c", "pass"], env=env, check=True)
@@ -216,6 +247,8 @@ def main() -> None:
                 for who, cmd in (*((w, [*ours[w], "1", *cargs]) for w in ways), ("flink", [str(flink), "1", *cargs])):
                     coord.write_bytes(b"")
                     conc[who].append(concurrent_round(cmd, env, gpus, conc_dir, procs))
+            if any(image_cache.iterdir()):
+                raise SystemExit("pod, node image: the stub wrote bytecode where the image's should have served")
     finally:
         procs.kill_all()
     load_after = os.getloadavg()
@@ -229,8 +262,9 @@ def main() -> None:
           f"scenario, {repeats} concurrency repeat(s); {os.cpu_count()} CPUs, {platform.system()}; ours on "
           f"Python {our_python} ({args.python}); load average {load_before[0]:.1f} -> {load_after[0]:.1f}\n")
     print("Ours **installed** (entry stub, `python3 -I -S`, module precompiled at install time: YARN/standalone "
-          "hosts, node image) and **pod** (the ConfigMap's entry stub: `sh`, then `python3 -I -S` on the module "
-          "with the bytecode the pod's preflight call cached: Kubernetes TaskManagers).\n")
+          "hosts, node image) and **pod** (Kubernetes TaskManagers in the node image: the ConfigMap's entry stub, "
+          "`sh`, then `python3 -I -S` on the ConfigMap's module with the image's precompiled bytecode of the "
+          "same script).\n")
     print("| scenario | ours installed median / p95 | ours pod median / p95 | Flink median / p95 |")
     print("|---|---:|---:|---:|")
     for name, (inst, pod_row), (fm, fp) in rows:
@@ -250,7 +284,9 @@ def main() -> None:
           "ratio of minimums |")
     print("|---|---:|---:|---:|---:|")
     for w, label in (("installed", "installed (entry stub + precompiled module)"),
-                     ("pod", "pod (ConfigMap stub, bytecode cached by the preflight)")):
+                     ("pod", "pod, node image (ConfigMap stub, the image's bytecode of the same script): any call"),
+                     ("pod-foreign-first", "pod, image without our bytecode: first call (the preflight's, compiles)"),
+                     ("pod-foreign", "pod, image without our bytecode: later calls (the bytecode the first cached)")):
         omed, omin = stats(samples[w])
         print(f"| {label} | {ms(omed)} / {ms(omin)} | {ms(fmed)} / {ms(fmin)} | {omed / fmed:.2f}× | "
               f"{omin / fmin:.2f}× |")

@@ -29,8 +29,9 @@ on a busy machine). Wall clock, never timed tests.
    with the growth exponent per doubling (bench/bench_scaling.py).
 5. The GPU discovery script (bench/bench_discovery.py): ours vs Flink's, and ours per call vs the
    bare interpreter start plus the inventory query, both as nodes install it (entry stub +
-   precompiled module) and as Kubernetes pods run it (the ConfigMap's entry stub, with the bytecode
-   the pod's GPU preflight init container cached).
+   precompiled module) and as Kubernetes pods run it (the ConfigMap's entry stub: in the node image
+   with the image's bytecode of the same script; in an image without it, a pod's first call, which
+   compiles into the pod's cache, and its later calls from that cache).
 
 ``--quick`` (well under a minute on an idle 2-core machine) runs smaller sizes and fewer samples:
 enough to see a regression in any ratio.

@@ -5,6 +5,7 @@ there, and the compile step refuses directories other users could write."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -149,14 +150,20 @@ def test_compile_program_is_idempotent_and_refuses_writable_directories(tmp_path
                               capture_output=True, text=True, check=False)
 
     first = compile_()
-    assert first.returncode == 0 and first.stdout.strip().endswith(".pyc"), first.stderr
-    pyc = Path(first.stdout.strip())
+    assert first.returncode == 0, first.stderr
+    written, marker = first.stdout.splitlines()  # the .pyc, then the marker of the source compiled
+    pyc = Path(written)
+    assert pyc.suffix == ".pyc"
+    digest = hashlib.sha256(module.read_bytes()).hexdigest()
+    assert marker == str(pyc.parent / f"{MODULE_NAME}.source-{digest}") and Path(marker).read_bytes() == b""
     data = pyc.read_bytes()
     assert int.from_bytes(data[4:8], "little") == 0b11  # checked-hash: valid whatever the mtimes
     assert (compile_().returncode, compile_().stdout) == (0, "")  # up to date: nothing written
     assert pyc.read_bytes() == data
     module.write_text(module.read_text() + "# changed\n")
-    assert compile_().stdout.strip() == str(pyc)  # stale: compiled again
+    again = compile_().stdout.splitlines()  # stale: compiled again, the old source's marker replaced
+    assert again[0] == str(pyc) and again[1] != marker and not Path(marker).exists()
+    assert sorted(p.name for p in pyc.parent.glob("*.source-*")) == [Path(again[1]).name]
     for writable in (module_dir, pyc.parent):
         writable.chmod(0o775)
         refused = compile_()

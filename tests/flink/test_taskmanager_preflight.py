@@ -19,9 +19,12 @@ Checked here:
   only the allocated GPUs visible, unset) and for each failure: missing plugin jar, missing script,
   an image without ``python3``, too few GPUs, a broken driver. It passes exactly when Flink's GPU
   driver would find the TaskManager's GPUs;
-* the bytecode cache: the preflight's call writes the module's bytecode into the pod's cache, and
-  the TaskManager's later call (Flink's ``GPUDriver`` running the stub) loads the module from it
-  instead of compiling it; without a usable cache discovery still works (compiled in memory).
+* the bytecode cache, in an image without our precompiled module (the layout here has none): the
+  preflight's call writes the module's bytecode into the pod's cache, and the TaskManager's later
+  call (Flink's ``GPUDriver`` running the stub) loads the module from it instead of compiling it;
+  without a usable cache discovery still works (compiled in memory). The node image's own bytecode,
+  used instead when the ConfigMap carries the same script, is tested in
+  tests/discovery/test_pod_entry.py.
 
 That Flink keeps the init container in the pods it creates is checked with Flink's own pod factory
 (tests/flink/test_flink_pod_factory.py, ``test_volcano_binding_survives``).

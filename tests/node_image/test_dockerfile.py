@@ -194,3 +194,31 @@ def test_build_refuses_a_base_image_without_flinks_gpu_plugin(jar: bool, tmp_pat
     else:
         assert proc.returncode == 1
         assert "the base image has no Flink GPU plugin" in proc.stderr
+
+
+def test_the_pods_stub_finds_the_bytecode_the_image_build_writes(write_spec):
+    """Pods mount the ConfigMap's module over the image's copy and run it with ``python3`` from the
+    image's PATH (`pod_entry_stub`), which takes the image's checked-hash ``.pyc`` of the same
+    script (tests/discovery/test_pod_entry.py). That ``.pyc`` is the one the build writes: the
+    build compiles exactly the module path the stub imports, with the interpreter the image's PATH
+    finds first, and leaves the marker the stub looks for."""
+    from accelplane.discovery_install import (
+        MODULE_DIR,
+        compiled_marker,
+        configmap_data,
+        pod_entry_stub,
+        script_digest,
+    )
+
+    files = files_for(write_spec(FULL_SPEC))
+    dockerfile = files["node-image/Dockerfile"][0]
+    compile_line = next(line for line in dockerfile.splitlines() if line.startswith("RUN [") and "py_compile" in line)
+    python, *_, module = json.loads(compile_line.removeprefix("RUN "))
+    (env,) = [args for kw, args in instructions(dockerfile) if kw == "ENV"]
+    first_on_path = re.match(r'PATH="([^:"]+):', env)
+    assert first_on_path is not None and python == f"{first_on_path.group(1)}/python3"
+    assert module == MODULE_PATH == f"{MODULE_DIR}/accelplane_gpu_discovery.py"
+    stub = configmap_data()["accelplane-gpu-discovery"]
+    assert stub == pod_entry_stub() and f"if [ -e {compiled_marker()} ]; then" in stub
+    assert compiled_marker() == f"{MODULE_DIR}/__pycache__/accelplane_gpu_discovery.source-{script_digest()}"
+    assert "exec python3 -I -S -B -c" in stub and f'sys.path.append("{MODULE_DIR}")' in stub

@@ -10,9 +10,10 @@ the pod entry stub that runs it. The Flink pod templates (flink family) mount ea
 ``subPath``, the stub at ``discovery.script_path`` (what Flink's configuration names) and the module
 at `accelplane.discovery_install.MODULE_PATH`: that replaces the copies baked into the node image
 without hiding the rest of either directory (Flink's GPU plugin jar lives beside the stub). The
-stub runs the module with the image's ``python3`` and a pod-private bytecode cache
-(`accelplane.discovery_install.pod_entry_stub`): use the image built from ``node-image/``, or any
-image with ``python3`` on ``PATH``.
+stub runs the module with the image's ``python3``, from the node image's precompiled bytecode
+when the ConfigMap carries the script the image was built with, else through a pod-private
+bytecode cache (`accelplane.discovery_install.pod_entry_stub`): use the image built from
+``node-image/``, or any image with ``python3`` on ``PATH``.
 """
 
 from __future__ import annotations

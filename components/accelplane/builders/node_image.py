@@ -16,8 +16,9 @@ provision time by the node's own python3 into a checked-hash ``.pyc`` beside it,
 stub ``discovery.entry_stub`` at exactly ``discovery.script_path`` (what Flink's configuration
 points at), which runs the module with ``python3 -I -S`` and never writes bytecode. Nothing
 writes bytecode at run time. On Kubernetes the discovery ConfigMap mounts its own module over the
-image's and its own stub over this one (`accelplane.builders.discovery_configmap`), with the
-bytecode cached per pod (`accelplane.discovery_install.pod_entry_stub`).
+image's and its own stub over this one (`accelplane.builders.discovery_configmap`); that stub runs
+the ``.pyc`` compiled here exactly when the ConfigMap carries the same script, and otherwise caches
+the bytecode per pod (`accelplane.discovery_install.pod_entry_stub`).
 
 Ownership rule (the discovery script refuses a coordination file that is a symlink or owned by
 another uid): nothing here ever creates the coordination FILE. Its directory belongs to
