@@ -15,7 +15,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from accelplane.derive.node_fit import HADOOP_MAXIMUM_ALLOCATION, yarn_container_request
+from accelplane.derive.node_fit import (
+    HADOOP_MAXIMUM_ALLOCATION,
+    HADOOP_NODEMANAGER_OFFER,
+    yarn_container_request,
+)
 from accelplane.render import write_tree
 
 from tests.support.render import files_for
@@ -181,3 +185,58 @@ def test_flink_computes_no_container_above_the_maximum_and_the_one_we_check_belo
     assert (got["resource:memory-mb"], got["resource:vcores"]) == (str(tm["memory"]), str(tm["cpu"]))
     assert (got["am:memory-mb"], got["am:vcores"]) == (str(jm["memory"]), str(jm["cpu"]))
     assert findings_of(big)  # and without the maximum the spec reports it
+
+
+# --- What each NodeManager offers containers (nodePools[].memory / cpu) ------------------------------
+
+NO_NODE_SIZE = _spec(tm=("12Gi", 6), maximum="{memory: 32Gi, vcores: 16}").replace(", cpu: 32, memory: 128Gi", "")
+
+
+def test_a_pool_without_memory_offers_hadoops_default_and_a_bigger_container_is_one_finding(
+    write_spec: WriteSpec,
+) -> None:
+    """A YARN pool that does not say how big its nodes are: its NodeManagers offer Hadoop's default
+    (8192 MiB, 8 vcores), so a 12Gi TaskManager is never allocated even under a raised maximum.
+    One finding per resource that does not fit, naming the default and the field to set."""
+    found = _findings(write_spec, NO_NODE_SIZE)
+    assert [(code, path) for code, path, _ in found] == [("AP3511", "flink.clusters[0].taskManager.memory")]
+    assert found[0][2] == (
+        "a TaskManager container requests memory 12Gi but the NodeManagers that may run it offer at most 8Gi "
+        "(l4: 8Gi); pool(s) l4 set no memory, so their NodeManagers offer Hadoop's default "
+        "yarn.nodemanager.resource.memory-mb (8192 MiB) and YARN would never allocate it: set nodePools[].memory "
+        "of those pools to what their nodes can give containers (accelplane renders it into their yarn-site.xml), "
+        "or use at most 8Gi"
+    )
+
+
+def test_setting_the_pools_memory_as_the_fix_says_renders_what_the_nodemanager_offers(
+    write_spec: WriteSpec, tmp_path: Path
+) -> None:
+    fixed = write_spec(NO_NODE_SIZE.replace("nodes: 2,", "nodes: 2, memory: 64Gi, cpu: 16,"), "fixed.yaml")
+    assert _findings(write_spec, fixed.read_text()) == []
+    tree = write_tree(files_for(fixed), tmp_path / "out")
+    site = dict(parse_configuration((tree / "yarn" / "yarn-site" / "l4.xml").read_text()))
+    assert (site["yarn.nodemanager.resource.memory-mb"], site["yarn.nodemanager.resource.cpu-vcores"]) == ("65536", "16")
+    unset = write_tree(files_for(write_spec(_spec(tm=("4Gi", 2)).replace(", cpu: 32, memory: 128Gi", ""), "u.yaml")),
+                       tmp_path / "unset")  # fmt: skip
+    assert not {"yarn.nodemanager.resource.memory-mb", "yarn.nodemanager.resource.cpu-vcores"} & set(
+        dict(parse_configuration((unset / "yarn" / "yarn-site" / "l4.xml").read_text()))
+    )
+
+
+@pytest.mark.hadoop
+def test_hadoop_reads_the_nodemanager_offer_we_check_against(
+    hadoop_probe: Probe, write_spec: WriteSpec, tmp_path: Path
+) -> None:
+    """Hadoop's own keys and defaults: without the pool's figures a NodeManager falls back to
+    ``YarnConfiguration.DEFAULT_NM_PMEM_MB`` / ``DEFAULT_NM_VCORES`` (yarn-default.xml says -1 and
+    hardware detection is off), which is what AP3511 checks against; with them it reads what the spec says."""
+    tree = write_tree(files_for(write_spec(_spec())), tmp_path / "out")
+    site = tree / "yarn" / "yarn-site" / "l4.xml"
+    records = hadoop_probe.run("nmoffer", "-", "nmoffer", str(site), conf_dir=tree / "yarn")
+    assert [r for r in records if r[0] == "error"] == []
+    got = {r[1]: r[2:] for r in records if r[0] == "nmoffer"}
+    memory_key, vcores_key = "yarn.nodemanager.resource.memory-mb", "yarn.nodemanager.resource.cpu-vcores"
+    defaults = [str(HADOOP_NODEMANAGER_OFFER["memory"]), str(HADOOP_NODEMANAGER_OFFER["cpu"])]
+    assert got["-"] == [memory_key, "-1", vcores_key, "-1", *defaults, "false"]
+    assert got[str(site)] == [memory_key, str(128 * 1024), vcores_key, "32", *defaults, "false"]

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from accelplane.artifacts import Bundle, FileArtifact
-from accelplane.derive.node_fit import yarn_maximum_allocation
+from accelplane.derive.node_fit import yarn_maximum_allocation, yarn_nodemanager_offer
 from accelplane.derive.yarn_capacity import plan_queues
 from accelplane.derive.yarn_docker import allowed_mounts
 from accelplane.derive.yarn_labels import add_to_cluster_argument, cluster_labels, pool_label
@@ -159,6 +159,13 @@ def yarn_site_properties(spec: Spec, pool: NodePool) -> list[ConfProperty]:
             f"{LCE}cgroups.v2.enabled", "true" if y.cgroups == "v2" else "false", f"cgroups {y.cgroups}"
         ),
     ]
+    offer = yarn_nodemanager_offer(pool)
+    memory, memory_set = offer["memory"]
+    vcores, vcores_set = offer["cpu"]
+    if memory_set:
+        props.append(ConfProperty(f"{NM}resource.memory-mb", str(memory), "nodePools[].memory: what containers may use"))
+    if vcores_set:
+        props.append(ConfProperty(f"{NM}resource.cpu-vcores", str(vcores), "nodePools[].cpu: what containers may use"))
     if uses_gpu_plugin(pool):
         props += [
             ConfProperty(f"{NM}resource-plugins", "yarn.io/gpu", "GPU discovery and isolation"),

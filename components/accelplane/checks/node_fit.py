@@ -14,6 +14,7 @@ from decimal import Decimal
 
 from accelplane.derive.node_fit import (
     HADOOP_MINIMUM_ALLOCATION,
+    HADOOP_NODEMANAGER_OFFER,
     ROLES,
     Misfit,
     OverAllocation,
@@ -22,6 +23,7 @@ from accelplane.derive.node_fit import (
     over_allocations,
     yarn_container_request,
     yarn_maximum_allocation,
+    yarn_nodemanager_offer,
 )
 from accelplane.errors import Problem
 from accelplane.findings import ERROR, WARNING, declare
@@ -63,7 +65,18 @@ def _q(resource: str, value: Decimal) -> str:
     return format_quantity(value, binary=resource == "memory")
 
 
-def _problem(c: FlinkCluster, m: Misfit) -> Problem:
+def _unset_offers(spec: Spec, m: Misfit) -> list[str]:
+    """The YARN pools among a misfit's whose NodeManagers offer Hadoop's default (the pool does not
+    set the resource)."""
+    out = []
+    for name, _ in m.pools:
+        pool = spec.pool(name)
+        if pool is not None and pool.platform == "yarn" and not yarn_nodemanager_offer(pool)[m.resource][1]:
+            out.append(name)
+    return out
+
+
+def _problem(spec: Spec, c: FlinkCluster, m: Misfit) -> Problem:
     role = _NAMES[m.role]
     per_pool = ", ".join(f"{name}: {_q(m.resource, v)}" for name, v in m.pools)
     path = c.field_path(m.role, m.resource)
@@ -97,6 +110,19 @@ def _problem(c: FlinkCluster, m: Misfit) -> Problem:
         unit = f"a {role} container requests {what} {_q(m.resource, m.need)}"
         where = "the NodeManagers that may run it" if c.target == "yarn" else "the hosts that may run it"
         outcome = "YARN would never allocate it" if c.target == "yarn" else "it would never start"
+        unset = _unset_offers(spec, m) if c.target == "yarn" else []
+        if unset:
+            key = "memory-mb" if m.resource == "memory" else "cpu-vcores"
+            default = _yarn_amount(m.resource, HADOOP_NODEMANAGER_OFFER[m.resource])
+            return Problem(
+                path,
+                f"{unit} but the NodeManagers that may run it offer at most {_q(m.resource, m.largest)} "
+                f"({per_pool}); pool(s) {', '.join(unset)} set no {m.resource}, so their NodeManagers "
+                f"offer Hadoop's default yarn.nodemanager.resource.{key} ({default}) and {outcome}: set "
+                f"nodePools[].{m.resource} of those pools to what their nodes can give containers "
+                f"(accelplane renders it into their yarn-site.xml), or use at most {_q(m.resource, m.largest)}",
+                PROCESS_EXCEEDS_NODE,
+            )
     return Problem(
         path,
         f"{unit} but the largest node of {where} has {_q(m.resource, m.largest)} ({per_pool}); a process "
@@ -190,6 +216,6 @@ def check(spec: Spec) -> Iterator[Problem]:
             if (m.role, m.resource) in over:
                 node[(m.role, m.resource)] = m
             else:
-                yield _problem(c, m)
+                yield _problem(spec, c, m)
         for key, o in over.items():
             yield _over_allocation(c, o, node.get(key))

@@ -2,7 +2,9 @@
 
 A TaskManager or JobManager is one pod (Kubernetes), one container (YARN) or one process on a host
 (standalone) and cannot span nodes, so its CPU and memory must fit a single node's allocatable
-(``nodePools[].cpu`` / ``memory``). What it requests on a node:
+(``nodePools[].cpu`` / ``memory``; on YARN what the NodeManager offers containers, which is what
+accelplane renders as ``yarn.nodemanager.resource.memory-mb`` / ``cpu-vcores``, or Hadoop's
+default where the pool does not say: `yarn_nodemanager_offer`). What it requests on a node:
 
 * Kubernetes: the pod's effective request as the scheduler counts it (``resourcehelper.PodRequests``):
   per resource the larger of the largest init container and the sum of the app containers. The app
@@ -132,16 +134,46 @@ class Misfit:
     """That host's allocatable (the smallest of its pools')."""
 
 
+HADOOP_NODEMANAGER_OFFER: dict[Resource, int] = {"memory": 8192, "cpu": 8}
+"""What a NodeManager offers containers when its yarn-site.xml does not say (Hadoop 3.5's
+yarn-default.xml: ``yarn.nodemanager.resource.memory-mb`` and ``cpu-vcores`` are -1, which with
+``yarn.nodemanager.resource.detect-hardware-capabilities`` false, its default, means 8192 MiB and
+8 vcores)."""
+
+
+def yarn_nodemanager_offer(pool: NodePool) -> dict[Resource, tuple[int, bool]]:
+    """Per resource, what the NodeManagers of a YARN pool offer containers (MiB, vcores) and whether
+    the pool sets it: ``nodePools[].memory`` / ``cpu`` (its allocatable) rounded down to whole MiB
+    and vcores, rendered into the pool's NodeManager yarn-site.xml, else Hadoop's default."""
+    out: dict[Resource, tuple[int, bool]] = {}
+    for res in RESOURCES:
+        q = pool.cpu if res == "cpu" else pool.memory
+        if q is None:
+            out[res] = (HADOOP_NODEMANAGER_OFFER[res], False)
+        else:
+            out[res] = (int(q.value // 2**20) if res == "memory" else int(q.value), True)
+    return out
+
+
+def _allocatable(pool: NodePool, res: Resource) -> Decimal | None:
+    """A node's allocatable of the resource as the scheduler counts it (None: the spec does not say
+    and no default applies). YARN: what the NodeManager offers (`yarn_nodemanager_offer`)."""
+    if pool.platform == "yarn":
+        amount, _ = yarn_nodemanager_offer(pool)[res]
+        return Decimal(amount * 2**20) if res == "memory" else Decimal(amount)
+    q = pool.cpu if res == "cpu" else pool.memory
+    return None if q is None else q.value
+
+
 def _declared(
     spec: Spec, pools: list[NodePool], res: Resource
 ) -> tuple[tuple[tuple[str, Decimal], ...], Decimal | None]:
-    """(pool, allocatable) of the pools that declare the resource and the largest (None: none do);
-    remembered per pool list, so the shared groups of `_pool_groups` are scanned once per spec."""
+    """(pool, allocatable) of the pools that declare the resource (every YARN pool: its NodeManager's
+    offer) and the largest (None: none do); remembered per pool list, so the shared groups of
+    `_pool_groups` are scanned once per spec."""
 
     def make() -> tuple[tuple[tuple[str, Decimal], ...], Decimal | None]:
-        declared = tuple(
-            (p.name, q.value) for p in pools if (q := (p.cpu if res == "cpu" else p.memory)) is not None
-        )
+        declared = tuple((p.name, v) for p in pools if (v := _allocatable(p, res)) is not None)
         return declared, max((v for _, v in declared), default=None)
 
     return spec.memo.get_or_make(("node_fit_declared", res), pools, make)

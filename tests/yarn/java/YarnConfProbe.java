@@ -124,6 +124,22 @@ public final class YarnConfProbe {
                 Long.toString(types.get("vcores").getMaximumAllocation()));
             break;
           }
+          case "nmoffer": {
+            // a NodeManager's view of what it offers containers: yarn-default.xml from the classpath,
+            // the rendered pool's yarn-site fragment (or "-" for none) on top; Hadoop's keys and
+            // the defaults NodeManagerHardwareUtils falls back to for -1 without hardware detection
+            Configuration conf = new YarnConfiguration();
+            String site = args[i++];
+            if (!site.equals("-")) {
+              conf.addResource(new Path(site));
+            }
+            out("nmoffer", site, YarnConfiguration.NM_PMEM_MB, Integer.toString(conf.getInt(YarnConfiguration.NM_PMEM_MB, YarnConfiguration.DEFAULT_NM_PMEM_MB)),
+                YarnConfiguration.NM_VCORES, Integer.toString(conf.getInt(YarnConfiguration.NM_VCORES, YarnConfiguration.DEFAULT_NM_VCORES)),
+                Integer.toString(YarnConfiguration.DEFAULT_NM_PMEM_MB), Integer.toString(YarnConfiguration.DEFAULT_NM_VCORES),
+                Boolean.toString(conf.getBoolean(YarnConfiguration.NM_ENABLE_HARDWARE_CAPABILITY_DETECTION,
+                    YarnConfiguration.DEFAULT_NM_ENABLE_HARDWARE_CAPABILITY_DETECTION)));
+            break;
+          }
           case "typesfile": {
             Configuration conf = new YarnConfiguration();
             conf.addResource(new Path(args[i++]));
