@@ -18,7 +18,14 @@ from typing import Any
 import pytest
 import yaml
 from accelplane.derive.flink_keys import effective_config
-from accelplane.derive.flink_state import checkpoints_dir_keys, is_set
+from accelplane.derive.flink_state import (
+    CHECKPOINTS_DIR,
+    HA_STORAGE,
+    HA_TYPE,
+    SAVEPOINTS_DIR,
+    checkpoints_dir_keys,
+    is_set,
+)
 from accelplane.errors import SpecErrors
 from accelplane.flink_options import (
     TABLE_DIR,
@@ -155,6 +162,15 @@ def test_option_names_are_the_names_each_release_reads() -> None:
     assert option_names((1, 11), "execution.checkpointing.dir") == new[1:]  # no table: the nearest (1.13)
     assert option_names((2, 9), "execution.checkpointing.dir") == new  # newer than every table: 2.3's
     assert option_names((1, 18), "execution.checkpointing.file-merging.enabled") == ()  # 1.18 has no such option
+
+
+def test_the_state_options_are_found_in_the_clusters_own_table() -> None:
+    """The checkpoint, savepoint and HA options are named by a key every release's table reads, so
+    a cluster's names come from its own table without reading all of them (`_aliases`)."""
+    for anchor in (CHECKPOINTS_DIR, SAVEPOINTS_DIR, HA_TYPE, HA_STORAGE):
+        for version in table_versions():
+            table = option_table(version)
+            assert table is not None and anchor in table.owner, (anchor, version)
 
 
 def test_tables_have_provenance_and_cover_the_versions() -> None:

@@ -19,12 +19,14 @@ from typing import Literal
 from accelplane.flink_options import option_names
 from accelplane.model import FlinkCluster
 
-CHECKPOINTS_DIR = "execution.checkpointing.dir"
-"""``CheckpointingOptions.CHECKPOINTS_DIRECTORY`` (any of its names in any release picks it)."""
-SAVEPOINTS_DIR = "execution.checkpointing.savepoint-dir"
-"""``CheckpointingOptions.SAVEPOINT_DIRECTORY``."""
-HA_TYPE = "high-availability.type"
-"""``HighAvailabilityOptions.HA_MODE``."""
+# Each option by a name every release with a table reads (1.13 … 2.3: the option's key in some, a
+# fallback key in others), so finding its names needs only the cluster's own table.
+CHECKPOINTS_DIR = "state.checkpoints.dir"
+"""``CheckpointingOptions.CHECKPOINTS_DIRECTORY`` (``execution.checkpointing.dir`` from 1.20)."""
+SAVEPOINTS_DIR = "state.savepoints.dir"
+"""``CheckpointingOptions.SAVEPOINT_DIRECTORY`` (``execution.checkpointing.savepoint-dir`` from 1.20)."""
+HA_TYPE = "high-availability"
+"""``HighAvailabilityOptions.HA_MODE`` (``high-availability.type`` from 1.16)."""
 HA_STORAGE = "high-availability.storageDir"
 """``HighAvailabilityOptions.HA_STORAGE_PATH``."""
 HOST_NETWORK_KEY = "kubernetes.hostnetwork.enabled"

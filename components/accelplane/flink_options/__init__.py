@@ -173,9 +173,9 @@ def option_names(version: Version, name: str) -> tuple[str, ...]:
     ``("state.checkpoints.dir", "state.backend.fs.checkpointdir")`` for
     ``execution.checkpointing.dir`` on 1.18. Empty when the version has no such option."""
     table = nearest_table(version)
+    if name in table.owner:  # no need to read every release's table (`_aliases`)
+        return table.names_of[table.owner[name]]
     owners = sorted({table.owner[a] for a in _aliases().get(name, frozenset({name})) if a in table.owner})
-    if name in table.owner:
-        owners = [table.owner[name]]
     if len(owners) != 1:
         return ()
     return table.names_of[owners[0]]
