@@ -11,6 +11,7 @@ jars, with the rendered ``resource-types.xml`` first on the classpath. One comma
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -143,7 +144,13 @@ def test_yarn_taskmanagers_refuse_to_start_without_their_gpus(
     java_home = tmp_path / "jdk"
     (java_home / "bin").mkdir(parents=True)
     record = tmp_path / "java-started"
-    (java_home / "bin" / "java").write_text(f'#!/bin/sh\necho "$@" >> {record}\n')
+    # the JVM: records its arguments and its pid (the container shell's, which execs it); with
+    # FAKE_JAVA_SECONDS it then lives that long, as a TaskManager would
+    pids = tmp_path / "java-pids"
+    (java_home / "bin" / "java").write_text(
+        f'#!/bin/sh\necho "$@" >> {record}\necho $$ >> {pids}\n'
+        'if [ -n "${FAKE_JAVA_SECONDS:-}" ]; then exec sleep "$FAKE_JAVA_SECONDS"; fi\n'
+    )
     (java_home / "bin" / "java").chmod(0o755)
     fake = install_fake_nvidia_smi(tmp_path / "bin", count=4)
     coordination = tmp_path / "gpu-coordination"
@@ -164,6 +171,10 @@ def test_yarn_taskmanagers_refuse_to_start_without_their_gpus(
     code, started, err = run(tm_command, "tm-ok")
     assert code == 0, err
     assert "org.apache.flink.yarn.YarnTaskExecutorRunner" in started
+    # its GPUs were taken for the JVM itself: the container's shell, which then exec'd java
+    jvm = pids.read_text().split()[-1]
+    owners = [line.split()[2] for line in coordination.read_text().splitlines() if len(line.split()) > 2]
+    assert owners.count(jvm) == amount, (jvm, owners)
     code, started, err = run(tm_command, "tm-too-few", FAKE_GPU_COUNT=str(amount - 1))
     assert (code, started) == (1, "")
     assert "accelplane: refusing to start this GPU TaskManager: GPU discovery" in err
@@ -184,6 +195,31 @@ def test_yarn_taskmanagers_refuse_to_start_without_their_gpus(
     finally:
         holder.kill()
         holder.wait()
+    # Two TaskManager containers starting at once on a NodeManager with GPUs for one of them: the
+    # check and the taking are one locked step of the coordination file, so exactly one starts.
+    both = []
+    for name in ("tm-race-a", "tm-race-b"):
+        work = tmp_path / name
+        (work / "logs").mkdir(parents=True)
+        launch = _nodemanager_launch(
+            tm_command.replace(script_path, str(script)).replace(cluster.coordination_file, str(coordination)),
+            work / "logs", work,
+        )
+        env = {"PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}", "JAVA_HOME": str(java_home),
+               "FAKE_GPU_COUNT": str(amount), "FAKE_JAVA_SECONDS": "60"}  # fmt: skip
+        both.append((work, subprocess.Popen([str(launch)], cwd=work, env=env)))
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not any(p.poll() is not None for _, p in both):
+            time.sleep(0.1)
+        refused = [(w, p) for w, p in both if p.poll() is not None]
+        assert len(refused) == 1 and refused[0][1].returncode == 1, [p.poll() for _, p in both]
+        err = (refused[0][0] / "logs" / "taskmanager.err").read_text()
+        assert "accelplane: refusing to start this GPU TaskManager" in err, err
+    finally:
+        for _, p in both:
+            p.kill()
+            p.wait()
     code, started, err = run(tm_command, "tm-no-driver", FAKE_NVIDIA_SMI_FAIL="9")
     assert (code, started) == (1, "")
     assert "accelplane: refusing to start this GPU TaskManager" in err

@@ -315,7 +315,10 @@ def yarn_start_command_template(spec: Spec, cluster: FlinkCluster) -> str:
     where the config passes it, no coordination file) and a failure ends the container with exit 1
     and the reason in ``taskmanager.err``; Flink's resource manager then sees the container fail.
     In coordination mode it then checks (``--check-free``, read-only) that no live owner in the
-    coordination file holds the GPUs the TaskManager would get, naming the holders otherwise.
+    coordination file holds the GPUs the TaskManager would get, naming the holders otherwise, and
+    takes them (discovery with the TaskManager's own arguments: the owner is its parent, the shell
+    that then ``exec``s the JVM, so the TaskManager's own call gets exactly those GPUs back and two
+    containers starting at once cannot both get them).
     The template contains no ``"``, ``$``, backquote, backslash or ``#`` (it sits inside the
     NodeManager's double quotes and in a legacy ``flink-conf.yaml``), and the script path is
     restricted to ``[A-Za-z0-9_./-]`` by the schema (checked again here with a ValueError, never an
@@ -333,15 +336,30 @@ def yarn_start_command_template(spec: Spec, cluster: FlinkCluster) -> str:
         f"then echo 'accelplane: refusing to start this GPU TaskManager: GPU discovery ({discovery}) failed; "
         f"its messages are above' >> <LOG_DIR>/taskmanager.err; exit 1; fi; "
     )
-    if cluster.coordination:
-        assert _SAFE_WORD.match(cluster.coordination_file), cluster.coordination_file
-        check = f"{discovery} {CHECK_FREE_FLAG} {COORDINATION_FILE_FLAG} {cluster.coordination_file}"
-        command += (
-            f"if [ %class% = {YARN_TASKMANAGER_CLASS} ] && ! {check} > /dev/null 2>> <LOG_DIR>/taskmanager.err; "
-            "then echo 'accelplane: refusing to start this GPU TaskManager: the GPUs it would get are held by "
-            "live owners in the coordination file (named above)' >> <LOG_DIR>/taskmanager.err; exit 1; fi; "
-        )
-    return command + FLINK_YARN_START_COMMAND
+    if not cluster.coordination:
+        return command + FLINK_YARN_START_COMMAND
+    assert _SAFE_WORD.match(cluster.coordination_file), cluster.coordination_file
+    check = f"{discovery} {CHECK_FREE_FLAG} {COORDINATION_FILE_FLAG} {cluster.coordination_file}"
+    command += (
+        f"if [ %class% = {YARN_TASKMANAGER_CLASS} ] && ! {check} > /dev/null 2>> <LOG_DIR>/taskmanager.err; "
+        "then echo 'accelplane: refusing to start this GPU TaskManager: the GPUs it would get are held by "
+        "live owners in the coordination file (named above)' >> <LOG_DIR>/taskmanager.err; exit 1; fi; "
+    )
+    # Take the GPUs now, for the shell that then becomes the JVM (exec keeps its pid and start
+    # time): discovery's owner is its parent, and the TaskManager's own call (same arguments, the
+    # JVM its parent) gets exactly these GPUs back. Checking and taking in one locked step of the
+    # coordination file, so two containers starting at once on a NodeManager cannot both pass.
+    args = str(discovery_args(spec, cluster) or "").split()
+    unsafe = [w for w in args if not _SAFE_WORD.fullmatch(w)]
+    if unsafe:
+        raise ValueError(f"unsafe word(s) for the YARN start command: {unsafe!r}")
+    take = " ".join([spec.discovery.script_path, str(cluster.gpus_per_task_manager), *args])
+    command += (
+        f"if [ %class% = {YARN_TASKMANAGER_CLASS} ] && ! {take} > /dev/null 2>> <LOG_DIR>/taskmanager.err; "
+        "then echo 'accelplane: refusing to start this GPU TaskManager: its GPUs could not be taken for it "
+        "in the coordination file (named above)' >> <LOG_DIR>/taskmanager.err; exit 1; fi; "
+    )
+    return command + "exec " + FLINK_YARN_START_COMMAND
 
 
 def _process_keys(cluster: FlinkCluster) -> list[GeneratedKey]:
