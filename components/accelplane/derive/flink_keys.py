@@ -324,42 +324,40 @@ def yarn_start_command_template(spec: Spec, cluster: FlinkCluster) -> str:
     restricted to ``[A-Za-z0-9_./-]`` by the schema (checked again here with a ValueError, never an
     ``assert`` that ``python -O`` would skip: nothing else may reach the NodeManager's shell).
     """
-    words = [spec.discovery.script_path, str(cluster.gpus_per_task_manager)]
+    discovery = [spec.discovery.script_path, str(cluster.gpus_per_task_manager)]
     if devices_isolated_per_container(spec, cluster):
-        words.append(ISOLATED_DEVICES_FLAG)
-    unsafe = [w for w in words if not _SAFE_WORD.fullmatch(w)]
-    if unsafe:
-        raise ValueError(f"unsafe word(s) for the YARN start command: {unsafe!r}")
-    discovery = " ".join(words)
-    command = (
-        f"if [ %class% = {YARN_TASKMANAGER_CLASS} ] && ! {discovery} > /dev/null 2>> <LOG_DIR>/taskmanager.err; "
-        f"then echo 'accelplane: refusing to start this GPU TaskManager: GPU discovery ({discovery}) failed; "
-        f"its messages are above' >> <LOG_DIR>/taskmanager.err; exit 1; fi; "
-    )
+        discovery.append(ISOLATED_DEVICES_FLAG)
+    text = " ".join(discovery)
+    command = _taskmanager_step(discovery, f"GPU discovery ({text}) failed; its messages are above")
     if not cluster.coordination:
         return command + FLINK_YARN_START_COMMAND
-    assert _SAFE_WORD.match(cluster.coordination_file), cluster.coordination_file
-    check = f"{discovery} {CHECK_FREE_FLAG} {COORDINATION_FILE_FLAG} {cluster.coordination_file}"
-    command += (
-        f"if [ %class% = {YARN_TASKMANAGER_CLASS} ] && ! {check} > /dev/null 2>> <LOG_DIR>/taskmanager.err; "
-        "then echo 'accelplane: refusing to start this GPU TaskManager: the GPUs it would get are held by "
-        "live owners in the coordination file (named above)' >> <LOG_DIR>/taskmanager.err; exit 1; fi; "
+    command += _taskmanager_step(
+        [*discovery, CHECK_FREE_FLAG, COORDINATION_FILE_FLAG, cluster.coordination_file],
+        "the GPUs it would get are held by live owners in the coordination file (named above)",
     )
     # Take the GPUs now, for the shell that then becomes the JVM (exec keeps its pid and start
     # time): discovery's owner is its parent, and the TaskManager's own call (same arguments, the
     # JVM its parent) gets exactly these GPUs back. Checking and taking in one locked step of the
     # coordination file, so two containers starting at once on a NodeManager cannot both pass.
-    args = str(discovery_args(spec, cluster) or "").split()
-    unsafe = [w for w in args if not _SAFE_WORD.fullmatch(w)]
-    if unsafe:
-        raise ValueError(f"unsafe word(s) for the YARN start command: {unsafe!r}")
-    take = " ".join([spec.discovery.script_path, str(cluster.gpus_per_task_manager), *args])
-    command += (
-        f"if [ %class% = {YARN_TASKMANAGER_CLASS} ] && ! {take} > /dev/null 2>> <LOG_DIR>/taskmanager.err; "
-        "then echo 'accelplane: refusing to start this GPU TaskManager: its GPUs could not be taken for it "
-        "in the coordination file (named above)' >> <LOG_DIR>/taskmanager.err; exit 1; fi; "
+    command += _taskmanager_step(
+        [spec.discovery.script_path, str(cluster.gpus_per_task_manager), *str(discovery_args(spec, cluster)).split()],
+        "its GPUs could not be taken for it in the coordination file (named above)",
     )
     return command + "exec " + FLINK_YARN_START_COMMAND
+
+
+def _taskmanager_step(words: list[str], refusal: str) -> str:
+    """One step of the YARN start command that only TaskManager containers run: ``words`` (each
+    checked against `_SAFE_WORD`, a ValueError otherwise) as a command, and when it fails the
+    refusal in ``taskmanager.err`` and exit 1 before the JVM starts."""
+    unsafe = [w for w in words if not _SAFE_WORD.fullmatch(w)]
+    if unsafe:
+        raise ValueError(f"unsafe word(s) for the YARN start command: {unsafe!r}")
+    return (
+        f"if [ %class% = {YARN_TASKMANAGER_CLASS} ] && ! {' '.join(words)} > /dev/null 2>> <LOG_DIR>/taskmanager.err; "
+        f"then echo 'accelplane: refusing to start this GPU TaskManager: {refusal}' >> <LOG_DIR>/taskmanager.err; "
+        "exit 1; fi; "
+    )
 
 
 def _process_keys(cluster: FlinkCluster) -> list[GeneratedKey]:
