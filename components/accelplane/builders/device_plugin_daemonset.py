@@ -2,7 +2,8 @@
 kubelet's device-plugin directory, the pool label, the image reference, the checkov findings they all
 keep, and the DaemonSet itself (RuntimeDefault seccomp, the placement's node affinity and
 tolerations). `accelplane.builders.nvidia_device_plugin` and `accelplane.builders.amd_device_plugin`
-build on it; `accelplane.builders.device_plugins` composes them.
+build on it; `accelplane.builders.device_plugins` composes them. The GPU metrics exporters'
+DaemonSets (`accelplane.builders.monitoring`) are built by the same `daemonset`.
 """
 
 from __future__ import annotations
@@ -66,9 +67,11 @@ def daemonset(
     pod_spec: dict[str, Any],
     skips: dict[str, str],
     extra_labels: dict[str, str] | None = None,
+    family: str = FAMILY,
 ) -> K8sObject:
-    """A DaemonSet whose pod runs with the RuntimeDefault seccomp profile; ``skips`` (check id →
-    reason) explain the privileges it keeps to checkov."""
+    """A DaemonSet on the placement's nodes whose pod runs with the RuntimeDefault seccomp profile;
+    ``skips`` (check id → reason) explain the privileges it keeps to checkov. ``family``: the builder
+    family it belongs to (the GPU metrics exporters' is ``monitoring``)."""
     labels = {**spec.common_labels(), **(extra_labels or {}), **selector}
     pod: dict[str, Any] = dict(pod_spec)
     pod["securityContext"] = {**RUNTIME_DEFAULT_SECCOMP, **pod.get("securityContext", {})}
@@ -87,7 +90,7 @@ def daemonset(
         "apps/v1",
         "DaemonSet",
         placement.name,
-        family=FAMILY,
+        family=family,
         namespace=spec.device_plugins.namespace,
         labels=labels,
         annotations=checkov_skips(skips),

@@ -19,17 +19,15 @@ from __future__ import annotations
 from typing import Any
 
 from accelplane.artifacts import Bundle, FileArtifact, K8sObject, k8s_object
+from accelplane.builders.device_plugin_daemonset import daemonset
 from accelplane.builders.hardening import (
     PULL_POLICY,
-    RUNTIME_DEFAULT_SECCOMP,
-    checkov_skips,
     digest_reason,
     resources,
 )
 from accelplane.builders.prometheus_rules import rule_groups
 from accelplane.derive.device_plugin_placement import Placement
 from accelplane.derive.monitoring import DCGM_EXPORTER_NAME, exporter_placements, monitoring_enabled
-from accelplane.derive.node_selection import pool_node_affinity
 from accelplane.model import ExporterImage, Spec
 from accelplane.yaml_io import dump_yaml
 
@@ -68,40 +66,18 @@ AMD_PRIVILEGED = (
 UNVERIFIED_ROOT_FS = "the exporter's writes outside its mounts (DCGM host engine logs) are not verified"
 
 
-def _labels(spec: Spec, name: str) -> dict[str, str]:
-    return {**spec.common_labels(), "app.kubernetes.io/name": name, "app.kubernetes.io/component": "gpu-metrics"}
-
-
 def _exporter_daemonset(
     spec: Spec, placement: Placement, container: dict[str, Any], volumes: list[dict[str, Any]], skips: dict[str, str]
 ) -> K8sObject:
-    selector = {"app.kubernetes.io/name": placement.name}
-    labels = _labels(spec, placement.name)
-    pod: dict[str, Any] = {
-        "automountServiceAccountToken": False,
-        "securityContext": dict(RUNTIME_DEFAULT_SECCOMP),
-        "containers": [container],
-        "volumes": volumes,
-    }
-    if placement.node_selector:
-        pod["nodeSelector"] = dict(placement.node_selector)
-    pod["affinity"] = pool_node_affinity(placement.pools)
-    pod["tolerations"] = [dict(t) for t in placement.tolerations]
-    return k8s_object(
-        "apps/v1",
-        "DaemonSet",
-        placement.name,
+    """An exporter's DaemonSet, placed like the device plugins (`device_plugin_daemonset.daemonset`)."""
+    return daemonset(
+        spec,
+        placement,
+        {"app.kubernetes.io/name": placement.name},
+        {"automountServiceAccountToken": False, "containers": [container], "volumes": volumes},
+        skips,
+        extra_labels={"app.kubernetes.io/component": "gpu-metrics"},
         family=FAMILY,
-        namespace=spec.device_plugins.namespace,
-        labels=labels,
-        annotations=checkov_skips(skips),
-        body={
-            "spec": {
-                "selector": {"matchLabels": selector},
-                "updateStrategy": {"type": "RollingUpdate"},
-                "template": {"metadata": {"labels": labels}, "spec": pod},
-            }
-        },
     )
 
 
