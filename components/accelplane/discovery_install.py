@@ -12,11 +12,10 @@ keep the version they started with and pod templates roll forward explicitly (se
 
 from __future__ import annotations
 
-import hashlib
 from functools import cache
 from pathlib import Path
 
-from accelplane.digests import short_sha256
+from accelplane.digests import sha256, short_sha256
 
 SCRIPT_NAME = "accelplane-gpu-discovery"
 CONFIGMAP_KEY = SCRIPT_NAME
@@ -118,9 +117,10 @@ marker of a previous source is removed). It refuses directories that are not the
 or that group/others may write, so bytecode never lands where another user could swap it."""
 
 
+@cache
 def script_digest() -> str:
     """sha256 (hex) of the discovery script's text as installed."""
-    return hashlib.sha256(script_text().encode("utf-8")).hexdigest()
+    return sha256(script_text())
 
 
 def compiled_marker(module_dir: str = MODULE_DIR) -> str:

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from accelplane.artifacts import Bundle, FileArtifact
-from accelplane.derive.node_fit import yarn_maximum_allocation, yarn_nodemanager_offer
+from accelplane.derive.node_fit import Resource, yarn_maximum_allocation, yarn_nodemanager_offer
 from accelplane.derive.yarn_capacity import plan_queues
 from accelplane.derive.yarn_docker import allowed_mounts
 from accelplane.derive.yarn_labels import add_to_cluster_argument, cluster_labels, pool_label
@@ -49,6 +49,15 @@ NVIDIA_CONTROL_DEVICES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-
 NM = "yarn.nodemanager."
 LCE = f"{NM}linux-container-executor."
 GPU_PLUGIN = f"{NM}resource-plugins.gpu."
+
+
+_MAXIMUM_ALLOCATION_KEYS: tuple[tuple[Resource, str, str], ...] = (
+    ("memory", "yarn.scheduler.maximum-allocation-mb", "largest container (MiB): yarn.maximumAllocation.memory"),
+    ("cpu", "yarn.scheduler.maximum-allocation-vcores", "largest container (vcores): yarn.maximumAllocation.vcores"),
+)
+"""The ResourceManager's keys of `yarn_maximum_allocation`, written where the spec sets them."""
+_NODEMANAGER_OFFER_KEYS: tuple[tuple[Resource, str], ...] = (("memory", "memory-mb"), ("cpu", "cpu-vcores"))
+"""``yarn.nodemanager.resource.<key>`` of `yarn_nodemanager_offer`, written where the pool sets it."""
 
 
 def _xml(path: str, purpose: str, properties: Iterable[ConfProperty]) -> FileArtifact:
@@ -87,25 +96,10 @@ def resourcemanager_site_properties(spec: Spec) -> list[ConfProperty]:
     (``yarn.maximumAllocation``; unset keys keep Hadoop's defaults) and node labels with distributed
     configuration (each NodeManager reports its partition from its own yarn-site); empty when the
     spec sets neither."""
-    props = []
-    y = spec.yarn
     maximum = yarn_maximum_allocation(spec)
-    if y is not None and y.maximum_allocation_memory is not None:
-        props.append(
-            ConfProperty(
-                "yarn.scheduler.maximum-allocation-mb",
-                str(maximum["memory"][0]),
-                "largest container (MiB): yarn.maximumAllocation.memory",
-            )
-        )
-    if y is not None and y.maximum_allocation_vcores is not None:
-        props.append(
-            ConfProperty(
-                "yarn.scheduler.maximum-allocation-vcores",
-                str(maximum["cpu"][0]),
-                "largest container (vcores): yarn.maximumAllocation.vcores",
-            )
-        )
+    props = [
+        ConfProperty(key, str(maximum[res][0]), why) for res, key, why in _MAXIMUM_ALLOCATION_KEYS if maximum[res][1]
+    ]
     if not cluster_labels(spec):
         return props
     return [
@@ -160,12 +154,11 @@ def yarn_site_properties(spec: Spec, pool: NodePool) -> list[ConfProperty]:
         ),
     ]
     offer = yarn_nodemanager_offer(pool)
-    memory, memory_set = offer["memory"]
-    vcores, vcores_set = offer["cpu"]
-    if memory_set:
-        props.append(ConfProperty(f"{NM}resource.memory-mb", str(memory), "nodePools[].memory: what containers may use"))
-    if vcores_set:
-        props.append(ConfProperty(f"{NM}resource.cpu-vcores", str(vcores), "nodePools[].cpu: what containers may use"))
+    props += [
+        ConfProperty(f"{NM}resource.{key}", str(offer[res][0]), f"nodePools[].{res}: what containers may use")
+        for res, key in _NODEMANAGER_OFFER_KEYS
+        if offer[res][1]
+    ]
     if uses_gpu_plugin(pool):
         props += [
             ConfProperty(f"{NM}resource-plugins", "yarn.io/gpu", "GPU discovery and isolation"),

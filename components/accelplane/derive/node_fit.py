@@ -33,7 +33,7 @@ from accelplane.derive.flink_keys import mebibytes
 from accelplane.derive.gpu_resources import candidate_pools
 from accelplane.derive.yarn_labels import application_label, labels_enabled, pool_label
 from accelplane.model import FlinkCluster, NodePool, ProcessResources, Spec
-from accelplane.quantity import parse_quantity
+from accelplane.quantity import Quantity, parse_quantity
 
 Role = Literal["jobManager", "taskManager"]
 Resource = Literal["cpu", "memory"]
@@ -147,12 +147,17 @@ def yarn_nodemanager_offer(pool: NodePool) -> dict[Resource, tuple[int, bool]]:
     and vcores, rendered into the pool's NodeManager yarn-site.xml, else Hadoop's default."""
     out: dict[Resource, tuple[int, bool]] = {}
     for res in RESOURCES:
-        q = pool.cpu if res == "cpu" else pool.memory
+        q = _pool_amount(pool, res)
         if q is None:
             out[res] = (HADOOP_NODEMANAGER_OFFER[res], False)
         else:
             out[res] = (int(q.value // 2**20) if res == "memory" else int(q.value), True)
     return out
+
+
+def _pool_amount(pool: NodePool, res: Resource) -> Quantity | None:
+    """``nodePools[].cpu`` or ``memory``: a node's allocatable as the spec states it."""
+    return pool.cpu if res == "cpu" else pool.memory
 
 
 def _allocatable(pool: NodePool, res: Resource) -> Decimal | None:
@@ -161,7 +166,7 @@ def _allocatable(pool: NodePool, res: Resource) -> Decimal | None:
     if pool.platform == "yarn":
         amount, _ = yarn_nodemanager_offer(pool)[res]
         return Decimal(amount * 2**20) if res == "memory" else Decimal(amount)
-    q = pool.cpu if res == "cpu" else pool.memory
+    q = _pool_amount(pool, res)
     return None if q is None else q.value
 
 
@@ -214,11 +219,11 @@ def _standalone_misfit(
     pools = host_pools(spec, cluster, role)
     allocatable: dict[str, Decimal] = {}
     for p in pools:
-        q = p.cpu if res == "cpu" else p.memory
-        if q is None:
+        v = _allocatable(p, res)
+        if v is None:
             continue
         for h in p.hosts:
-            allocatable[h] = min(allocatable.get(h, q.value), q.value)
+            allocatable[h] = min(allocatable.get(h, v), v)
     largest = max(v for _, v in declared)
     for host, count, _gpus in standalone_workers(spec, cluster):
         have = allocatable.get(host)
