@@ -31,7 +31,9 @@ def test_we_render_the_crds_served_storage_version() -> None:
     for kind in ("FlinkDeployment", "FlinkSessionJob"):
         crd = yaml.safe_load(reference(CRD_FILES[("flink.apache.org", kind)]).read_text())
         assert crd["spec"]["names"]["kind"] == kind
-        assert [(v["name"], v["served"], v["storage"]) for v in crd["spec"]["versions"]] == [("v1beta1", True, True)]
+        assert [(v["name"], v["served"], v["storage"]) for v in crd["spec"]["versions"]] == [
+            ("v1beta1", True, True)
+        ]
 
 
 def test_the_rendered_deployment_passes_the_crd_and_the_admission_rules(deployment: dict[str, Any]) -> None:
@@ -62,9 +64,19 @@ def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
         _set("spec.taskManager.podTemplate.spec.containers.0.resource", {}),  # misspelt resources
         _set("spec.job", {"jarURI": "local:///a.jar", "upgradeMode": "last_state"}),
     ],
-    ids=["resource-gpu", "replica", "flink-version", "mode", "cpu-string", "container-resource", "upgrade-mode"],
+    ids=[
+        "resource-gpu",
+        "replica",
+        "flink-version",
+        "mode",
+        "cpu-string",
+        "container-resource",
+        "upgrade-mode",
+    ],
 )
-def test_the_crd_refuses_what_the_operator_would(deployment: dict[str, Any], mutate: Callable[[dict[str, Any]], None]) -> None:
+def test_the_crd_refuses_what_the_operator_would(
+    deployment: dict[str, Any], mutate: Callable[[dict[str, Any]], None]
+) -> None:
     broken = copy.deepcopy(deployment)
     mutate(broken)
     with pytest.raises(AssertionError):
