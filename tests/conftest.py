@@ -22,8 +22,8 @@ def repo_root() -> Path:
 
 @pytest.fixture
 def reference_dir() -> Path:
-    """tests/upstream (upstream files byte for byte, with provenance)."""
-    assert REFERENCE_DIR.is_dir(), f"{REFERENCE_DIR} missing"
+    """../shared/reference (upstream data files byte for byte, with provenance); fails when missing."""
+    assert REFERENCE_DIR.is_dir(), f"{REFERENCE_DIR} missing: tests need ../shared/reference beside the checkout"
     return REFERENCE_DIR
 
 

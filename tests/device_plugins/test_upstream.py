@@ -1,4 +1,4 @@
-"""Structural comparison with the upstream manifests in tests/upstream (byte-identical copies).
+"""Structural comparison with the upstream manifests in ../shared/reference (byte-identical copies).
 
 For a spec that mirrors upstream defaults, each of our DaemonSets must keep everything upstream's
 has — container image repository, command/args/env, volumes and mounts, securityContext,

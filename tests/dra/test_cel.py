@@ -18,6 +18,7 @@ from accelplane.builders import dra
 from accelplane.derive import dra as dra_derive
 
 from tests.support.dra_specs import stack_document, validated
+from tests.support.paths import reference
 from tests.support.validators import validate_core_object
 
 SLICES = Path(__file__).with_name("resourceslices.yaml")
@@ -129,13 +130,12 @@ def test_a_missing_attribute_is_an_error_not_a_silent_miss() -> None:
     )
 
 
-UPSTREAM_DEMO = Path(__file__).resolve().parents[1] / "upstream" / "amd-dra" / "docs-demo.md"
 
 
 def _published_amd_slice() -> dict[str, Any]:
     """The ResourceSlice the AMD DRA driver published on an MI300X node, as its own documentation
-    shows it (tests/upstream/amd-dra/PROVENANCE.txt; trimmed there, so only its device is used)."""
-    block = re.search(r"```yaml\n(apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\n.*?)```", UPSTREAM_DEMO.read_text(), re.S)
+    shows it (../shared/reference/amd-dra/PROVENANCE.txt; trimmed there, so only its device is used)."""
+    block = re.search(r"```yaml\n(apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\n.*?)```", reference("amd-dra/docs-demo.md").read_text(), re.S)
     assert block is not None
     rs: dict[str, Any] = yaml.safe_load(block.group(1))
     return rs

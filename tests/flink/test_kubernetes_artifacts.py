@@ -1,10 +1,11 @@
 """Pod templates, PodGroups, FlinkDeployments and the submit ConfigMap, checked by real validators.
 
 * pod templates: ``kubernetes-validate --strict`` as ``v1/Pod`` (what Flink merges them into);
-* PodGroups: the upstream Volcano CRD schema (tests/upstream/volcano), strict;
-* FlinkDeployments: tests/flink/operator_schema.py (focused schema of the fields we emit,
-  transcribed from the operator's CRD, plus the embedded pod templates through
-  kubernetes-validate);
+* PodGroups: the upstream Volcano CRD schema (../shared/reference/volcano), strict;
+* FlinkDeployments: the Flink Kubernetes Operator's own CRD (release-1.15.0,
+  ../shared/reference/flink-kubernetes-operator), strict, and beside it
+  tests/flink/operator_schema.py (the operator's admission rules on the fields we emit, plus the
+  embedded pod templates through kubernetes-validate);
 * the cross-checks users get wrong: every pod carries the group annotation of an existing
   PodGroup in its namespace and ``schedulerName: volcano``, minResources covers all pods.
 """
@@ -84,7 +85,8 @@ def _of_kind(kind: str) -> Callable[[Example], list[dict[str, Any]]]:
 VALIDATED: dict[str, tuple[Callable[[Example], list[dict[str, Any]]], Callable[[dict[str, Any]], None]]] = {
     "pod-templates-strict": (lambda example: list(_pod_templates(example[0]).values()), validate_core_object),
     "podgroups-volcano-crd": (_of_kind("PodGroup"), validate_crd_object),
-    "flink-deployments-focused-schema": (_of_kind("FlinkDeployment"), validate_flink_deployment),
+    "flink-deployments-operator-crd": (_of_kind("FlinkDeployment"), validate_crd_object),
+    "flink-deployments-admission-rules": (_of_kind("FlinkDeployment"), validate_flink_deployment),
 }
 
 

@@ -1,5 +1,6 @@
 """One `gpu.mig` setting also partitions the GPUs: the MIG manager's mig-parted config and the
-``nvidia.com/mig.config`` node label, validated against nvidia-mig-parted's own format rules."""
+``nvidia.com/mig.config`` node label, validated against nvidia-mig-parted's own format rules
+(`tests.support.mig_parted`, held to upstream's verdicts in tests/fresh_cluster/mig_parted_cases.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import yaml
 from accelplane.cli import main
 
 from tests.conftest import EXAMPLE_SPECS
+from tests.fresh_cluster.mig_parted_cases import DOCUMENT_CASES, PROFILE_CASES, DocumentCase, ProfileCase
 from tests.support.findings_text import without_tags
 from tests.support.mig_parted import mig_parted_errors, profile_error
 from tests.support.render import files_for, objects_for
@@ -31,61 +33,24 @@ def _mig_configmap(objects: list[dict[str, Any]]) -> dict[str, Any] | None:
     )
 
 
-def test_validator_accepts_upstream_example_and_the_go_code_has_the_rules_it_mirrors() -> None:
+def test_validator_accepts_upstream_example() -> None:
+    """mig-parted's own examples/config.yaml (../shared/reference/mig-parted, byte for byte)."""
     assert mig_parted_errors(yaml.safe_load(reference("mig-parted/examples-config.yaml").read_text())) == []
-    go = reference("mig-parted/spec.go").read_text()
-    for rule in (
-        'case "mig-configs":',
-        "unexpected field: %v",
-        "missing required field 'mig-devices' when 'mig-enabled' is true",
-        "MIG devices included when 'mig-enabled' is false",
-        'if str != "all"',
-        'required := []string{"devices", "mig-enabled"}',
-    ):
-        assert rule in go, rule
-    assert "all counts for all MigProfiles are 0" in reference("mig-parted/mig_config.go").read_text()
-    assert (
-        "parsed wrong number of fields, expected 2 or 3"
-        in reference("mig-parted/go-nvlib-mig_profile.go").read_text()
-    )
 
 
-@pytest.mark.parametrize(
-    "document",
-    [
-        {"mig-configs": {"a": [{"devices": "all", "mig-enabled": False}]}},
-        {"version": "v2", "mig-configs": {"a": [{"devices": "all", "mig-enabled": False}]}},
-        {"version": "v1", "mig-configs": {}},
-        {"version": "v1", "mig-configs": {"a": []}},
-        {"version": "v1", "mig-configs": {"a": [{"devices": "some", "mig-enabled": False}]}},
-        {"version": "v1", "mig-configs": {"a": [{"devices": "all", "mig-enabled": True}]}},
-        {
-            "version": "v1",
-            "mig-configs": {"a": [{"devices": "all", "mig-enabled": False, "mig-devices": {"1g.10gb": 1}}]},
-        },
-        {
-            "version": "v1",
-            "mig-configs": {"a": [{"devices": "all", "mig-enabled": True, "mig-devices": {"1x.10gb": 1}}]},
-        },
-        {
-            "version": "v1",
-            "mig-configs": {"a": [{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.10gb": 0}}]},
-        },
-        {
-            "version": "v1",
-            "mig-configs": {"a": [{"devices": "all", "mig-enabled": True, "mig-devices": {}, "extra": 1}]},
-        },
-        {"version": "v1", "other": 1},
-    ],
-)
-def test_validator_rejects_what_mig_parted_rejects(document: dict[str, Any]) -> None:
-    assert mig_parted_errors(document)
+@pytest.mark.parametrize("case", PROFILE_CASES, ids=lambda c: repr(c.profile))
+def test_profile_names_get_go_nvlibs_verdict_word_for_word(case: ProfileCase) -> None:
+    assert profile_error(case.profile) == case.error, case.source
 
 
-@pytest.mark.parametrize(("profile", "ok"), [("1g.10gb", True), ("1g.10gb+me", True), ("1c.2g.20gb", True),
-                                             ("1g.10gb+me-x", False), ("g.10gb", False), ("1g", False)])  # fmt: skip
-def test_profile_format(profile: str, ok: bool) -> None:
-    assert (profile_error(profile) is None) is ok
+@pytest.mark.parametrize("case", DOCUMENT_CASES, ids=lambda c: c.source.rsplit("/", 1)[-1])
+def test_documents_get_mig_parteds_verdict(case: DocumentCase) -> None:
+    errors = mig_parted_errors(case.document)
+    if case.refused_with is None:
+        assert errors == [], case.source
+    else:
+        assert errors, case.source
+        assert case.refused_with in "\n".join(errors), (case.source, errors)
 
 
 @pytest.mark.parametrize("spec", EXAMPLE_SPECS, ids=lambda p: p.stem)

@@ -5,7 +5,6 @@ value, DRA attribute, YARN node label, and the discovery script's ``--model`` fi
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 import yaml
@@ -16,7 +15,8 @@ from accelplane.discovery import gpu_discovery as gd
 from accelplane.gpu_names import GpuName, Match, expected_forms, lookup, table
 from accelplane.names import is_label_value
 
-UPSTREAM = Path(__file__).resolve().parents[1] / "upstream" / "amd-dra"
+from tests.support.paths import reference
+
 ROWS = table()
 
 
@@ -52,8 +52,8 @@ def test_each_name_is_a_yarn_label_and_a_model_filter_that_finds_the_gpu(row: Gp
 
 def test_the_mi300x_row_is_what_the_amd_driver_published() -> None:
     """The AMD DRA driver's own document shows a ResourceSlice of an MI300X node (copied byte for
-    byte, tests/upstream/amd-dra/PROVENANCE.txt) and amd-smi's market name for that GPU."""
-    text = (UPSTREAM / "docs-demo.md").read_text()
+    byte, ../shared/reference/amd-dra/PROVENANCE.txt) and amd-smi's market name for that GPU."""
+    text = reference("amd-dra/docs-demo.md").read_text()
     block = re.search(r"```yaml\n(apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\n.*?)```", text, re.S)
     assert block is not None
     device = yaml.safe_load(block.group(1))["spec"]["devices"][0]

@@ -1,8 +1,9 @@
 """Real validators for rendered artifacts, shared by every test module.
 
 * Core Kubernetes objects: `kubernetes-validate` in strict mode (rejects unknown fields).
-* Volcano custom resources: the ``openAPIV3Schema`` of the upstream CRDs in
-  ``tests/upstream/volcano`` (byte-identical copies, see PROVENANCE.txt there).
+* Volcano, prometheus-operator and Flink Kubernetes Operator custom resources: the
+  ``openAPIV3Schema`` of the upstream CRDs in ``../shared/reference`` (byte-identical copies, see
+  PROVENANCE.txt in each folder), made strict.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from tests.support.paths import REFERENCE_DIR
+from tests.support.paths import reference
 
 KUBERNETES_VERSION = "1.33.0"
 DRA_RELEASES = {"resource.k8s.io/v1beta1": "1.32.0", "resource.k8s.io/v1beta2": "1.33.0", "resource.k8s.io/v1": "1.34.0"}
@@ -31,14 +32,9 @@ CRD_FILES = {
     ("scheduling.volcano.sh", "PodGroup"): "volcano/scheduling.volcano.sh_podgroups.yaml",
     ("monitoring.coreos.com", "PodMonitor"): "prometheus-operator/monitoring.coreos.com_podmonitors.yaml",
     ("monitoring.coreos.com", "PrometheusRule"): "prometheus-operator/monitoring.coreos.com_prometheusrules.yaml",
+    ("flink.apache.org", "FlinkDeployment"): "flink-kubernetes-operator/flinkdeployments.flink.apache.org-v1.yml",
+    ("flink.apache.org", "FlinkSessionJob"): "flink-kubernetes-operator/flinksessionjobs.flink.apache.org-v1.yml",
 }
-
-
-def reference(path: str) -> Path:
-    """Path of an upstream reference file; fails loudly when it is missing."""
-    p = REFERENCE_DIR / path
-    assert p.is_file(), f"reference file {p} missing (see tests/upstream/README.md)"
-    return p
 
 
 @functools.cache
@@ -69,11 +65,20 @@ def _strict(schema: Any) -> Any:
     return schema
 
 
+def _with_object_header(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with ``apiVersion``, ``kind`` and ``metadata`` at its root where it does not list
+    them: the API server accepts them on every custom resource whatever the CRD says (fabric8's
+    generated CRDs, the Flink operator's, list only ``spec`` and ``status``)."""
+    header = {"apiVersion": {"type": "string"}, "kind": {"type": "string"}, "metadata": {"type": "object"}}
+    return {**schema, "properties": {**header, **schema.get("properties", {})}}
+
+
 def validate_crd_object(obj: dict[str, Any]) -> None:
-    """Validate a Volcano or prometheus-operator custom resource against its upstream CRD schema (strict: unknown fields
-    that the API server would prune are errors). Raises AssertionError with every problem."""
+    """Validate a Volcano, prometheus-operator or Flink Kubernetes Operator custom resource against its
+    upstream CRD schema (strict: unknown fields that the API server would prune are errors). Raises
+    AssertionError with every problem."""
     group, version = obj["apiVersion"].split("/")
-    schema = _strict(crd_schema(group, obj["kind"], version))
+    schema = _strict(_with_object_header(crd_schema(group, obj["kind"], version)))
     errors = sorted(jsonschema.Draft7Validator(schema).iter_errors(obj), key=lambda e: list(e.absolute_path))
     assert not errors, "\n".join(f"{list(e.absolute_path)}: {e.message}" for e in errors)
 
@@ -90,14 +95,15 @@ def validate_core_object(obj: dict[str, Any], version: str | None = None) -> Non
 
 
 def validate_k8s_object(obj: dict[str, Any]) -> None:
-    """Route an object to its real validator (Volcano CRD schema or kubernetes-validate)."""
+    """Route an object to its real validator: its upstream CRD's schema (a FlinkDeployment also
+    through the operator's admission rules, tests/flink/operator_schema.py) or kubernetes-validate."""
     group = obj["apiVersion"].split("/")[0] if "/" in obj["apiVersion"] else ""
     if (group, obj["kind"]) in CRD_FILES:
         validate_crd_object(obj)
-    elif (group, obj["kind"]) == ("flink.apache.org", "FlinkDeployment"):
-        from tests.flink.operator_schema import validate_flink_deployment  # CRD not in tests/upstream
+        if (group, obj["kind"]) == ("flink.apache.org", "FlinkDeployment"):
+            from tests.flink.operator_schema import validate_flink_deployment
 
-        validate_flink_deployment(obj)
+            validate_flink_deployment(obj)
     else:
         validate_core_object(obj)
 
