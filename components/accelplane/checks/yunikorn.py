@@ -3,10 +3,10 @@
 The rules are apache/yunikorn-core ``pkg/common/configs/configvalidator.go`` (``checkQueueResource``:
 a queue's max fits its parent's effective max, the effective max being the component-wise minimum
 along the path from root; the children's guaranteed add up to no more than the parent's guaranteed
-and effective max, a parent without guaranteed passing its children's sum up; ``checkPlacementRules``:
+and effective max, a parent whose guaranteed is unset or all zeros passing its children's sum up; ``checkPlacementRules``:
 a fixed rule names a leaf) and ``pkg/common/resources/quantity.go`` (integers only, milli only for
-``vcore``). tests/upstream/yunikorn holds their own cases and shows that what YuniKorn rejects, these
-checks reject. Rules the schema already keeps (queue names: DNS labels are within YuniKorn's
+``vcore``). YuniKorn's validator itself, run as an oracle, judged the trees of
+tests/yunikorn/data/oracle_trees.json: these checks reject exactly the trees it rejects. Rules the schema already keeps (queue names: DNS labels are within YuniKorn's
 ``^[a-zA-Z0-9_:#/@-]{1,64}$``, lowercase so never duplicates by case) and those shared with Volcano
 (guaranteed within max, a max within the parent's: `accelplane.checks.scheduling`) are not repeated.
 """
@@ -205,7 +205,9 @@ def _check_tree(spec: Spec) -> Iterator[Problem]:
                         CHILDREN_GUARANTEED_EXCEED,
                     )
                 )
-        return own_g or children_sum
+        # configvalidator.go:149-152: a parent whose guaranteed is all zeros (or unset) passes its
+        # children's sum up, so the grandparent's guaranteed must hold that sum
+        return children_sum if all(v == 0 for v in own_g.values()) else own_g
 
     for top in by_parent.get(None, []):
         if top.name not in cyclic:
