@@ -1,0 +1,83 @@
+"""A Flink cluster's gang on YuniKorn (issue #43 items 2-5): admitted against the smallest max on
+its queue path, resources absent from max unlimited, the Hard style refused, and the placeholders
+placed where Flink puts the pods."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import yaml
+from accelplane.builders import build_all
+from accelplane.checks import run_checks
+from accelplane.derive.yunikorn import TASK_GROUPS_ANNOTATION
+
+from tests.support.yunikorn import parse_task_groups, scheduling_policy
+from tests.yunikorn.test_checks import GPU_POOL, K8S, _spec
+
+GPU = "nvidia.com/gpu"
+
+
+def _cluster(**extra: Any) -> dict[str, Any]:
+    return {
+        "name": "f",
+        "target": "kubernetes",
+        "queue": "leaf",
+        "taskManager": {"replicas": 4, "gpu": {"amount": 2, "pool": "a100"}},
+        **extra,
+    }
+
+
+def _doc(queues: list[dict[str, Any]], scheduler: str = "yunikorn", **cluster: Any) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "cluster": K8S,
+        "nodePools": [GPU_POOL],
+        "queues": queues,
+        "flink": {"clusters": [_cluster(**cluster)]},
+    }
+    if scheduler == "yunikorn":
+        doc["scheduler"] = "yunikorn"
+    return doc
+
+
+def _errors(doc: dict[str, Any]) -> list[tuple[str, tuple[str | int, ...], str]]:
+    """Queue and gang errors (AP2xxx; the GPU image's AP8010 is not this file's subject)."""
+    return sorted(
+        (p.finding.code, p.path, p.message)
+        for p in run_checks(_spec(doc))
+        if p.finding is not None and not p.is_warning and p.finding.code.startswith("AP2")
+    )
+
+
+def test_a_gang_above_an_ancestors_max_is_one_yunikorn_error() -> None:
+    """Item 3: 8 GPUs under a parent capped at 6 (the leaf sets no max): partition.go rejects the
+    application; the finding speaks of YuniKorn's placeholders, not of a Volcano PodGroup."""
+    queues = [{"name": "top", "capability": {GPU: 6}}, {"name": "leaf", "parent": "top"}]
+    ((code, path, message),) = _errors(_doc(queues))
+    assert (code, path) == ("AP2590", ("flink", "clusters", 0, "queue"))
+    assert "PodGroup" not in message and "Volcano" not in message
+    assert "queue 'top' allows 6" in message and "root.top.leaf" in message
+    queues[0]["capability"][GPU] = 8
+    assert _errors(_doc(queues)) == []
+
+
+def test_the_gang_counts_one_pod_per_member() -> None:
+    """k8shim GetTGResource adds ``pods`` = members: 1 JobManager + 4 TaskManagers under pods 4."""
+    queues = [{"name": "top", "capability": {"pods": 4}}, {"name": "leaf", "parent": "top"}]
+    assert [e[0] for e in _errors(_doc(queues))] == ["AP2590"]
+    queues[0]["capability"]["pods"] = 5
+    assert _errors(_doc(queues)) == []
+
+
+def test_volcano_keeps_its_leaf_rules() -> None:
+    queues = [{"name": "leaf", "capability": {GPU: 6, "cpu": 512, "memory": "4Ti", "pods": 100}}]
+    assert [e[0] for e in _errors(_doc(queues, scheduler="volcano"))] == ["AP2040"]
+
+
+def test_a_capability_without_the_gpu_resource_is_fine_on_yunikorn() -> None:
+    """Item 2: AP2041 (volcano#3426) is Volcano's; YuniKorn leaves a resource absent from max
+    unlimited (resources.go fitIn, skipUndef)."""
+    queues = [{"name": "leaf", "capability": {"cpu": 512, "memory": "4Ti", "pods": 100}}]
+    assert _errors(_doc(queues)) == []
+    assert "AP2041" in [e[0] for e in _errors(_doc(queues, scheduler="volcano"))]
