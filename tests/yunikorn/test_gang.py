@@ -81,3 +81,26 @@ def test_a_capability_without_the_gpu_resource_is_fine_on_yunikorn() -> None:
     queues = [{"name": "leaf", "capability": {"cpu": 512, "memory": "4Ti", "pods": 100}}]
     assert _errors(_doc(queues)) == []
     assert "AP2041" in [e[0] for e in _errors(_doc(queues, scheduler="volcano"))]
+
+
+def _policy(doc: dict[str, Any]) -> tuple[int, str]:
+    bundle = build_all(_spec(doc))
+    template = next(f for f in bundle.files if f.path.endswith("jobmanager-pod-template.yaml"))
+    annotations = yaml.safe_load(template.text)["metadata"]["annotations"]
+    return scheduling_policy(annotations["yunikorn.apache.org/schedulingPolicyParameters"])
+
+
+def test_soft_is_the_default_and_hard_is_refused() -> None:
+    """Item 4: a Hard gang that times out fails the application for good; the JobManager Deployment's
+    new pod joins the failed application (same applicationId) and is never scheduled."""
+    queues = [{"name": "leaf"}]
+    doc = _doc(queues)
+    assert _errors(doc) == []
+    assert _policy(doc) == (900, "Soft")
+    doc["yunikorn"] = {"gangSchedulingStyle": "Hard"}
+    ((code, path, message),) = _errors(doc)
+    assert (code, path) == ("AP2591", ("yunikorn", "gangSchedulingStyle"))
+    assert "never scheduled" in message
+    # without a Flink cluster on Kubernetes no application can fail: nothing to refuse
+    doc["flink"] = {"clusters": []}
+    assert _errors(doc) == []

@@ -87,6 +87,12 @@ GANG_OVER_PATH_MAX = declare(
     "a Flink cluster's gang needs more than the smallest max along its queue path: YuniKorn rejects the application",
     fix="raise the capability of the limiting queue (and of its ancestors) or shrink the cluster",
 )
+HARD_GANG_NEVER_RECOVERS = declare(
+    "AP2591", ERROR,
+    "gangSchedulingStyle Hard fails a Flink application for good: the JobManager Deployment's new pod joins the "
+    "failed application and is never scheduled",
+    fix="set yunikorn.gangSchedulingStyle: Soft (the default)",
+)
 DRA_NOT_RESERVED = declare(
     "AP2511", WARNING, "YuniKorn's placeholders cannot hold DRA claims: the gang reserves no GPUs for these TaskManagers",
     fix="use a device-plugin GPU pool with YuniKorn, or `scheduler: volcano` for DRA pools",
@@ -343,6 +349,27 @@ def _check_gangs(spec: Spec) -> Iterator[Problem]:
         )
 
 
+def _check_gang_style(spec: Spec) -> Iterator[Problem]:
+    """``Hard``: on placeholder timeout the core fails the application (yunikorn-core
+    objects/application.go ``timeoutPlaceholderProcessing``) and the shim fails its pods. Every
+    Flink JobManager on Kubernetes is a Deployment's pod (native and operator targets): the
+    replacement carries the same ``applicationId`` and joins the application while it is still
+    Failed (k8shim cache/context.go ``ensureAppAndTaskCreated``), which the shim never schedules and
+    removes only once all its tasks have terminated (shim/scheduler.go ``schedule``)."""
+    if spec.yunikorn.gang_scheduling_style != "Hard":
+        return
+    clusters = [c.name for c in spec.flink_clusters if c.on_kubernetes]
+    if clusters:
+        yield Problem(
+            ("yunikorn", "gangSchedulingStyle"),
+            f"with Hard, a Flink cluster ({', '.join(clusters)}) whose placeholders time out fails for good: its "
+            "JobManager Deployment starts a new pod with the same applicationId, which joins the failed "
+            "application and is never scheduled; set gangSchedulingStyle: Soft (the default), which releases "
+            "the placeholders and schedules the pods one by one",
+            HARD_GANG_NEVER_RECOVERS,
+        )
+
+
 def _has_children(spec: Spec, name: str) -> bool:
     """True when some queue names ``name`` as its parent."""
     return any(queue_parent(q) == name for q in spec.queues)
@@ -357,4 +384,5 @@ def check(spec: Spec) -> Iterator[Problem]:
     yield from _check_tree(spec)
     yield from _check_placement(spec)
     yield from _check_gangs(spec)
+    yield from _check_gang_style(spec)
     yield from _check_flink_metadata(spec)
