@@ -104,3 +104,31 @@ def test_soft_is_the_default_and_hard_is_refused() -> None:
     # without a Flink cluster on Kubernetes no application can fail: nothing to refuse
     doc["flink"] = {"clusters": []}
     assert _errors(doc) == []
+
+
+def test_config_placement_goes_into_the_task_groups() -> None:
+    """Item 5 (Flink's own pod factories show the same in test_placement_flink.py): the JobManager
+    group gets ``kubernetes.jobmanager.*``, the TaskManager group the pool's and the config's."""
+    config = {
+        "kubernetes.jobmanager.node-selector": "zone:a",
+        "kubernetes.taskmanager.node-selector": "zone:b",
+        "kubernetes.taskmanager.tolerations": "key:spot,operator:Exists,effect:NoSchedule,tolerationSeconds:30",
+    }
+    doc = _doc([{"name": "leaf"}], config=config)
+    assert _errors(doc) == []
+    bundle = build_all(_spec(doc))
+    template = next(f for f in bundle.files if f.path.endswith("taskmanager-pod-template.yaml"))
+    raw = json.loads(yaml.safe_load(template.text)["metadata"]["annotations"][TASK_GROUPS_ANNOTATION])
+    groups = {g.name: g for g in parse_task_groups(json.dumps(raw)) or []}
+    assert groups["jobmanager"].node_selector == {"zone": "a"}
+    assert groups["taskmanager"].node_selector == {"accelplane.io/pool": "a100", "zone": "b"}
+    assert groups["taskmanager"].tolerations[-1] == {
+        "key": "spot", "operator": "Exists", "effect": "NoSchedule", "tolerationSeconds": 30,
+    }
+
+
+def test_a_toleration_seconds_flink_cannot_read_is_an_error() -> None:
+    config = {"kubernetes.taskmanager.tolerations": "key:spot,operator:Exists,tolerationSeconds:1.5"}
+    doc = _doc([{"name": "leaf"}], config=config)
+    codes = [(p.finding.code, p.path) for p in run_checks(_spec(doc)) if p.finding is not None and not p.is_warning]
+    assert ("AP4090", ("flink", "clusters", 0, "config", "kubernetes.taskmanager.tolerations")) in codes
