@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pytest
 import yaml
 from accelplane.builders import build_all
 from accelplane.checks import run_checks

@@ -33,6 +33,7 @@ from accelplane.derive.flink_keys import (
     managed_prefixes,
     whole_mebibytes,
 )
+from accelplane.derive.flink_placement import LONG, toleration_items
 from accelplane.derive.flink_pods import (
     GROUP_NAME_ANNOTATION,
     format_min_resources,
@@ -41,7 +42,6 @@ from accelplane.derive.flink_pods import (
     podgroup_name,
     taskmanagers_for_parallelism,
 )
-from accelplane.derive.flink_placement import LONG, toleration_items
 from accelplane.derive.flink_state import ha_enabled
 from accelplane.derive.flink_values import legacy_value_problem, yaml_value_problem
 from accelplane.derive.gpu_resources import (

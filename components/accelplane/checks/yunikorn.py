@@ -3,10 +3,12 @@
 The rules are apache/yunikorn-core ``pkg/common/configs/configvalidator.go`` (``checkQueueResource``:
 a queue's max fits its parent's effective max, the effective max being the component-wise minimum
 along the path from root; the children's guaranteed add up to no more than the parent's guaranteed
-and effective max, a parent whose guaranteed is unset or all zeros passing its children's sum up; ``checkPlacementRules``:
-a fixed rule names a leaf) and ``pkg/common/resources/quantity.go`` (integers only, milli only for
-``vcore``). YuniKorn's validator itself, run as an oracle, judged the trees of
-tests/yunikorn/data/oracle_trees.json: these checks reject exactly the trees it rejects. Rules the schema already keeps (queue names: DNS labels are within YuniKorn's
+and effective max, a parent whose guaranteed is unset or all zeros passing its children's sum up;
+``checkPlacementRules``: a fixed rule names a leaf) and ``pkg/common/resources/quantity.go``
+(integers only, milli only for ``vcore``); at submission, the gang's admission against the queue
+path (``partition.go``, ``queue.go``). YuniKorn's validator itself, run as an oracle, judged the
+trees of tests/yunikorn/data/oracle_trees.json: these checks reject exactly the trees it rejects.
+Rules the schema already keeps (queue names: DNS labels are within YuniKorn's
 ``^[a-zA-Z0-9_:#/@-]{1,64}$``, lowercase so never duplicates by case) and those shared with Volcano
 (guaranteed within max, a max within the parent's: `accelplane.checks.scheduling`) are not repeated.
 """
