@@ -24,7 +24,7 @@ help:
 	@echo "make test-quick - the suite without Java and slow tests (a few minutes; the edit-test loop)"
 	@echo "make lint      - ruff + mypy"
 	@echo "make checkov   - checkov in its own venv (.venv-checkov) for the least-privilege test"
-	@echo "make fuzz      - long hypothesis run (>= 10,000 specs)"
+	@echo "make fuzz      - long hypothesis run (>= 10,000 specs); YuniKorn queue trees for the oracle"
 	@echo "make bench     - benchmarks (results: docs/benchmarks.md); make bench-quick: the regression check"
 	@echo "make readme    - regenerate the spec reference (docs/spec-reference.md) from the schema"
 	@echo "make findings  - regenerate the table of finding codes in docs/findings.md"
@@ -91,8 +91,12 @@ test-quick: $(VENV)/.stamp-test
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadscope -m "$(QUICK_MARKERS)" $(PYTEST_ARGS)
 
 # Long fuzzing run (>= 10,000 generated specs per property); `make test` runs the fast profile.
+# It also writes random YuniKorn queue trees with their rendered queues.yaml for the next run of
+# YuniKorn's own validator (docs/yunikorn.md, "Re-running the oracle"; FUZZ_SEED picks the trees).
+FUZZ_SEED ?= $(shell date +%s)
 fuzz: $(VENV)/.stamp-test
 	ACCELPLANE_FUZZ_PROFILE=long $(PY) -m pytest tests/fuzz -q
+	$(PY) -m tests.support.yunikorn_trees generate --count 2000 --seed $(FUZZ_SEED) --out build/yunikorn-oracle/trees.jsonl
 
 # Benchmarks (not tests): prints a Markdown table; results are described in docs/benchmarks.md.
 bench: $(VENV)/.stamp-test flink

@@ -259,7 +259,7 @@ class YuniKorn:
     namespace: str = "yunikorn"
     manage_queue_config: bool = True
     placeholder_timeout_seconds: int = 900
-    gang_scheduling_style: GangSchedulingStyle = "Hard"
+    gang_scheduling_style: GangSchedulingStyle = "Soft"
     configured: bool = False
     """True when the spec (or a base) writes a ``yunikorn`` block (a warning on a Volcano cluster)."""
 

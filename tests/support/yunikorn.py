@@ -11,7 +11,8 @@
   type mismatches rejected).
 * `scheduling_policy` ← yunikorn-k8shim ``pkg/cache/gang_utils.go`` (``GetSchedulingPolicyParam``).
 
-The upstream tests' own cases (tests/upstream/yunikorn, tests/yunikorn/test_upstream_cases.py)
+YuniKorn's own test cases (our table tests/yunikorn/data/upstream_cases.yaml, test_upstream_cases.py)
+and the recorded verdicts of its validator (tests/yunikorn/data/oracle_trees.json)
 prove these readings agree with YuniKorn on every case they cover.
 """
 

@@ -194,3 +194,18 @@ def test_flink_labels_or_annotations_that_override_yunikorns_are_errors() -> Non
     ]
     # the Volcano PodGroup annotation means nothing on YuniKorn: no Volcano finding either
     assert not [p for p in run_checks(_spec(doc)) if "PodGroup" in p.message]
+
+
+def test_equal_caps_on_parent_and_grandparent_are_one_finding() -> None:
+    """Issue #43 item 6: a capability above the parent's and the grandparent's equal ones is one root
+    cause (AP2014, the parent's), not AP2014 and AP2507 too."""
+    doc = _yunikorn(
+        queues=[
+            {"name": "top", "capability": {"nvidia.com/gpu": 6}},
+            {"name": "mid", "parent": "top", "capability": {"nvidia.com/gpu": 6}},
+            {"name": "leaf", "parent": "mid", "capability": {"nvidia.com/gpu": 8}},
+        ]
+    )
+    errors = [(p.finding.code, p.path) for p in run_checks(_spec(doc)) if p.finding is not None and not p.is_warning]
+    assert errors == [("AP2014", ("queues", 2, "capability", "nvidia.com/gpu"))]
+    assert not _accepted_by_yunikorn(doc)

@@ -102,7 +102,7 @@ def test_pod_templates_carry_yunikorns_gang(cluster: str, queue: str, replicas: 
         assert meta["labels"][QUEUE_LABEL] == queue
         assert "scheduling.k8s.io/group-name" not in meta["annotations"]
         assert meta["annotations"][TASK_GROUP_NAME_ANNOTATION] == role
-        assert scheduling_policy(meta["annotations"][SCHEDULING_POLICY_ANNOTATION]) == (600, "Hard")
+        assert scheduling_policy(meta["annotations"][SCHEDULING_POLICY_ANNOTATION]) == (600, "Soft")
         groups = parse_task_groups(meta["annotations"][TASK_GROUPS_ANNOTATION])
         assert groups is not None
         by_name = {g.name: g for g in groups}

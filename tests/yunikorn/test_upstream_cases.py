@@ -1,18 +1,21 @@
-"""YuniKorn's own test cases (tests/upstream/yunikorn, byte-for-byte with provenance) decide what
-YuniKorn accepts and rejects; the Python reading of its rules (tests/support/yunikorn.py) must agree
-on every case, so that checking our rendered queues.yaml and task groups with it checks them with
-YuniKorn's rules. The cases are taken from the Go sources as they are: each queues.yaml raw string
-handed to ``CreateConfig`` with the outcome its test asserts right after; the quantity tables; the
-task-group annotations with the outcome asserted."""
+"""YuniKorn's own test cases decide what YuniKorn accepts; the Python reading of its rules
+(tests/support/yunikorn.py) must agree with every one.
+
+The cases are our table `tests/yunikorn/data/upstream_cases.yaml`: each row an input of a YuniKorn
+unit test and the verdict that test asserts, citing the upstream file, line and commit
+(yunikorn-core be3bb48, yunikorn-k8shim 23b6b47). The config rows' verdicts were also confirmed
+by yunikorn-core's own ``ParseAndValidateConfig``, built in a scratch directory as an oracle
+(docs/yunikorn.md). No upstream file is read here."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from tests.support.yunikorn import (
     NotCovered,
@@ -22,54 +25,31 @@ from tests.support.yunikorn import (
     validate_config,
 )
 
-UPSTREAM = Path(__file__).resolve().parents[1] / "upstream" / "yunikorn"
-CONFIG_TEST = UPSTREAM / "core_configs_config_test.go"
-QUANTITY_TEST = UPSTREAM / "core_resources_quantity_test.go"
-SHIM_TEST = UPSTREAM / "k8shim_cache_utils_test.go"
+TABLE = Path(__file__).resolve().parent / "data" / "upstream_cases.yaml"
+CASES: dict[str, Any] = yaml.safe_load(TABLE.read_text())
+SOURCE = re.compile(r"^(core|k8shim):pkg/[a-z/_]+\.go:[0-9]+$")
 
 
-@dataclass(frozen=True)
-class ConfigCase:
-    """One queues.yaml of yunikorn-core's config tests and whether YuniKorn accepts it."""
-
-    line: int
-    text: str
-    accepted: bool
-
-
-def _config_cases() -> list[ConfigCase]:
-    source = CONFIG_TEST.read_text()
-    cases = []
-    for block in re.finditer(r"(\w+)\s*:?=\s*`(.*?)`", source, re.S):
-        rest = source[block.end() :]
-        call = re.search(rf"CreateConfig\(\s*{block.group(1)}\s*\)", rest)
-        if call is None or "`" in rest[: call.start()]:
-            continue
-        lines = rest[call.end() :].split("\n")
-        assertion = lines[1].strip()
-        if assertion.startswith("assert.NilError") or (assertion.startswith("if err != nil {") and re.match(r"\s*t\.(Errorf|Fatal)", lines[2])):
-            accepted = True
-        elif assertion.startswith(("if err == nil {", "assert.Error(", "assert.ErrorContains(")):
-            accepted = False
-        else:
-            continue  # table-driven or conditional outcome: not a case with one asserted result
-        cases.append(ConfigCase(source[: block.start()].count("\n") + 1, block.group(2), accepted))
-    return cases
+def test_every_row_cites_its_upstream_file_line_and_commit() -> None:
+    assert set(CASES["repositories"]) == {"core", "k8shim"}
+    assert all(re.fullmatch(r"apache/yunikorn-(core|k8shim)@[0-9a-f]{40}", r) for r in CASES["repositories"].values())
+    rows = [r for key in ("config", "quantity", "vcore", "task_groups") for r in CASES[key]]
+    assert rows and all(SOURCE.match(r["source"]) for r in rows)
+    assert len({r["source"] for r in CASES["config"]}) == len(CASES["config"])
 
 
-CONFIG_CASES = _config_cases()
+def test_the_table_holds_cases_of_both_outcomes() -> None:
+    config = CASES["config"]
+    assert len(config) >= 50
+    assert sum(c["accepted"] for c in config) >= 15
+    assert sum(not c["accepted"] for c in config) >= 30
+    # the oracle (YuniKorn's validator itself) gave every row the verdict its unit test asserts
+    assert all((c["oracle"] == "accepted") == c["accepted"] for c in config)
 
 
-def test_the_upstream_file_yields_its_cases() -> None:
-    """Guards the extraction: the file holds dozens of asserted configurations of both outcomes."""
-    assert len(CONFIG_CASES) >= 50
-    assert sum(c.accepted for c in CONFIG_CASES) >= 15
-    assert sum(not c.accepted for c in CONFIG_CASES) >= 30
-
-
-def _outcome(case: ConfigCase) -> bool | None:
+def _outcome(text: str) -> bool | None:
     try:
-        validate_config(case.text)
+        validate_config(text)
     except YuniKornError:
         return False
     except NotCovered:
@@ -77,63 +57,40 @@ def _outcome(case: ConfigCase) -> bool | None:
     return True
 
 
-COVERED = [c for c in CONFIG_CASES if _outcome(c) is not None]
+COVERED = [c for c in CASES["config"] if _outcome(c["yaml"]) is not None]
 
 
-@pytest.mark.parametrize("case", COVERED, ids=lambda c: f"line{c.line}")
-def test_config_rules_agree_with_yunikorn_core(case: ConfigCase) -> None:
-    assert _outcome(case) == case.accepted, case.text
+@pytest.mark.parametrize("case", COVERED, ids=lambda c: c["source"].rsplit(":", 1)[1])
+def test_config_rules_agree_with_yunikorn_core(case: dict[str, Any]) -> None:
+    assert _outcome(case["yaml"]) == case["accepted"], (case["source"], case["oracle"])
 
 
 def test_only_the_limits_cases_are_left_out() -> None:
     """User/group limits are the one part of YuniKorn's validator the reading leaves out (accelplane
     renders no limits); every case left out sets them, and most cases are covered."""
-    left_out = [c for c in CONFIG_CASES if c not in COVERED]
-    assert all("limits:" in c.text for c in left_out)
+    left_out = [c for c in CASES["config"] if c not in COVERED]
+    assert all("limits:" in c["yaml"] for c in left_out)
     assert len(COVERED) >= 30
-    assert {c.accepted for c in COVERED} == {True, False}
+    assert {c["accepted"] for c in COVERED} == {True, False}
 
 
-def _quantity_table(function: str) -> list[tuple[str, int | None]]:
-    source = QUANTITY_TEST.read_text()
-    body = source[source.index(f"func {function}(") :]
-    body = body[: body.index("for name, test := range tests")]
-    rows = []
-    for m in re.finditer(r'\{input: "([^"]*)", qty: ([0-9 *]+)(?:, err: "([^"]*)")?\}', body):
-        value = 1
-        for factor in m.group(2).split("*"):
-            value *= int(factor)
-        rows.append((m.group(1), None if m.group(3) else value))
-    return rows
-
-
-@pytest.mark.parametrize(("function", "milli"), [("TestParseQuantity", False), ("TestParseVCore", True)])
-def test_quantity_parsing_agrees_with_yunikorn_core(function: str, milli: bool) -> None:
-    rows = _quantity_table(function)
+@pytest.mark.parametrize(("table", "milli"), [("quantity", False), ("vcore", True)])
+def test_quantity_parsing_agrees_with_yunikorn_core(table: str, milli: bool) -> None:
+    rows = CASES[table]
     assert len(rows) >= 20
-    for text, expected in rows:
-        if expected is None:
+    assert {r["value"] is None for r in rows} == {True, False}
+    for row in rows:
+        if row["value"] is None:
             with pytest.raises(YuniKornError):
-                parse_quantity(text, milli)
+                parse_quantity(row["input"], milli)
         else:
-            assert parse_quantity(text, milli) == expected, text
-
-
-def _shim_annotations() -> tuple[list[str], list[str]]:
-    """(accepted, rejected) task-group annotations of the shim's tests."""
-    source = SHIM_TEST.read_text()
-    body = source[source.index("func TestGetTaskGroupFromAnnotation(") : source.index("func TestValidatedTaskGroupsNever")]
-    raw = dict(re.findall(r"(testGroup\w*) := `(.*?)`", body, re.S))
-    accepted = [v for k, v in raw.items() if "Err" not in k]
-    rejected = [v for k, v in raw.items() if "Err" in k]
-    table = body[body.index("rejected := []struct") :]
-    rejected += re.findall(r'\{"[^"]+", `([^`]*)`\}', table[: table.index("for _, tc := range rejected")])
-    accepted += re.findall(r"AnnotationTaskGroups: `([^`]*)`\}\n\ttg, err", table)
-    return accepted, rejected
+            assert parse_quantity(row["input"], milli) == row["value"], row
 
 
 def test_task_group_parsing_agrees_with_yunikorn_shim() -> None:
-    accepted, rejected = _shim_annotations()
+    rows = CASES["task_groups"]
+    accepted = [r["annotation"] for r in rows if r["accepted"]]
+    rejected = [r["annotation"] for r in rows if not r["accepted"]]
     assert len(accepted) == 3 and len(rejected) == 14
     for annotation in accepted:
         assert parse_task_groups(annotation), annotation

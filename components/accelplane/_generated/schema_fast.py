@@ -379,7 +379,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json(data, custom_formats
                     data__yunikorn__gangSchedulingStyle = data__yunikorn["gangSchedulingStyle"]
                     if not (isinstance(data__yunikorn__gangSchedulingStyle, str) and data__yunikorn__gangSchedulingStyle == 'Hard' or isinstance(data__yunikorn__gangSchedulingStyle, str) and data__yunikorn__gangSchedulingStyle == 'Soft'):
                         raise JsonSchemaValueException('invalid')
-                else: data__yunikorn["gangSchedulingStyle"] = 'Hard'
+                else: data__yunikorn["gangSchedulingStyle"] = 'Soft'
                 if data__yunikorn_keys:
                     raise JsonSchemaValueException('invalid')
         if "queues" in data_keys:

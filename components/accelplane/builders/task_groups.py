@@ -4,9 +4,13 @@ YuniKorn's shim reads the ``yunikorn.apache.org/task-groups`` annotation of an a
 pod (Flink's JobManager) and, before that pod runs, asks the core for one placeholder pod per member
 of every task group: ``jobmanager`` (``minMember`` = the JobManager replicas) and ``taskmanager``
 (``minMember`` = the TaskManager replicas, placed like the TaskManagers: the GPU pool's node
-selector or affinity and its tolerations). Only when every placeholder is allocated does the
-application run (``gangSchedulingStyle=Hard``: otherwise it fails after
-``placeholderTimeoutInSeconds``; ``Soft`` falls back to pod-by-pod scheduling); each real pod then
+selector or affinity and its tolerations). Each group is also placed where Flink's config puts its
+pods (``kubernetes.<role>.node-selector`` and ``.tolerations``,
+`accelplane.derive.flink_placement`): a placeholder on a node the real pod cannot use would be
+released at the timeout and the gang lost. Only when every placeholder is allocated does the
+application run (when they are not all allocated within ``placeholderTimeoutInSeconds`` of the
+first one, ``Soft`` releases them and falls back to pod-by-pod scheduling; ``Hard``, which
+`accelplane.checks.yunikorn` refuses, fails the application for good); each real pod then
 takes over a placeholder of its ``yunikorn.apache.org/task-group-name``. So the TaskManagers' GPUs
 are reserved before the JobManager starts, the gang Volcano's ``minMember: 1`` PodGroup can only
 approximate with ``minResources`` admission.
@@ -25,6 +29,7 @@ from decimal import Decimal
 from typing import Any
 
 from accelplane.derive.flink_keys import jobmanager_replicas
+from accelplane.derive.flink_placement import with_config_placement
 from accelplane.derive.flink_pods import format_min_resources, jobmanager_requests, taskmanager_requests
 from accelplane.derive.yunikorn import (
     APP_ID_LABEL,
@@ -80,15 +85,16 @@ def task_groups(
         "minMember": cluster.task_manager.replicas,
         "minResource": format_min_resources(effective_requests(taskmanager_requests(spec, cluster), tm_init_containers)),
     }
+    tm_placement = with_config_placement(tm_placement, cluster, "taskmanager")
     tm.update({k: tm_placement[k] for k in PLACEMENT_KEYS if k in tm_placement})
-    return [
-        {
-            "name": JOBMANAGER_TASK_GROUP,
-            "minMember": jobmanager_replicas(cluster),
-            "minResource": format_min_resources(jobmanager_requests(cluster)),
-        },
-        tm,
-    ]
+    jm: dict[str, Any] = {
+        "name": JOBMANAGER_TASK_GROUP,
+        "minMember": jobmanager_replicas(cluster),
+        "minResource": format_min_resources(jobmanager_requests(cluster)),
+    }
+    jm_placement = with_config_placement({}, cluster, "jobmanager")
+    jm.update({k: jm_placement[k] for k in PLACEMENT_KEYS if k in jm_placement})
+    return [jm, tm]
 
 
 def scheduling_policy_parameters(spec: Spec) -> str:

@@ -33,6 +33,7 @@ from accelplane.derive.flink_keys import (
     managed_prefixes,
     whole_mebibytes,
 )
+from accelplane.derive.flink_placement import LONG, toleration_items
 from accelplane.derive.flink_pods import (
     GROUP_NAME_ANNOTATION,
     format_min_resources,
@@ -174,6 +175,10 @@ FLINK_PODGROUP_ANNOTATION = declare(
 FLINK_NODE_SELECTOR_CLASH = declare(
     'AP4042', ERROR, 'a node selector key clashes with the GPU pool selection',
     fix='remove it and choose the pool with taskManager.gpu.pool',
+)
+FLINK_TOLERATION_SECONDS = declare(
+    'AP4090', ERROR, 'a tolerationSeconds in kubernetes.<role>.tolerations is not an integer: Flink cannot build the pod',
+    fix='write tolerationSeconds as a whole number of seconds (or remove it)',
 )
 FLINK_JOBMANAGER_REPLICAS = declare(
     'AP4043', ERROR, 'kubernetes.jobmanager.replicas is not a positive integer',
@@ -472,6 +477,10 @@ def _check_queue(spec: Spec, c: FlinkCluster, leaves: set[str]) -> Iterator[Prob
         return
     if c.queue is None:
         return  # the PodGroup goes to Volcano's default queue
+    if spec.uses_yunikorn:
+        # YuniKorn admits the gang against the smallest max along the queue path, pods included,
+        # and leaves a resource absent from max unlimited: `accelplane.checks.yunikorn`
+        return
     q = spec.queue(c.queue)
     if q is None or c.queue not in leaves:
         return  # references.check reports undefined and non-leaf queues
@@ -549,6 +558,20 @@ def _check_kubernetes_config(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
                     f"Flink puts this node selector on the TaskManagers over the pod template's, and "
                     f"{', '.join(clash)} selects the GPU pool (taskManager.gpu); remove "
                     f"{'it' if len(clash) == 1 else 'them'} and choose the pool with taskManager.gpu.pool", FLINK_NODE_SELECTOR_CLASH,
+                )
+        elif key in ("kubernetes.jobmanager.tolerations", "kubernetes.taskmanager.tolerations"):
+            # KubernetesToleration.fromMap: Long.valueOf(tolerationSeconds) throws on anything else
+            bad = [
+                text
+                for item in toleration_items(value)
+                for name, text in item.items()
+                if name.lower() == "tolerationseconds" and not LONG.fullmatch(text)
+            ]
+            if bad:
+                yield Problem(
+                    path,
+                    f"Flink reads tolerationSeconds as a long, so {bad[0]!r} makes it fail to build the pods; "
+                    "write a whole number of seconds or remove it", FLINK_TOLERATION_SECONDS,
                 )
         elif key == JOBMANAGER_REPLICAS_KEY:
             text = str(value).strip()

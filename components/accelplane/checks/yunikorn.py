@@ -3,10 +3,12 @@
 The rules are apache/yunikorn-core ``pkg/common/configs/configvalidator.go`` (``checkQueueResource``:
 a queue's max fits its parent's effective max, the effective max being the component-wise minimum
 along the path from root; the children's guaranteed add up to no more than the parent's guaranteed
-and effective max, a parent without guaranteed passing its children's sum up; ``checkPlacementRules``:
-a fixed rule names a leaf) and ``pkg/common/resources/quantity.go`` (integers only, milli only for
-``vcore``). tests/upstream/yunikorn holds their own cases and shows that what YuniKorn rejects, these
-checks reject. Rules the schema already keeps (queue names: DNS labels are within YuniKorn's
+and effective max, a parent whose guaranteed is unset or all zeros passing its children's sum up;
+``checkPlacementRules``: a fixed rule names a leaf) and ``pkg/common/resources/quantity.go``
+(integers only, milli only for ``vcore``); at submission, the gang's admission against the queue
+path (``partition.go``, ``queue.go``). YuniKorn's validator itself, run as an oracle, judged the
+trees of tests/yunikorn/data/oracle_trees.json: these checks reject exactly the trees it rejects.
+Rules the schema already keeps (queue names: DNS labels are within YuniKorn's
 ``^[a-zA-Z0-9_:#/@-]{1,64}$``, lowercase so never duplicates by case) and those shared with Volcano
 (guaranteed within max, a max within the parent's: `accelplane.checks.scheduling`) are not repeated.
 """
@@ -17,7 +19,8 @@ from collections.abc import Iterator
 from decimal import Decimal
 
 from accelplane.derive.dra import cluster_device_class
-from accelplane.derive.queues import children_by_parent, parent_cycles, queue_parent
+from accelplane.derive.flink_pods import min_resources, pod_count
+from accelplane.derive.queues import children_by_parent, leaf_queue_names, parent_cycles, queue_parent
 from accelplane.derive.yunikorn import (
     APP_ID_LABEL,
     FALLBACK_QUEUE,
@@ -30,7 +33,7 @@ from accelplane.derive.yunikorn import (
 )
 from accelplane.errors import Problem
 from accelplane.findings import ERROR, WARNING, declare
-from accelplane.model import Queue, Spec
+from accelplane.model import FlinkCluster, Queue, Spec
 from accelplane.quantity import format_resource
 
 VOLCANO_SETTINGS_IGNORED = declare(
@@ -80,6 +83,17 @@ POD_METADATA_OVERRIDDEN = declare(
     "AP2512", ERROR,
     "a Flink labels/annotations key overrides the pod template's YuniKorn application, queue or gang metadata",
     fix="remove the key from kubernetes.<role>.labels/annotations (accelplane sets it in the pod templates)",
+)
+GANG_OVER_PATH_MAX = declare(
+    "AP2590", ERROR,
+    "a Flink cluster's gang needs more than the smallest max along its queue path: YuniKorn rejects the application",
+    fix="raise the capability of the limiting queue (and of its ancestors) or shrink the cluster",
+)
+HARD_GANG_NEVER_RECOVERS = declare(
+    "AP2591", ERROR,
+    "gangSchedulingStyle Hard fails a Flink application for good: the JobManager Deployment's new pod joins the "
+    "failed application and is never scheduled",
+    fix="set yunikorn.gangSchedulingStyle: Soft (the default)",
 )
 DRA_NOT_RESERVED = declare(
     "AP2511", WARNING, "YuniKorn's placeholders cannot hold DRA claims: the gang reserves no GPUs for these TaskManagers",
@@ -166,11 +180,13 @@ def _check_tree(spec: Spec) -> Iterator[Problem]:
 
     def walk(queue: Queue, inherited_max: dict[str, tuple[Decimal, str]]) -> dict[str, Decimal]:
         own_max = _counted(queue, "max")
-        parent = queue_parent(queue)
+        parent = spec.queue(queue_parent(queue) or "")
+        parent_max = _counted(parent, "max") if parent is not None else {}
         for name, value in own_max.items():
             limit = inherited_max.get(name)
-            # the direct parent's own max is `accelplane.checks.scheduling`'s (shared with Volcano)
-            if limit is not None and value > limit[0] and limit[1] != parent:
+            # above the direct parent's own max is `accelplane.checks.scheduling`'s AP2014 (shared
+            # with Volcano), also when an ancestor's equal max is the one that limits: one finding
+            if limit is not None and value > limit[0] and not (name in parent_max and value > parent_max[name]):
                 problems.append(
                     Problem(
                         (*queue.path, "capability", name),
@@ -205,7 +221,9 @@ def _check_tree(spec: Spec) -> Iterator[Problem]:
                         CHILDREN_GUARANTEED_EXCEED,
                     )
                 )
-        return own_g or children_sum
+        # configvalidator.go:149-152: a parent whose guaranteed is all zeros (or unset) passes its
+        # children's sum up, so the grandparent's guaranteed must hold that sum
+        return children_sum if all(v == 0 for v in own_g.values()) else own_g
 
     for top in by_parent.get(None, []):
         if top.name not in cyclic:
@@ -277,6 +295,83 @@ def _check_flink_metadata(spec: Spec) -> Iterator[Problem]:
                 )
 
 
+def gang_request(spec: Spec, cluster: FlinkCluster) -> dict[str, Decimal]:
+    """What the shim asks the core to reserve for the cluster's task groups (k8shim
+    ``common.GetTGResource``, summed in ``Application.setTaskGroups``): every member's requests
+    (JobManagers and TaskManagers, GPUs included) and one ``pods`` per member. The task groups'
+    ``minResource`` is the main container's request, which the init containers never exceed."""
+    ask = {n: v for n, v in min_resources(spec, cluster).items() if not is_volcano_only_resource(n)}
+    ask["pods"] = Decimal(pod_count(cluster))
+    return ask
+
+
+def path_max(spec: Spec, name: str) -> dict[str, tuple[Decimal, str]]:
+    """The smallest ``max`` per resource along the path from queue ``name`` up to root, with the
+    queue that sets it (yunikorn-core ``Queue.GetMaxQueueSet``: the component-wise minimum of the
+    queue's and its ancestors' max; a resource no queue on the path limits is unlimited)."""
+    out: dict[str, tuple[Decimal, str]] = {}
+    seen: set[str] = set()
+    queue = spec.queue(name)
+    while queue is not None and queue.name not in seen:
+        seen.add(queue.name)
+        for res, value in _counted(queue, "max").items():
+            if res not in out or value < out[res][0]:
+                out[res] = (value, queue.name)
+        queue = spec.queue(queue_parent(queue) or "")
+    return out
+
+
+def _check_gangs(spec: Spec) -> Iterator[Problem]:
+    """partition.go ``AddApplication`` (yunikorn-core be3bb48, lines 384-393): an application with
+    task groups is rejected unless its whole placeholder request fits ``GetMaxQueueSet`` of its
+    queue (queue.go 1605-1627), ``FitInMaxUndef``: a resource absent from every max is unlimited."""
+    leaves = leaf_queue_names(spec)
+    for c in spec.flink_clusters:
+        if not c.on_kubernetes or c.queue is None or c.queue not in leaves:
+            continue  # references.check reports undefined and non-leaf queues
+        limits = path_max(spec, c.queue)
+        over = [
+            (res, value, limits[res])
+            for res, value in sorted(gang_request(spec, c).items())
+            if res in limits and value > max(Decimal(0), limits[res][0])
+        ]
+        if not over:
+            continue
+        needs = ", ".join(
+            f"{res} {format_resource(res, value)} (queue {by!r} allows {format_resource(res, limit)})"
+            for res, value, (limit, by) in over
+        )
+        yield Problem(
+            c.field_path("queue"),
+            f"YuniKorn reserves the whole cluster (JobManager and {c.task_manager.replicas} TaskManagers) with "
+            f"placeholders and admits it only if that fits the smallest max along queue path "
+            f"{queue_path(spec, c.queue)}; it needs {needs}, so YuniKorn rejects the application when "
+            "its JobManager pod is submitted; raise those capabilities or shrink the cluster",
+            GANG_OVER_PATH_MAX,
+        )
+
+
+def _check_gang_style(spec: Spec) -> Iterator[Problem]:
+    """``Hard``: on placeholder timeout the core fails the application (yunikorn-core
+    objects/application.go ``timeoutPlaceholderProcessing``) and the shim fails its pods. Every
+    Flink JobManager on Kubernetes is a Deployment's pod (native and operator targets): the
+    replacement carries the same ``applicationId`` and joins the application while it is still
+    Failed (k8shim cache/context.go ``ensureAppAndTaskCreated``), which the shim never schedules and
+    removes only once all its tasks have terminated (shim/scheduler.go ``schedule``)."""
+    if spec.yunikorn.gang_scheduling_style != "Hard":
+        return
+    clusters = [c.name for c in spec.flink_clusters if c.on_kubernetes]
+    if clusters:
+        yield Problem(
+            ("yunikorn", "gangSchedulingStyle"),
+            f"with Hard, a Flink cluster ({', '.join(clusters)}) whose placeholders time out fails for good: its "
+            "JobManager Deployment starts a new pod with the same applicationId, which joins the failed "
+            "application and is never scheduled; set gangSchedulingStyle: Soft (the default), which releases "
+            "the placeholders and schedules the pods one by one",
+            HARD_GANG_NEVER_RECOVERS,
+        )
+
+
 def _has_children(spec: Spec, name: str) -> bool:
     """True when some queue names ``name`` as its parent."""
     return any(queue_parent(q) == name for q in spec.queues)
@@ -290,4 +385,6 @@ def check(spec: Spec) -> Iterator[Problem]:
     yield from _check_queue_fields(spec)
     yield from _check_tree(spec)
     yield from _check_placement(spec)
+    yield from _check_gangs(spec)
+    yield from _check_gang_style(spec)
     yield from _check_flink_metadata(spec)
