@@ -11,9 +11,6 @@ import pytest
 from tests.support import paths
 from tests.support.paths import REFERENCE_DIR, REPO_ROOT, reference
 
-# r43 (issue #36, YuniKorn part) replaces this folder's Go files by tables and removes it.
-_BEING_REMOVED = "tests/upstream/yunikorn/"
-
 
 def test_reference_data_is_beside_the_checkout() -> None:
     assert REPO_ROOT.parent / "shared" / "reference" == REFERENCE_DIR
@@ -38,11 +35,8 @@ def test_no_fetched_upstream_file_is_committed() -> None:
     fetched = [
         f
         for f in tracked
-        if (
-            f.endswith((".go", ".c", ".h"))
-            or f.rsplit("/", 1)[-1] == "PROVENANCE.txt"
-            or f.startswith("tests/upstream/")
-        )
-        and not f.startswith(_BEING_REMOVED)
+        if f.endswith((".go", ".c", ".h"))
+        or f.rsplit("/", 1)[-1] == "PROVENANCE.txt"
+        or f.startswith("tests/upstream/")
     ]
     assert fetched == []
