@@ -35,6 +35,8 @@ import errno
 import os
 import stat
 from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -122,12 +124,41 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def read_spec_text(path: str | os.PathLike[str]) -> str:
+_KEPT: ContextVar[dict[str, str] | None] = ContextVar("accelplane_spec_texts", default=None)
+
+
+@contextmanager
+def keeping_texts() -> Iterator[dict[str, str]]:
+    """Yield a dict that collects the text of every spec file read inside the ``with`` block, by the
+    name findings give the file (`SpecError.file`).
+
+    `validate --format json|github` finds each finding's line in these texts instead of opening the
+    file again: a path is opened once (a FIFO or a file replaced between two opens cannot make the
+    second one hang or answer differently), and each file is composed once (`YamlLines`).
+    """
+    texts: dict[str, str] = {}
+    token = _KEPT.set(texts)
+    try:
+        yield texts
+    finally:
+        _KEPT.reset(token)
+
+
+def read_spec_text(path: str | os.PathLike[str], name: str | None = None) -> str:
     """Return the text of a spec file; raise `SpecFileError` (or FileNotFoundError) with a reason.
 
     Only regular files up to `MAX_SPEC_BYTES` are read. The file is opened non-blocking and checked
-    again after opening, so a FIFO swapped in between cannot make the read hang.
+    again after opening, so a FIFO swapped in between cannot make the read hang. Inside
+    `keeping_texts` the text is also kept under ``name`` (default: ``path``).
     """
+    text = _read_spec_text(path)
+    kept = _KEPT.get()
+    if kept is not None:
+        kept.setdefault(name if name is not None else os.fspath(path), text)
+    return text
+
+
+def _read_spec_text(path: str | os.PathLike[str]) -> str:
     try:
         before = os.stat(path)
         if not stat.S_ISREG(before.st_mode):
@@ -257,7 +288,7 @@ class _Merger:
         if path not in self.files:
             self.files.append(path)
         try:
-            text = read_spec_text(path)
+            text = read_spec_text(path, name)
         except FileNotFoundError:
             return self._fatal(SpecError(name, "<root>", "file not found", SPEC_FILE_UNREADABLE))
         except SpecFileError as exc:
