@@ -922,6 +922,8 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_yarnresourcet
             if isinstance(data__minimumAllocation, (int, float, Decimal)) and not isinstance(data__minimumAllocation, bool):
                 if data__minimumAllocation < 0:
                     raise JsonSchemaValueException('invalid')
+                if data__minimumAllocation > 9223372036854775807:
+                    raise JsonSchemaValueException('invalid')
         if "maximumAllocation" in data_keys:
             data_keys.remove("maximumAllocation")
             data__maximumAllocation = data["maximumAllocation"]
@@ -929,6 +931,8 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_yarnresourcet
                 raise JsonSchemaValueException('invalid')
             if isinstance(data__maximumAllocation, (int, float, Decimal)) and not isinstance(data__maximumAllocation, bool):
                 if data__maximumAllocation < 0:
+                    raise JsonSchemaValueException('invalid')
+                if data__maximumAllocation > 9223372036854775807:
                     raise JsonSchemaValueException('invalid')
         if "units" in data_keys:
             data_keys.remove("units")

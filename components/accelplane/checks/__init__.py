@@ -26,6 +26,7 @@ from accelplane.checks import (
     slot_groups,
     spec_strings,
     yarn,
+    yarn_numbers,
     yarn_partitions,
     yunikorn,
 )
@@ -44,6 +45,7 @@ CHECKS: tuple[Check, ...] = (
     discovery_paths.check,
     host_accounts.check,
     yarn.check,
+    yarn_numbers.check,
     yarn_partitions.check,
     flink.check,
     node_fit.check,
