@@ -21,6 +21,7 @@ from accelplane.checks import (
     monitoring,
     namespaces,
     node_fit,
+    prometheus_durations,
     references,
     scheduling,
     slot_groups,
@@ -55,6 +56,7 @@ CHECKS: tuple[Check, ...] = (
     flink_versions.check,
     namespaces.check,
     monitoring.check,
+    prometheus_durations.check,
     spec_strings.check,
 )
 
