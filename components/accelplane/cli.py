@@ -35,6 +35,10 @@ STACK_FILE_WITHOUT_SPEC = declare(
     "AP1211", ERROR, "a Pulumi stack file does not name its cluster spec",
     fix="set config.accelplane:spec to the spec's path (relative to the project directory)",
 )
+STACK_SPEC_CONTROL_CHARACTER = declare(
+    "AP1261", ERROR, "a Pulumi stack file's accelplane:spec holds a control character, so it names no file",
+    fix="write the spec's path without control characters",
+)
 EXIT_DIFFERENT = 1
 
 
@@ -91,6 +95,20 @@ def _stack_spec(stack_file: str) -> str:
                     "config.accelplane:spec",
                     "missing: a stack file must name its cluster spec",
                     STACK_FILE_WITHOUT_SPEC,
+                )
+            ]
+        )
+    if "\x00" in spec or not spec.isprintable():
+        from accelplane.display import short_repr
+
+        raise SpecErrors(
+            [
+                SpecError(
+                    stack_file,
+                    "config.accelplane:spec",
+                    f"{short_repr(spec)} holds a control character; no file name accepts a NUL, and a line "
+                    "break is a typo; write the spec's path",
+                    STACK_SPEC_CONTROL_CHARACTER,
                 )
             ]
         )

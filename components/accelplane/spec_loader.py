@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from accelplane.display import has_controls, short_repr
 from accelplane.errors import PathTuple, Problem, SpecError, SpecErrors, format_path
 from accelplane.findings import ERROR, Finding, declare
 from accelplane.yaml_io import YamlSyntaxError, load_yaml_text
@@ -74,6 +75,11 @@ DUPLICATE_NAME = declare(
 REMOVE_NOTHING = declare(
     "AP1210", ERROR, "$remove removes nothing (no inherited entry or key of that name)",
     fix="remove the $remove entry or fix its name",
+)
+
+EXTENDS_CONTROL_CHARACTER = declare(
+    "AP1260", ERROR, "an extends entry holds a control character (NUL, a line break, …), so it names no file",
+    fix="write the base's path without control characters",
 )
 
 REMOVE_KEY = "$remove"
@@ -344,6 +350,15 @@ class _Merger:
         self, path: Path, name: str, stack: tuple[Path, ...], i: int, ref: str
     ) -> tuple[Any, Provenance] | None:
         where = f"extends[{i}]"
+        if has_controls(ref) or "\n" in ref or "\t" in ref:
+            return self._fatal(
+                SpecError(
+                    name, where,
+                    f"{short_repr(ref)} holds a control character; no file name on any "
+                    "system accepts a NUL, and a line break or tab is a typo; write the base's path",
+                    EXTENDS_CONTROL_CHARACTER,
+                )
+            )
         base_name = ref if os.path.isabs(ref) else os.path.normpath(os.path.join(os.path.dirname(name), ref))
         base_path = Path(os.path.realpath(path.parent / ref))
         if base_path in stack or base_path == path:

@@ -177,3 +177,26 @@ def test_lint_ignore_is_indexed_by_code_and_path(monkeypatch: pytest.MonkeyPatch
     kept, _ = lint.apply_ignores(rules, problems, [], locate)
     assert kept == []  # every warning silenced, every rule used
     assert len(compared) <= 2 * n
+
+
+# --- item 12: control characters in paths the loader opens -----------------------------------------
+
+
+@pytest.mark.parametrize("ref", ["base\x00.yaml", "base.yaml\n", "ba\tse.yaml", "\x1b[2Jbase.yaml"])
+def test_extends_entry_with_a_control_character_is_a_finding(
+    ref: str, write_spec: WriteSpec, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A NUL in an ``extends`` entry was a traceback (``os.path.realpath``: embedded null byte)."""
+    write_spec(_weights(1), "base.yaml")
+    path = write_spec({"extends": [ref], "cluster": {"name": "c", "platforms": ["kubernetes"]}})
+    assert main(["validate", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "extends[0]: error AP1260:" in err and "Traceback" not in err
+
+
+def test_stack_file_spec_with_a_nul_is_a_finding(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "Pulumi.yaml").write_text("name: x\nruntime: python\n")
+    stack = tmp_path / "Pulumi.dev.yaml"
+    stack.write_text('config:\n  accelplane:spec: "stacks/a\\0.yaml"\n')
+    assert main(["validate", str(stack)]) == 1
+    assert "config.accelplane:spec: error AP1261:" in capsys.readouterr().err

@@ -45,7 +45,7 @@ REGEX_PATTERNS = {
     '^\\+?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?\\Z': re.compile('^\\+?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?\\Z'),
     '^[a-z]([-a-z0-9]*[a-z0-9])?\\Z': re.compile('^[a-z]([-a-z0-9]*[a-z0-9])?\\Z'),
     '^[A-Za-z0-9](( ?[A-Za-z0-9._()-])* ?[A-Za-z0-9)])?\\Z': re.compile('^[A-Za-z0-9](( ?[A-Za-z0-9._()-])* ?[A-Za-z0-9)])?\\Z'),
-    '^[A-Za-z][A-Za-z0-9+.-]*:[^\\s]+\\Z': re.compile('^[A-Za-z][A-Za-z0-9+.-]*:[^\\s]+\\Z'),
+    "^[A-Za-z][A-Za-z0-9+.-]*:([A-Za-z0-9._~:/?#@!\\$&'()*+,;=-]|%[0-9A-Fa-f]{2})+\\Z": re.compile("^[A-Za-z][A-Za-z0-9+.-]*:([A-Za-z0-9._~:/?#@!\\$&'()*+,;=-]|%[0-9A-Fa-f]{2})+\\Z"),
     '^[A-Za-z_\\$][A-Za-z0-9_\\$]*(\\.[A-Za-z_\\$][A-Za-z0-9_\\$]*)*\\Z': re.compile('^[A-Za-z_\\$][A-Za-z0-9_\\$]*(\\.[A-Za-z_\\$][A-Za-z0-9_\\$]*)*\\Z'),
     '^[A-Za-z0-9][A-Za-z0-9_.\\-]*\\Z': re.compile('^[A-Za-z0-9][A-Za-z0-9_.\\-]*\\Z'),
     '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?\\Z': re.compile('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?\\Z'),
@@ -1168,7 +1168,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_job(data, cus
                     raise JsonSchemaValueException('invalid')
                 if data__jarURI_len > 2048:
                     raise JsonSchemaValueException('invalid')
-                if not REGEX_PATTERNS['^[A-Za-z][A-Za-z0-9+.-]*:[^\\s]+\\Z'].search(data__jarURI):
+                if not REGEX_PATTERNS["^[A-Za-z][A-Za-z0-9+.-]*:([A-Za-z0-9._~:/?#@!\\$&'()*+,;=-]|%[0-9A-Fa-f]{2})+\\Z"].search(data__jarURI):
                     raise JsonSchemaValueException('invalid')
         if "entryClass" in data_keys:
             data_keys.remove("entryClass")
@@ -1228,6 +1228,9 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_flinksettings
             for data_key in data:
                 try:
                     if isinstance(data_key, str):
+                        data_key_len = len(data_key)
+                        if data_key_len > 1024:
+                            raise JsonSchemaValueException('invalid')
                         if not REGEX_PATTERNS['^[A-Za-z0-9][A-Za-z0-9_.\\-]*\\Z'].search(data_key):
                             raise JsonSchemaValueException('invalid')
                 except (JsonSchemaValueException, JsonSchemaValuesException):
@@ -1547,6 +1550,9 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_flinksettings
                     for data__config_key in data__config:
                         try:
                             if isinstance(data__config_key, str):
+                                data__config_key_len = len(data__config_key)
+                                if data__config_key_len > 1024:
+                                    raise JsonSchemaValueException('invalid')
                                 if not REGEX_PATTERNS['^[A-Za-z0-9][A-Za-z0-9_.\\-]*\\Z'].search(data__config_key):
                                     raise JsonSchemaValueException('invalid')
                         except (JsonSchemaValueException, JsonSchemaValuesException):
