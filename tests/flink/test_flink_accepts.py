@@ -52,3 +52,36 @@ def test_schema_accepts_no_jar_uri_java_net_uri_refuses(value: str, java_uri: di
 def test_valid_uris_pass_and_hostile_ones_are_refused(java_uri: dict[str, bool]) -> None:
     assert all(_schema_accepts(v) and java_uri[v] for v in VALID)
     assert not any(_schema_accepts(v) for v in HOSTILE)
+
+
+HA_CORPUS = [
+    "kubernetes", "KUBERNETES", "Kubernetes", "zookeeper", "ZooKeeper", "none", "NONE", "standalone", "STANDALONE",
+    "kubernetes'", "kubernetes\x00", "kube rnetes", "k8s", "factory_class", "com.example.ha.MyHaServicesFactory",
+    "org.apache.flink.kubernetes.highavailability.KubernetesHaServicesFactory", "MyFactory", "`id`",
+]  # fmt: skip
+
+
+@pytest.mark.flink
+def test_ha_mode_is_read_as_flink_reads_it(tmp_path: Path) -> None:
+    """Flink's ``HighAvailabilityMode.fromConfig`` on each value: a mode it names is a mode to
+    accelplane too (`derive.flink_state.ha_mode`, no AP4060); a value Flink takes as a factory class
+    name passes only when it is one (``kubernetes'`` does not: AP4060)."""
+    from accelplane.checks.flink_accepts import HA_MODES, JAVA_CLASS_NAME
+
+    from tests.support.flink.home import require_flink_home
+
+    dist = next((require_flink_home() / "lib").glob("flink-dist-*.jar"))
+    subprocess.run(["javac", "-d", str(tmp_path), "-cp", str(dist), str(PROBE.parent / "HaModeProbe.java")],
+                   check=True, timeout=300)  # fmt: skip
+    proc = subprocess.run(
+        ["java", "-cp", f"{dist}:{tmp_path}", "HaModeProbe"], input="\n".join(HA_CORPUS) + "\n",
+        capture_output=True, text=True, check=True, timeout=120,
+    )  # fmt: skip
+    flink = dict(zip(HA_CORPUS, proc.stdout.splitlines(), strict=True))
+    assert flink["kubernetes'"] == "FACTORY_CLASS" and flink["Kubernetes"] == "KUBERNETES"
+    for value, mode in flink.items():
+        accepted = value.lower() in HA_MODES or JAVA_CLASS_NAME.fullmatch(value) is not None
+        if mode != "FACTORY_CLASS":
+            assert accepted, value
+        else:
+            assert accepted == ("." in value and JAVA_CLASS_NAME.fullmatch(value) is not None), value
