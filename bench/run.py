@@ -27,7 +27,9 @@ on a busy machine). Wall clock, never timed tests.
    part; ``--runs N`` sets its samples.
 4. Validation scaling: `load_validated` on queue trees of 2,000-16,000 queues and on 50-400 units,
    with the growth exponent per doubling (bench/bench_scaling.py).
-5. The GPU discovery script (bench/bench_discovery.py): ours vs Flink's, and ours per call vs the
+5. Finding output (bench/bench_output.py): `validate --format json` of a spec with 2,000 findings
+   next to `--format text` of the same spec (goal: within 2x; it composes each file once for lines).
+6. The GPU discovery script (bench/bench_discovery.py): ours vs Flink's, and ours per call vs the
    bare interpreter start plus the inventory query, both as nodes install it (entry stub +
    precompiled module) and as Kubernetes pods run it (the ConfigMap's entry stub: in the node image
    with the image's bytecode of the same script; in an image without it, a pod's first call, which
@@ -425,6 +427,13 @@ def main(argv: list[str] | None = None) -> int:
     print("| Case | Spec | Validate | Checks only | Growth exponent (validate / checks) |")
     print("|---|---|---|---|---|")
     for row in bench_scaling.rows(quick):
+        print("| " + " | ".join(row) + " |")
+    from bench import bench_output
+
+    print("\nFinding output (bench/bench_output.py; issue 37):\n")
+    print("| Benchmark | json median / min | text median / min | Ratio (medians) | Ratio (minimums) | Goal |")
+    print("|---|---|---|---|---|---|")
+    for row in bench_output.rows(quick):
         print("| " + " | ".join(row) + " |")
     if not args.no_discovery:
         print("\n" + bench_discovery(quick))

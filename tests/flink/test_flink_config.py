@@ -264,16 +264,14 @@ def test_standalone_start_script_refuses_hosts_without_the_gpus_and_starts_stock
     import subprocess
 
     from tests.support.fake_nvidia_smi import install_fake_nvidia_smi
-    from tests.support.paths import SOURCE_ROOT
+    from tests.support.paths import SOURCE_ROOT, host_dirs
 
-    install = tmp_path / "disc"
-    install.mkdir()
+    # a directory accelplane owns for the coordination file and the start lock, unique per test,
+    # and a root-owned install directory (never below /tmp: AP8060)
+    install, coordination = host_dirs(tmp_path)
     script = install / "accelplane-gpu-discovery"
     shutil.copyfile(SOURCE_ROOT / "accelplane" / "discovery" / "gpu_discovery.py", script)
     script.chmod(0o755)
-    # a directory accelplane owns for the coordination file and the start lock, unique per test
-    coordination = Path(f"/run/accelplane-t{os.getpid()}{abs(hash(str(tmp_path))) % 10**8}") / "coord"
-    coordination.parent.mkdir(parents=True, exist_ok=True)
     files = bundle_files(build_all(model_of(_standalone_hosts_spec(tmp_path, install, coordination))))
     start = tmp_path / "start.sh"
     start.write_text(files["flink/edge-gpu/taskmanagers/a.example.internal.sh"][0])

@@ -53,6 +53,7 @@ from tests.support.multimodel_hosts import (
     multimodel_spec,
     write_rendered,
 )
+from tests.support.paths import host_dirs
 
 pytestmark = pytest.mark.flink
 
@@ -76,14 +77,12 @@ class Env:
     def __init__(self, root: Path, flink_home: Path) -> None:
         self.root = root
         self.flink_home = flink_home
-        install = root / "discovery"
-        install.mkdir()
+        # a directory accelplane owns (the coordination-path rule) and a root-owned install
+        # directory (never below /tmp: AP8060), unique per test run
+        install, coordination = host_dirs(root, "gpu-coordination")
         script = install / "accelplane-gpu-discovery"
         shutil.copyfile(DISCOVERY_SOURCE, script)
         script.chmod(0o755)
-        # a directory accelplane owns (the coordination-path rule), unique per test run
-        coordination = Path(f"/run/accelplane-t{os.getpid()}{abs(hash(str(root))) % 10**8}") / "gpu-coordination"
-        coordination.parent.mkdir(parents=True, exist_ok=True)
         self.spec = multimodel_spec(root, install_dir=install, coordination_file=coordination, memory="1280Mi")
         self.files = write_rendered(self.spec, root / "out")
         self.model = load_validated(self.spec).model

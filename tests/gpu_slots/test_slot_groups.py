@@ -33,6 +33,7 @@ from tests.support.multimodel_hosts import (
     multimodel_spec,
     write_rendered,
 )
+from tests.support.paths import host_dirs
 from tests.support.render import files_for
 from tests.support.specs import model_of, write_spec
 from tests.support.validators import tool
@@ -305,13 +306,10 @@ def test_start_scripts_are_shellcheck_clean(tmp_path: Path) -> None:
 @pytest.fixture
 def start_host(tmp_path: Path) -> Any:
     """Run a rendered start script against a fake FLINK_HOME whose taskmanager.sh records its args."""
-    install = tmp_path / "disc"
-    install.mkdir()
+    install, coordination = host_dirs(tmp_path)  # never below /tmp (AP8060)
     script = install / "accelplane-gpu-discovery"
     script.write_text(DISCOVERY.read_text())
     script.chmod(0o755)
-    coordination = Path(f"/run/accelplane-t{os.getpid()}{abs(hash(str(tmp_path))) % 10**8}") / "coord"
-    coordination.parent.mkdir(parents=True, exist_ok=True)  # as node/provision.sh prepares it
     spec = multimodel_spec(tmp_path, install_dir=install, coordination_file=coordination)
     written = write_rendered(spec, tmp_path / "out")
     home = tmp_path / "flink"

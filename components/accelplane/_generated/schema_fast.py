@@ -37,7 +37,7 @@ REGEX_PATTERNS = {
     '^AP[1-9][0-9]{3}\\Z': re.compile('^AP[1-9][0-9]{3}\\Z'),
     '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?\\Z': re.compile('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?\\Z'),
     '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\\Z': re.compile('^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\\Z'),
-    '^([0-9]+(ms|s|m|h|d|w|y))+\\Z': re.compile('^([0-9]+(ms|s|m|h|d|w|y))+\\Z'),
+    '^(0|([0-9]+y)?([0-9]+w)?([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?([0-9]+ms)?)\\Z': re.compile('^(0|([0-9]+y)?([0-9]+w)?([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?([0-9]+ms)?)\\Z'),
     '^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*(:(?!latest\\Z)[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[a-f0-9]{64})\\Z': re.compile('^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*(:(?!latest\\Z)[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[a-f0-9]{64})\\Z'),
     '^[a-z_][a-z0-9_-]{0,31}\\Z': re.compile('^[a-z_][a-z0-9_-]{0,31}\\Z'),
     '^[A-Za-z0-9][A-Za-z0-9_.-]*\\Z': re.compile('^[A-Za-z0-9][A-Za-z0-9_.-]*\\Z'),
@@ -45,7 +45,7 @@ REGEX_PATTERNS = {
     '^\\+?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?\\Z': re.compile('^\\+?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?\\Z'),
     '^[a-z]([-a-z0-9]*[a-z0-9])?\\Z': re.compile('^[a-z]([-a-z0-9]*[a-z0-9])?\\Z'),
     '^[A-Za-z0-9](( ?[A-Za-z0-9._()-])* ?[A-Za-z0-9)])?\\Z': re.compile('^[A-Za-z0-9](( ?[A-Za-z0-9._()-])* ?[A-Za-z0-9)])?\\Z'),
-    '^[A-Za-z][A-Za-z0-9+.-]*:[^\\s]+\\Z': re.compile('^[A-Za-z][A-Za-z0-9+.-]*:[^\\s]+\\Z'),
+    "^[A-Za-z][A-Za-z0-9+.-]*:([A-Za-z0-9._~:/?#@!\\$&'()*+,;=-]|%[0-9A-Fa-f]{2})+\\Z": re.compile("^[A-Za-z][A-Za-z0-9+.-]*:([A-Za-z0-9._~:/?#@!\\$&'()*+,;=-]|%[0-9A-Fa-f]{2})+\\Z"),
     '^[A-Za-z_\\$][A-Za-z0-9_\\$]*(\\.[A-Za-z_\\$][A-Za-z0-9_\\$]*)*\\Z': re.compile('^[A-Za-z_\\$][A-Za-z0-9_\\$]*(\\.[A-Za-z_\\$][A-Za-z0-9_\\$]*)*\\Z'),
     '^[A-Za-z0-9][A-Za-z0-9_.\\-]*\\Z': re.compile('^[A-Za-z0-9][A-Za-z0-9_.\\-]*\\Z'),
     '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?\\Z': re.compile('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?\\Z'),
@@ -827,7 +827,10 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_promduration(
     if not isinstance(data, (str)):
         raise JsonSchemaValueException('invalid')
     if isinstance(data, str):
-        if not REGEX_PATTERNS['^([0-9]+(ms|s|m|h|d|w|y))+\\Z'].search(data):
+        data_len = len(data)
+        if data_len < 1:
+            raise JsonSchemaValueException('invalid')
+        if not REGEX_PATTERNS['^(0|([0-9]+y)?([0-9]+w)?([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?([0-9]+ms)?)\\Z'].search(data):
             raise JsonSchemaValueException('invalid')
     return data
 
@@ -922,6 +925,8 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_yarnresourcet
             if isinstance(data__minimumAllocation, (int, float, Decimal)) and not isinstance(data__minimumAllocation, bool):
                 if data__minimumAllocation < 0:
                     raise JsonSchemaValueException('invalid')
+                if data__minimumAllocation > 9223372036854775807:
+                    raise JsonSchemaValueException('invalid')
         if "maximumAllocation" in data_keys:
             data_keys.remove("maximumAllocation")
             data__maximumAllocation = data["maximumAllocation"]
@@ -929,6 +934,8 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_yarnresourcet
                 raise JsonSchemaValueException('invalid')
             if isinstance(data__maximumAllocation, (int, float, Decimal)) and not isinstance(data__maximumAllocation, bool):
                 if data__maximumAllocation < 0:
+                    raise JsonSchemaValueException('invalid')
+                if data__maximumAllocation > 9223372036854775807:
                     raise JsonSchemaValueException('invalid')
         if "units" in data_keys:
             data_keys.remove("units")
@@ -1161,7 +1168,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_job(data, cus
                     raise JsonSchemaValueException('invalid')
                 if data__jarURI_len > 2048:
                     raise JsonSchemaValueException('invalid')
-                if not REGEX_PATTERNS['^[A-Za-z][A-Za-z0-9+.-]*:[^\\s]+\\Z'].search(data__jarURI):
+                if not REGEX_PATTERNS["^[A-Za-z][A-Za-z0-9+.-]*:([A-Za-z0-9._~:/?#@!\\$&'()*+,;=-]|%[0-9A-Fa-f]{2})+\\Z"].search(data__jarURI):
                     raise JsonSchemaValueException('invalid')
         if "entryClass" in data_keys:
             data_keys.remove("entryClass")
@@ -1221,6 +1228,9 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_flinksettings
             for data_key in data:
                 try:
                     if isinstance(data_key, str):
+                        data_key_len = len(data_key)
+                        if data_key_len > 1024:
+                            raise JsonSchemaValueException('invalid')
                         if not REGEX_PATTERNS['^[A-Za-z0-9][A-Za-z0-9_.\\-]*\\Z'].search(data_key):
                             raise JsonSchemaValueException('invalid')
                 except (JsonSchemaValueException, JsonSchemaValuesException):
@@ -1540,6 +1550,9 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_flinksettings
                     for data__config_key in data__config:
                         try:
                             if isinstance(data__config_key, str):
+                                data__config_key_len = len(data__config_key)
+                                if data__config_key_len > 1024:
+                                    raise JsonSchemaValueException('invalid')
                                 if not REGEX_PATTERNS['^[A-Za-z0-9][A-Za-z0-9_.\\-]*\\Z'].search(data__config_key):
                                     raise JsonSchemaValueException('invalid')
                         except (JsonSchemaValueException, JsonSchemaValuesException):
