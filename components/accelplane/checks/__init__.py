@@ -25,6 +25,7 @@ from accelplane.checks import (
     slot_groups,
     spec_strings,
     yarn,
+    yarn_docker,
     yarn_partitions,
     yunikorn,
 )
@@ -42,6 +43,7 @@ CHECKS: tuple[Check, ...] = (
     gpu_models.check,
     discovery_paths.check,
     yarn.check,
+    yarn_docker.check,
     yarn_partitions.check,
     flink.check,
     node_fit.check,

@@ -13,7 +13,6 @@ tests/yarn/test_container_executor.py checks this port against them.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 DOCKER_SECTION = "docker"
@@ -134,7 +133,7 @@ def _mounts(command: dict[str, str], docker: dict[str, str], node: Node, cfg_pat
     cfg = node.normalize(cfg_path)
     kept = []
     for mount in requested:
-        src, dest, mode = (mount.split(":") + ["", ""])[:3]
+        src, dest, mode = [*mount.split(":"), "", ""][:3]
         rw = _permitted(node, allowed["rw"], src)
         ro = _permitted(node, allowed["ro"], src)
         if -1 in (rw, ro):
@@ -152,6 +151,15 @@ def _mounts(command: dict[str, str], docker: dict[str, str], node: Node, cfg_pat
     return OK, kept
 
 
+def _value_permitted(value: str, entry: str, prefix: str) -> bool:
+    """docker-util.c:241-260: equal to the entry, or (with a prefix character, devices) the entry
+    starts with the part of the value before it (``strncmp``)."""
+    if not prefix:
+        return value == entry
+    head = value.split(prefix, 1)[0]
+    return entry[: len(head)] == head
+
+
 def _allowed_values(
     command: dict[str, str], docker: dict[str, str], key: str, allowed_key: str, *, multiple: bool, prefix: str = ""
 ) -> tuple[int, list[str]]:
@@ -166,15 +174,9 @@ def _allowed_values(
     if not allowed:
         return -1, []
     for value in values:
-        compare: Callable[[str], bool]
-        if prefix:
-            if prefix not in value:
-                return -1, []
-            head = value.split(prefix, 1)[0]
-            compare = lambda entry, head=head: entry[: len(head)] == head  # noqa: E731 (strncmp)
-        else:
-            compare = lambda entry, value=value: entry == value  # noqa: E731
-        if not any(compare(entry) for entry in allowed):
+        if prefix and prefix not in value:
+            return -1, []
+        if not any(_value_permitted(value, entry, prefix) for entry in allowed):
             return -1, []
     return OK, values
 
