@@ -80,7 +80,8 @@ def test_every_file_parses_back_to_exactly_the_intended_properties(write_spec: W
             expected["resourcemanager/yarn-site.xml"] = _pairs(rm_site)
         cfgs = {f"container-executor/{p.name}.cfg": p for p in yarn_pools(spec)}
         labels = {"resourcemanager/cluster-node-labels.txt"} if rm_site else set()
-        assert set(files) == set(expected) | set(cfgs) | labels
+        installer = {"install-container-executor-cfg.sh"} if cfgs else set()
+        assert set(files) == set(expected) | set(cfgs) | labels | installer
         if rm_site:
             assert files["resourcemanager/cluster-node-labels.txt"] == add_to_cluster_argument(spec) + "\n"
         for name, props in expected.items():
@@ -115,6 +116,7 @@ def test_layout_of_the_base_spec(write_spec: WriteSpec) -> None:
         "container-executor/mi.cfg",
         "container-executor/t4.cfg",
         "container-executor/v100.cfg",
+        "install-container-executor-cfg.sh",
         "node-resources/cpu.xml",
         "node-resources/mi.xml",
         "node-resources/t4.xml",

@@ -8,8 +8,9 @@
 * ``node-resources/<pool>.xml`` — NodeManagers of a ``platform: yarn`` pool: per-type amounts.
 * ``yarn-site/<pool>.xml`` — NodeManager ``yarn-site.xml`` fragment of that pool: container
   executor, cgroups, GPU plugin, Docker runtime.
-* ``container-executor/<pool>.cfg`` — ``[gpu]``, ``[cgroups]``, ``[docker]`` sections to append to
-  that pool's ``container-executor.cfg``.
+* ``container-executor/<pool>.cfg`` — ``[gpu]``, ``[cgroups]``, ``[docker]`` sections of that pool's
+  ``container-executor.cfg``; ``install-container-executor-cfg.sh`` merges them into a NodeManager's
+  file (before the site's sections, root-owned 0400, parents checked as container-executor does).
 * with ``yarn.maximumAllocation`` or ``yarn.nodeLabels``: ``resourcemanager/yarn-site.xml`` (the
   scheduler's maximum allocation; node labels on, distributed configuration) and, with node labels,
   ``resourcemanager/cluster-node-labels.txt`` (the argument of ``yarn rmadmin -addToClusterNodeLabels``);
@@ -27,6 +28,7 @@ from accelplane.artifacts import Bundle, FileArtifact
 from accelplane.derive.node_fit import Resource, yarn_maximum_allocation, yarn_nodemanager_offer
 from accelplane.derive.yarn_capacity import plan_queues
 from accelplane.derive.yarn_docker import (
+    CFG_PATH,
     DEFAULT_NETWORK,
     NM_DOCKER_CAPABILITIES,
     allowed_mounts,
@@ -64,8 +66,8 @@ CFG_MERGE_RULE = (
     "# banned.users, min.user.id, allowed.system.users: before any [section]) and delete the site's own\n"
     "# copies of these keys. container-executor merges repeated sections and reads the FIRST occurrence\n"
     "# of a key, so a key the site sets earlier wins (Hadoop 3.4.1 configuration.c:454-474, 520-524,\n"
-    "# 561-572). Install the file root-owned, mode 0400/0644, in directories only root can write, up to /\n"
-    "# (configuration.c:137-159; docs/yarn.md)."
+    "# 561-572). install-container-executor-cfg.sh does this and installs the file root-owned, 0400, in\n"
+    "# directories only root can write (configuration.c:82-100, 137-159; docs/yarn.md)."
 )
 """The header of each rendered ``container-executor/<pool>.cfg``: how it is merged with a site's file."""
 _MAXIMUM_ALLOCATION_KEYS: tuple[tuple[Resource, str, str], ...] = (
@@ -297,6 +299,17 @@ def build(spec: Spec) -> Bundle:
             FileArtifact(
                 path="yarn/resourcemanager/cluster-node-labels.txt",
                 text=add_to_cluster_argument(spec) + "\n",
+                family=FAMILY,
+            )
+        )
+    if yarn_pools(spec):
+        bundle.files.append(
+            FileArtifact(
+                path="yarn/install-container-executor-cfg.sh",
+                text=render_template(
+                    "yarn/install-container-executor-cfg.sh.j2", spec_name=spec.name, default_target=CFG_PATH
+                ),
+                mode=0o755,
                 family=FAMILY,
             )
         )
