@@ -27,7 +27,7 @@ from accelplane.diff.impact.common import Impact, brief
 
 CS = "yarn.scheduler.capacity."
 CALCULATOR = f"{CS}resource-calculator"
-QUEUES_KEY = re.compile(r"^yarn\.scheduler\.capacity\.(root(?:\.[^.]+)*)\.queues$")
+QUEUES_KEY = re.compile(r"yarn\.scheduler\.capacity\.(root(?:\.[^.]+)*)\.queues")
 LABELS_FILE = "cluster-node-labels.txt"
 
 
@@ -37,7 +37,7 @@ def _queue_paths(data: Any) -> tuple[set[str], set[str]]:
         return set(), set()
     paths, parents = {"root"}, set()
     for key, value in data.items():
-        m = QUEUES_KEY.match(str(key))
+        m = QUEUES_KEY.fullmatch(str(key))
         if m is None:
             continue
         parents.add(m.group(1))
