@@ -491,6 +491,38 @@ def validate_https___accelplane_io_schemas_spec_schema_json(data, custom_formats
                     data__yarn__nvidiaSmiPath = data__yarn["nvidiaSmiPath"]
                     validate_https___accelplane_io_schemas_spec_schema_json___defs_abspath(data__yarn__nvidiaSmiPath, custom_formats, (name_prefix or "data") + ".yarn.nvidiaSmiPath")
                 else: data__yarn["nvidiaSmiPath"] = '/usr/bin/nvidia-smi'
+                if "localDirs" in data__yarn_keys:
+                    data__yarn_keys.remove("localDirs")
+                    data__yarn__localDirs = data__yarn["localDirs"]
+                    if not isinstance(data__yarn__localDirs, (list, tuple)):
+                        raise JsonSchemaValueException('invalid')
+                    data__yarn__localDirs_is_list = isinstance(data__yarn__localDirs, (list, tuple))
+                    if data__yarn__localDirs_is_list:
+                        data__yarn__localDirs_len = len(data__yarn__localDirs)
+                        if data__yarn__localDirs_len < 1:
+                            raise JsonSchemaValueException('invalid')
+                        def fn(var): return frozenset(dict((k, fn(v)) for k, v in var.items()).items()) if hasattr(var, "items") else tuple(fn(v) for v in var) if isinstance(var, (dict, list)) else (bool, var) if isinstance(var, bool) else var
+                        if data__yarn__localDirs_len > len(set(fn(data__yarn__localDirs_x) for data__yarn__localDirs_x in data__yarn__localDirs)):
+                            raise JsonSchemaValueException('invalid')
+                        for data__yarn__localDirs_x, data__yarn__localDirs_item in enumerate(data__yarn__localDirs):
+                            validate_https___accelplane_io_schemas_spec_schema_json___defs_abspath(data__yarn__localDirs_item, custom_formats, (name_prefix or "data") + ".yarn.localDirs[{data__yarn__localDirs_x}]".format(**locals()))
+                else: data__yarn["localDirs"] = ['/var/lib/hadoop-yarn/nm-local-dir']
+                if "logDirs" in data__yarn_keys:
+                    data__yarn_keys.remove("logDirs")
+                    data__yarn__logDirs = data__yarn["logDirs"]
+                    if not isinstance(data__yarn__logDirs, (list, tuple)):
+                        raise JsonSchemaValueException('invalid')
+                    data__yarn__logDirs_is_list = isinstance(data__yarn__logDirs, (list, tuple))
+                    if data__yarn__logDirs_is_list:
+                        data__yarn__logDirs_len = len(data__yarn__logDirs)
+                        if data__yarn__logDirs_len < 1:
+                            raise JsonSchemaValueException('invalid')
+                        def fn(var): return frozenset(dict((k, fn(v)) for k, v in var.items()).items()) if hasattr(var, "items") else tuple(fn(v) for v in var) if isinstance(var, (dict, list)) else (bool, var) if isinstance(var, bool) else var
+                        if data__yarn__logDirs_len > len(set(fn(data__yarn__logDirs_x) for data__yarn__logDirs_x in data__yarn__logDirs)):
+                            raise JsonSchemaValueException('invalid')
+                        for data__yarn__logDirs_x, data__yarn__logDirs_item in enumerate(data__yarn__logDirs):
+                            validate_https___accelplane_io_schemas_spec_schema_json___defs_abspath(data__yarn__logDirs_item, custom_formats, (name_prefix or "data") + ".yarn.logDirs[{data__yarn__logDirs_x}]".format(**locals()))
+                else: data__yarn["logDirs"] = ['/var/log/hadoop-yarn/containers']
                 if "docker" in data__yarn_keys:
                     data__yarn_keys.remove("docker")
                     data__yarn__docker = data__yarn["docker"]

@@ -23,6 +23,7 @@ from accelplane.derive.gpu_resources import (
     kubernetes_gpu_resource,
     yarn_gpu_type,
 )
+from accelplane.derive.images import flink_image as flink_image  # re-exported (its home moved)
 from accelplane.derive.monitoring import exports_owner_metrics, textfile_path
 from accelplane.derive.slot_groups import gpu_resources, spans_models
 from accelplane.derive.yarn_docker import (
@@ -178,11 +179,6 @@ def image_key(cluster: FlinkCluster) -> str:
 def cpu_key(cluster: FlinkCluster, role: Literal["jobmanager", "taskmanager"]) -> str:
     """``kubernetes.<role>.cpu.amount`` (Flink ≥ 1.17) or ``kubernetes.<role>.cpu``."""
     return _versioned(cluster, f"kubernetes.{role}.cpu.amount", f"kubernetes.{role}.cpu", (1, 17))
-
-
-def flink_image(cluster: FlinkCluster) -> str:
-    """The Flink image of the cluster's pods (``flink:<version>-java17`` when unset)."""
-    return cluster.image or f"flink:{cluster.version}-java17"
 
 
 def pod_template_path(name: str) -> str:
