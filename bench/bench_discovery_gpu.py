@@ -91,6 +91,15 @@ def venv_with_wheel(python: str, wheel: Path, root: Path) -> str:
     return str(venv / "bin" / "python3")
 
 
+def resolve(python: str) -> str:
+    """The absolute path of ``python`` (a bare name such as ``python3`` looked up on PATH): the
+    entry stub's ``#!`` line needs one, a kernel does not search PATH for an interpreter."""
+    found = shutil.which(python)
+    if found is None:
+        raise CannotRun(f"--python {python!r} is not an executable (nor one on PATH)")
+    return os.path.abspath(found)
+
+
 def install_like_a_node(python: str, root: Path) -> Path:
     """The module beside its checked-hash .pyc compiled by ``python``, and the entry stub (below
     ``root``, private to this run); returns the stub."""
@@ -185,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         try:
-            python = args.python or venv_with_wheel(args.base_python, args.pynvml_wheel, root)
+            python = resolve(args.python) if args.python else venv_with_wheel(args.base_python, args.pynvml_wheel,
+                                                                                root)
             stub = install_like_a_node(python, root)
             gpus = preflight(stub, python, args.flink_script)
         except (CannotRun, OSError, subprocess.CalledProcessError, zipfile.BadZipFile) as exc:
