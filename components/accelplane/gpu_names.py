@@ -160,8 +160,9 @@ def lookup(vendor: str, model: str) -> Lookup:
     EXACT: the driver's name, character for character, with a public capture. UNCONFIRMED: the
     table's name for a GPU nobody has published a capture of (``rows``: that row). SHORTHAND:
     equal (ignoring case, spaces, ``-`` and ``_``) to a row's name written differently, a consumer
-    form, an alias or the name without its vendor prefix; ``rows`` are every row it may stand for
-    (``H100`` → three boards). UNKNOWN: ``rows`` are the variants of the same product (an H100
+    form, an alias or the name without its vendor prefix; ``rows`` are every captured row it may
+    stand for (``H100`` → three boards); a shorthand of uncaptured rows only is UNKNOWN with those
+    rows (their name is not known to be the driver's, so the shorthand may be it). UNKNOWN: ``rows`` are the variants of the same product (an H100
     name gets the H100 PCIe, SXM and NVL rows; never another product or generation), possibly none.
     """
     rows = [r for r in table() if r.vendor == vendor]
@@ -174,6 +175,8 @@ def lookup(vendor: str, model: str) -> Lookup:
         for r in rows
         if key in {_key(x) for x in (r.name, *r.consumer_forms(), *r.shorthands())}
     )
-    if hits:
-        return Lookup(Match.SHORTHAND, hits)
+    if any(r.captured for r in hits):
+        return Lookup(Match.SHORTHAND, tuple(r for r in hits if r.captured))
+    if hits:  # a shorthand of names nobody has captured: the real name may be this one
+        return Lookup(Match.UNKNOWN, hits[:3])
     return Lookup(Match.UNKNOWN, same_product(vendor, model)[:3])
