@@ -11,20 +11,20 @@ from typing import Any
 import pytest
 import yaml
 from accelplane.derive.gpu_resources import mig_resource_name
+from accelplane.errors import SpecErrors
 from accelplane.gpu_names import table
 from accelplane.mig_profiles import mig_table, models, place
-from accelplane.errors import SpecErrors
 from accelplane.pipeline import load_validated
 
 from tests.conftest import STACKS_DIR
 from tests.support.specs import node_pool, stack_document, write_spec
-
-MIG_PARTED_EXAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "reference" / "mig-parted" / "examples-config.yaml"
+from tests.support.validators import reference
 
 
 def _examples() -> dict[str, list[dict[str, Any]]]:
-    path = MIG_PARTED_EXAMPLES if MIG_PARTED_EXAMPLES.exists() else Path("/work/shared/reference/mig-parted/examples-config.yaml")
-    return dict(yaml.safe_load(path.read_text())["mig-configs"])
+    """mig-parted's examples/config.yaml (tests/upstream/mig-parted, byte for byte from
+    ../shared/reference/mig-parted, v0.15.0)."""
+    return dict(yaml.safe_load(reference("mig-parted/examples-config.yaml").read_text())["mig-configs"])
 
 
 # --- the table ------------------------------------------------------------------------------------
@@ -36,7 +36,7 @@ def test_every_profile_is_consistent_with_its_model(key: str) -> None:
     assert len(set(model.names())) == len(model.profiles)
     for p in model.profiles:
         assert p.name.startswith(f"{p.compute}g.") and p.compute <= model.compute_slices
-        assert all(0 <= s and s + p.memory <= model.memory_slices for s in p.placements), p
+        assert all(s >= 0 and s + p.memory <= model.memory_slices for s in p.placements), p
         assert 1 <= p.max_instances <= len(p.placements), p
         # the largest layout of one profile fits: NVML offers exactly max_instances of it
         assert place(model, [(p.name, p.max_instances)]) is not None, p

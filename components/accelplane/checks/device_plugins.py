@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from accelplane.checks.mig_layout import layout_checked_by_model
 from accelplane.derive.device_plugin_placement import (
     Placement,
     kubernetes_gpu_pools,
@@ -30,7 +31,6 @@ from accelplane.derive.gpu_resources import (
     kubernetes_gpu_resource,
     max_request_per_container,
 )
-from accelplane.checks.mig_layout import layout_checked_by_model
 from accelplane.derive.node_selection import is_agent_written_label, pool_labels, selects, untolerated
 from accelplane.errors import PathTuple, Problem
 from accelplane.findings import ERROR, WARNING, declare

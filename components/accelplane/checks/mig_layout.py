@@ -53,22 +53,22 @@ def _model_problems(path: PathTuple, model_name: str, table: MigModel,
     """The findings of one pool's layout against its model's MIG table (one root cause, one
     finding: the fit is judged only when every profile is the model's and within its maximum)."""
     unknown = [p for p, _ in devices if table.profile(p) is None]
-    for profile in unknown:
+    for name in unknown:
         yield Problem(
-            (*path, profile),
-            f"MIG profile {profile!r} is not one a {model_name!r} offers (NVML refuses it when the MIG manager "
+            (*path, name),
+            f"MIG profile {name!r} is not one a {model_name!r} offers (NVML refuses it when the MIG manager "
             f"applies the layout, and the node gets no MIG device); its profiles: {', '.join(table.names())} "
             f"({table.source})", MIG_PROFILE_NOT_OF_MODEL,
         )
     over = False
     for name, count in devices:
-        profile = table.profile(name)
-        if profile is not None and count > profile.max_instances:
+        found = table.profile(name)
+        if found is not None and count > found.max_instances:
             over = True
             yield Problem(
                 (*path, name),
                 f"{count} instances of MIG profile {name!r}, but one {model_name!r} offers at most "
-                f"{profile.max_instances} ({table.source}); lower the count to {profile.max_instances}",
+                f"{found.max_instances} ({table.source}); lower the count to {found.max_instances}",
                 MIG_INSTANCES_OVER_MAX,
             )
     if unknown or over or place(table, devices) is not None:
