@@ -48,8 +48,9 @@ class GpuName:
     captured: bool = True
     """False where no public capture of the name as the driver reports it was found: the row
     stays in the table (for its product and MIG facts) but the name is a warning (AP3501)."""
-    mig: str | None = None
-    """Key of the GPU's MIG table in ``schemas/mig-profiles.yaml``; None: the GPU has no MIG."""
+    mig: tuple[str, ...] = ()
+    """Keys of the GPU's MIG tables in ``schemas/mig-profiles.yaml`` (one per way its driver or
+    firmware names the profiles; usually one); empty: the GPU has no MIG."""
 
     def consumer_forms(self) -> tuple[str, ...]:
         """Every form a consumer derives from the name (label values, DRA attributes)."""
@@ -89,6 +90,13 @@ class Lookup:
     rows: tuple[GpuName, ...]
 
 
+def _keys(value: object) -> tuple[str, ...]:
+    """A YAML scalar or list as a tuple of strings (absent: empty)."""
+    if value is None:
+        return ()
+    return tuple(str(v) for v in value) if isinstance(value, list) else (str(value),)
+
+
 def _row(raw: dict[str, object]) -> GpuName:
     def text(key: str) -> str | None:
         value = raw.get(key)
@@ -107,7 +115,7 @@ def _row(raw: dict[str, object]) -> GpuName:
         market_name=text("marketName"),
         product=str(raw["product"]),
         captured=raw.get("captured", True) is not False,
-        mig=text("mig"),
+        mig=_keys(raw.get("mig")),
     )
 
 

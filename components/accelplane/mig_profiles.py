@@ -75,10 +75,23 @@ def models() -> dict[str, MigModel]:
 @dataclass(frozen=True)
 class MigCapability:
     """What the name table says about MIG on a GPU model: ``known`` False for a name the table
-    does not know (nothing can be said), else ``model`` is its MIG table or None (no MIG)."""
+    does not know (nothing can be said), else ``tables`` are its MIG tables (one per naming of its
+    profiles; empty: the GPU has no MIG)."""
 
     known: bool
-    model: MigModel | None = None
+    tables: tuple[MigModel, ...] = ()
+
+    @property
+    def model(self) -> MigModel | None:
+        """The GPU's first (current) MIG table, or None."""
+        return self.tables[0] if self.tables else None
+
+    def table_for(self, profiles: Sequence[str]) -> MigModel | None:
+        """The table holding the most of ``profiles`` (all of them where one does; the first
+        such table on a tie), or None for a GPU without MIG."""
+        if not self.tables:
+            return None
+        return max(self.tables, key=lambda t: sum(t.profile(p) is not None for p in profiles))
 
 
 def mig_table(vendor: str, gpu_model: str | None) -> MigCapability:
@@ -89,7 +102,7 @@ def mig_table(vendor: str, gpu_model: str | None) -> MigCapability:
     row = next((r for r in table() if r.vendor == vendor and r.name == gpu_model), None)
     if row is None:
         return MigCapability(False)
-    return MigCapability(True, models()[row.mig] if row.mig is not None else None)
+    return MigCapability(True, tuple(models()[k] for k in row.mig))
 
 
 def place(model: MigModel, layout: Sequence[tuple[str, int]]) -> tuple[tuple[str, int], ...] | None:

@@ -45,8 +45,8 @@ def test_every_profile_is_consistent_with_its_model(key: str) -> None:
 def test_every_mig_capable_row_names_a_table_and_the_others_none() -> None:
     mig_capable = {"A30", "A100", "H100", "H200", "H20", "GH200", "B200", "GB200", "RTX PRO 6000"}
     for row in table():
-        assert (row.mig is not None) == (row.product in mig_capable), row.name
-        assert row.mig is None or row.mig in models()
+        assert bool(row.mig) == (row.product in mig_capable), row.name
+        assert all(k in models() for k in row.mig)
 
 
 @pytest.mark.parametrize("name", sorted(_examples()))
@@ -107,6 +107,11 @@ def test_a_profile_of_another_model_is_refused(tmp_path: Path, model: str, profi
     assert "its profiles: " in line and "MIG user guide" in line
 
 
+def test_profiles_of_two_namings_of_one_gpu_are_not_mixed(tmp_path: Path) -> None:
+    (line,) = _lines(tmp_path, "NVIDIA GB200", {"1g.23gb": 1, "3g.95gb": 1}, "mixed")
+    assert line.startswith("[AP3085]") and "'3g.95gb' is not one a 'NVIDIA GB200' offers" in line
+
+
 def test_more_instances_than_the_gpu_offers_are_refused(tmp_path: Path) -> None:
     (line,) = _lines(tmp_path, "NVIDIA H100 80GB HBM3", {"1g.10gb+me": 2})
     assert "2 instances of MIG profile '1g.10gb+me', but one 'NVIDIA H100 80GB HBM3' offers at most 1" in line
@@ -123,7 +128,10 @@ def test_mig_on_a_gpu_without_mig_is_refused(tmp_path: Path) -> None:
     [("NVIDIA H100 80GB HBM3", {"1g.10gb": 7}), ("NVIDIA H100 NVL", {"1g.12gb": 2, "2g.24gb": 1, "3g.47gb": 1}),
      ("NVIDIA A30", {"1g.6gb": 2, "2g.12gb": 1}), ("NVIDIA B200", {"1g.23gb": 2, "2g.45gb": 1, "3g.90gb": 1}),
      ("NVIDIA RTX PRO 6000 Blackwell Server Edition", {"1g.24gb+me.all": 1, "1g.24gb-me": 1, "2g.48gb+gfx": 1}),
-     ("NVIDIA A100-SXM4-40GB", {"3g.20gb": 1, "2g.10gb": 1, "1g.5gb": 2})],
+     ("NVIDIA A100-SXM4-40GB", {"3g.20gb": 1, "2g.10gb": 1, "1g.5gb": 2}),
+     # GB200: production boards' names and early HGX GB200 firmware's (two tables, one per naming)
+     ("NVIDIA GB200", {"1g.23gb": 2, "2g.47gb": 1, "3g.93gb": 1}),
+     ("NVIDIA GB200", {"1g.24gb": 2, "2g.47gb": 1, "3g.95gb": 1})],
 )
 def test_layouts_the_gpu_offers_pass(tmp_path: Path, model: str, devices: dict[str, int]) -> None:
     assert _lines(tmp_path, model, devices, "mixed") == []
@@ -146,7 +154,7 @@ def test_every_example_stacks_mig_layout_fits_its_gpus() -> None:
         spec = load_validated(path).model
         for pool in spec.node_pools:
             if pool.gpu is not None and pool.gpu.mig.devices and pool.gpu.mig.strategy != "none":
-                table_ = mig_table(pool.gpu.vendor, pool.gpu.model).model
+                table_ = mig_table(pool.gpu.vendor, pool.gpu.model).table_for([p for p, _ in pool.gpu.mig.devices])
                 assert table_ is not None and place(table_, pool.gpu.mig.devices) is not None, (path.name, pool.name)
 
 

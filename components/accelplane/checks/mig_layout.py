@@ -108,8 +108,9 @@ def _check_pool(pool: NodePool) -> Iterator[Problem]:
             "mig.strategy none", MIG_ON_GPU_WITHOUT_MIG,
         )
         return
-    if gpu.mig.devices:
-        yield from _model_problems((*path, "devices"), gpu.model, capability.model, gpu.mig.devices)
+    table = capability.table_for([p for p, _ in gpu.mig.devices])
+    if gpu.mig.devices and table is not None:
+        yield from _model_problems((*path, "devices"), gpu.model, table, gpu.mig.devices)
 
 
 def check(spec: Spec) -> Iterator[Problem]:
