@@ -5,15 +5,18 @@ the same profiles."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from accelplane.derive.dra import device_class_for_pool
 from accelplane.derive.gpu_resources import mig_resource_name
 from accelplane.errors import SpecErrors
 from accelplane.gpu_names import table
 from accelplane.mig_profiles import mig_table, models, place
+from accelplane.names import is_dns1123_subdomain
 from accelplane.pipeline import load_validated
 
 from tests.conftest import STACKS_DIR
@@ -165,3 +168,20 @@ def test_device_plugin_resources_follow_the_profile_names() -> None:
     assert {"nvidia.com/mig-1g.10gb.me", "nvidia.com/mig-1g.24gb.me.all", "nvidia.com/mig-1g.24gb-me",
             "nvidia.com/mig-2g.48gb.gfx"} <= names
     assert all(len(n.split("/")[1]) <= 63 and "+" not in n for n in names)
+
+
+def test_dra_device_classes_follow_the_profile_names(tmp_path: Path) -> None:
+    """A DRA MIG pool of every MIG GPU of the name table and every profile of its tables gets a
+    DeviceClass whose name is a DNS subdomain and whose CEL selects that exact profile."""
+    doc = stack_document("dra-gpus")
+    spec = load_validated(write_spec(tmp_path, doc)).model
+    base = next(p for p in spec.node_pools if p.name == "h100-mig-dra")
+    assert base.gpu is not None
+    for row in table():
+        for key in row.mig:
+            for profile in models()[key].names():
+                gpu = dataclasses.replace(base.gpu, model=row.name,
+                                          mig=dataclasses.replace(base.gpu.mig, devices=((profile, 1),)))
+                cls = device_class_for_pool(dataclasses.replace(base, gpu=gpu))
+                assert cls is not None and is_dns1123_subdomain(cls.name), (row.name, profile)
+                assert f'.profile == "{profile}"' in cls.cel_expression(), cls.cel_expression()
