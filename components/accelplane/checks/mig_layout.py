@@ -14,7 +14,8 @@ applies the layout on the node, and then no MIG device exists at all. So for a p
   an H100's 8 memory slices; AP3087).
 
 A model the table does not know is checked by the device plugin check's generic rule only (at most
-7 compute slices, `accelplane.checks.device_plugins`).
+7 compute slices, `accelplane.checks.device_plugins`). MIG is Kubernetes-only: on YARN, standalone
+hosts and AMD pools the platform's own check refuses it (one finding).
 """
 
 from __future__ import annotations
@@ -89,13 +90,14 @@ def layout_checked_by_model(pool: NodePool) -> bool:
     """True when this check judges the pool's MIG layout against its GPU model's table (the
     generic 7-compute-slice rule of the device plugin check stands back then)."""
     gpu = pool.gpu
-    return gpu is not None and gpu.vendor == "nvidia" and mig_table(gpu.vendor, gpu.model).known
+    return (pool.platform == "kubernetes" and gpu is not None and gpu.vendor == "nvidia"
+            and mig_table(gpu.vendor, gpu.model).known)
 
 
 def _check_pool(pool: NodePool) -> Iterator[Problem]:
     gpu = pool.gpu
-    if gpu is None or gpu.vendor != "nvidia" or gpu.mig.strategy == "none" or gpu.model is None:
-        return
+    if gpu is None or gpu.model is None or gpu.mig.strategy == "none" or not layout_checked_by_model(pool):
+        return  # MIG elsewhere (AMD, YARN, standalone hosts) is refused by those platforms' checks
     capability = mig_table(gpu.vendor, gpu.model)
     if not capability.known:
         return
