@@ -34,6 +34,9 @@ on a busy machine). Wall clock, never timed tests.
    precompiled module) and as Kubernetes pods run it (the ConfigMap's entry stub: in the node image
    with the image's bytecode of the same script; in an image without it, a pod's first call, which
    compiles into the pod's cache, and its later calls from that cache).
+6. The same script on real NVIDIA GPUs (bench/bench_discovery_gpu.py: through NVML and through
+   nvidia-smi, next to their floors) where this machine has ``nvidia-smi`` and a driver; elsewhere
+   skipped with the reason.
 
 ``--quick`` (well under a minute on an idle 2-core machine) runs smaller sizes and fewer samples:
 enough to see a regression in any ratio.
@@ -378,6 +381,25 @@ def bench_discovery(quick: bool) -> str:
     return proc.stdout if proc.returncode == 0 else f"discovery benchmark failed:\n{proc.stderr}"
 
 
+def bench_discovery_gpu(quick: bool, path: str | None = None) -> str:
+    """The GPU discovery script on real NVIDIA GPUs (bench/bench_discovery_gpu.py, 30 samples, 10
+    with ``--quick``) with this interpreter's nvidia-ml-py; or, where this machine has no
+    ``nvidia-smi`` on ``path`` (default: PATH) or the device check cannot run, one line saying
+    that it was skipped and why (the figures from a real GPU are in docs/benchmarks.md)."""
+    title = "GPU discovery on real GPUs (bench/bench_discovery_gpu.py)"
+    if shutil.which("nvidia-smi", path=path) is None:
+        return (f"{title}: skipped, no nvidia-smi on PATH: this machine has no NVIDIA GPU "
+                "(docs/benchmarks.md has the figures of a real H100)")
+    script = REPO / "bench" / "bench_discovery_gpu.py"
+    env = {**os.environ, **({"PATH": path} if path is not None else {})}
+    proc = subprocess.run([sys.executable, str(script), "--python", sys.executable, "--runs", "10" if quick else "30"],
+                          cwd=REPO, capture_output=True, text=True, env=env, check=False)
+    if proc.returncode == 2:
+        reason = proc.stderr.strip().removeprefix("bench_discovery_gpu: cannot run here: ").splitlines()[0]
+        return f"{title}: skipped, {reason.rstrip(':')}"
+    return proc.stdout if proc.returncode == 0 else f"{title} failed:\n{proc.stderr}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer samples (regression check)")
@@ -437,6 +459,7 @@ def main(argv: list[str] | None = None) -> int:
         print("| " + " | ".join(row) + " |")
     if not args.no_discovery:
         print("\n" + bench_discovery(quick))
+        print("\n" + bench_discovery_gpu(quick))
     return 0
 
 

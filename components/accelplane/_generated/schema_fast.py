@@ -54,7 +54,7 @@ REGEX_PATTERNS = {
     '^sha256:[a-f0-9]{64}\\Z': re.compile('^sha256:[a-f0-9]{64}\\Z'),
     '^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*\\Z': re.compile('^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*\\Z'),
     '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}\\Z': re.compile('^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}\\Z'),
-    '^[1-8]g\\.[0-9]+gb(\\+me)?\\Z': re.compile('^[1-8]g\\.[0-9]+gb(\\+me)?\\Z'),
+    '^[1-8]g\\.[0-9]+gb(\\+me|\\+me\\.all|\\+gfx|-me)?\\Z': re.compile('^[1-8]g\\.[0-9]+gb(\\+me|\\+me\\.all|\\+gfx|-me)?\\Z'),
     '^[0-9]+:[0-9]+\\Z': re.compile('^[0-9]+:[0-9]+\\Z'),
     '^[a-z0-9]([-a-z0-9]*[a-z0-9])?\\Z': re.compile('^[a-z0-9]([-a-z0-9]*[a-z0-9])?\\Z')
 }
@@ -2043,7 +2043,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_gpu(data, cus
                             for data__mig__devices_key in data__mig__devices:
                                 try:
                                     if isinstance(data__mig__devices_key, str):
-                                        if not REGEX_PATTERNS['^[1-8]g\\.[0-9]+gb(\\+me)?\\Z'].search(data__mig__devices_key):
+                                        if not REGEX_PATTERNS['^[1-8]g\\.[0-9]+gb(\\+me|\\+me\\.all|\\+gfx|-me)?\\Z'].search(data__mig__devices_key):
                                             raise JsonSchemaValueException('invalid')
                                 except (JsonSchemaValueException, JsonSchemaValuesException):
                                     data__mig__devices_property_names = False
