@@ -104,14 +104,16 @@ def main(project_dir: str | os.PathLike[str] | None = None) -> GpuPlatform:
     if spec.has_platform("kubernetes"):
         opts = pulumi.ResourceOptions(providers=[kubernetes_provider(settings)])
     try:
-        platform = GpuPlatform.create(spec.name, GpuPlatformArgs(spec=spec, bundle=rendered.bundle), opts)
+        platform = GpuPlatform(
+            spec.name, GpuPlatformArgs(spec=spec, bundle=rendered.bundle, alias_previous_names=True), opts
+        )
     except PlanError as exc:
         raise pulumi.RunError(f"accelplane: cannot build the Pulumi program for {spec.name}: {exc}") from None
 
-    for key, value in platform.outputs.items():
+    for key, value in platform.output_values.items():
         pulumi.export(key, value)
-    pulumi.export("files", platform.files)
-    pulumi.export("fileContents", platform.file_contents)
+    pulumi.export("files", platform.file_entries)
+    pulumi.export("fileContents", platform.file_texts)
     pulumi.export(
         "specFiles",
         {

@@ -131,7 +131,7 @@ def test_file_texts_are_in_the_stack_outputs_only(pulumi_run: RunProgram) -> Non
     assert texts and set(run.outputs["files"]) > set(run.outputs["fileContents"])
     component_outputs = {r.type: r.outputs for r in run.registrations if not r.custom}
     assert set(component_outputs["accelplane:index:GpuPlatform"] or {}) == {
-        "cluster", "queueNames", "priorityClassNames", "podGroupNames", "objects"
+        "cluster", "queueNames", "priorityClassNames", "podGroupNames", "namespaces", "objects"
     }
     for type_, outputs in component_outputs.items():
         assert "fileContents" not in (outputs or {}), type_

@@ -1,23 +1,30 @@
 """``accelplane:index:GpuPlatform`` — everything one cluster spec produces, as one component.
 
-`GpuPlatform.create` makes one. It calls the same builders as `accelplane render`
+``GpuPlatform(name, GpuPlatformArgs(...), opts)`` registers everything (`GpuPlatform.create` is an
+alias). It takes what the same builders as `accelplane render` built
 (`accelplane.pipeline.render_spec`), then gives each
 artifact family a component (a specialised one from `FAMILY_COMPONENTS`, else the generic
 `FamilyComponent`) and registers every object as a child of its family's component, in one global
 dependency order: each object gets ``depends_on`` for the objects it references (a PodGroup for its
 Queue and PriorityClass), whichever family built them.
+
+Child names carry the platform's ``resource_prefix`` (default: the platform's name), so two platforms
+of one program never collide; objects two platforms both want on one cluster have one owner
+(`accelplane.pulumi.sharing`).
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import pulumi
 
 from accelplane.artifacts import Bundle, FileArtifact, K8sObject
 from accelplane.digests import sha256
+from accelplane.finding_output import text_line
 from accelplane.model import Spec
 from accelplane.pulumi import kinds
 from accelplane.pulumi.device_plugins import DevicePlugins
@@ -26,12 +33,15 @@ from accelplane.pulumi.flink import Flink
 from accelplane.pulumi.node_image import Discovery, NodeImage
 from accelplane.pulumi.planning import (
     ObjectKey,
+    PlanError,
     creation_order,
     dependencies,
     families,
     file_family,
+    logical_name,
 )
 from accelplane.pulumi.scheduling import Scheduling
+from accelplane.pulumi.sharing import Owner, conflict
 from accelplane.render import bundle_files
 
 FAMILY_COMPONENTS: dict[str, type[FamilyComponent]] = {
@@ -46,12 +56,20 @@ FAMILY_COMPONENTS: dict[str, type[FamilyComponent]] = {
 
 @dataclass(frozen=True)
 class GpuPlatformArgs:
-    """Inputs of `GpuPlatform`: the validated typed model and the bundle built from it
+    """Inputs of `GpuPlatform`.
+
+    ``spec`` and ``bundle``: the validated typed model and the bundle built from it
     (`accelplane.pipeline.render_spec`, exactly what `accelplane render` writes; tests may pass
-    another)."""
+    another). ``resource_prefix``: prefix of every child resource's name (``<prefix>:<kind>/…``);
+    None (the default) uses the platform's name, ``""`` none (the names accelplane ≤ 0.1 used).
+    ``alias_previous_names``: give every prefixed child an alias to its unprefixed name, so a stack
+    created with those names keeps its resources (at most one platform per program may).
+    """
 
     spec: Spec
     bundle: Bundle
+    resource_prefix: str | None = None
+    alias_previous_names: bool = False
 
 
 def file_entries(
@@ -69,63 +87,107 @@ def file_entries(
     }
 
 
+_T = TypeVar("_T")
+
+
+@dataclass
+class _ProgramObjects:
+    """Per program (root stack resource): who owns each Kubernetes object, per provider."""
+
+    owners: dict[tuple[int, tuple[str, str, str, str]], tuple[Owner, pulumi.CustomResource]]
+    aliased: str | None = None
+
+
+_PROGRAMS: weakref.WeakKeyDictionary[Any, _ProgramObjects] = weakref.WeakKeyDictionary()
+
+
+def _program_objects() -> _ProgramObjects:
+    """The current program's shared-object table (a fresh one per root stack resource, so tests that
+    run several programs in one process do not share it)."""
+    root = pulumi.runtime.get_root_resource()
+    if root is None:
+        return _ProgramObjects({})
+    found = _PROGRAMS.get(root)
+    if found is None:
+        found = _PROGRAMS[root] = _ProgramObjects({})
+    return found
+
+
+def _kind_matches(obj: K8sObject, kind: str) -> bool:
+    """``kind`` is ``Kind`` or ``apiVersion/Kind`` (``v1/ConfigMap``, ``apps/v1/DaemonSet``)."""
+    if "/" in kind:
+        api_version, _, bare = kind.rpartition("/")
+        return obj.api_version == api_version and obj.kind == bare
+    return obj.kind == kind
+
+
 class GpuPlatform(pulumi.ComponentResource):
-    """One GPU Flink platform (one cluster spec).
+    """One GPU Flink platform (one cluster spec): ``accelplane:index:GpuPlatform``.
 
-    Outputs (registered, `outputs`): ``cluster``, ``queueNames``, ``priorityClassNames``,
-    ``podGroupNames`` and ``objects`` (logical names of every Kubernetes resource).
+    The constructor registers the component, a component per artifact family and every Kubernetes
+    object of the bundle (children of their family's component, in dependency order), then the
+    component's outputs.
 
-    Attributes for the program's stack outputs, not registered as the component's own: `files`
-    (every file `accelplane render` writes → sha256/mode/family) and `file_contents` (text of the
-    files no Kubernetes API receives: YARN XML, Flink configuration, node provisioning, node image
-    context). The program exports them as the stack's ``files`` and ``fileContents``; registered
-    here as well, the state would hold every file's text twice and Pulumi would serialise both
-    copies on every run (the largest outputs by far: about 7 % of the program's registration time
-    at 1 unit).
+    Typed outputs, each resolved once every child resource is registered and carrying a dependency
+    on all of them (a resource fed from one waits for the platform's objects):
+
+    * `cluster` — the spec's name;
+    * `queue_names`, `priority_class_names`, `namespaces` — names of the Volcano Queues,
+      PriorityClasses and Namespaces the platform creates;
+    * `pod_group_names` — ``namespace/name`` of its PodGroups;
+    * `objects` — logical names (``kind/namespace/name``) of every Kubernetes object;
+    * `files` — every file `accelplane render` writes → ``{"sha256", "mode", "family"}``;
+    * `file_contents` — text of the files no Kubernetes API receives (YARN XML, Flink configuration,
+      node provisioning, node image context).
+
+    `get_resource` returns the Pulumi resource of one object. The component's registered outputs
+    are ``cluster``, ``queueNames``, ``priorityClassNames``, ``podGroupNames``, ``namespaces`` and
+    ``objects``; ``files``/``fileContents`` are left to the program's stack outputs, so the state
+    holds them once.
     """
+
+    cluster: pulumi.Output[str]
+    queue_names: pulumi.Output[list[str]]
+    priority_class_names: pulumi.Output[list[str]]
+    pod_group_names: pulumi.Output[list[str]]
+    namespaces: pulumi.Output[list[str]]
+    objects: pulumi.Output[list[str]]
+    files: pulumi.Output[dict[str, dict[str, str]]]
+    file_contents: pulumi.Output[dict[str, str]]
 
     bundle: Bundle
     families: dict[str, FamilyComponent]
     resources: dict[ObjectKey, pulumi.CustomResource]
-    _name: str
-    _registered: bool
-    _prepared_list: list[kinds.Prepared]
+    """Every object's resource (an object another platform owns: that platform's resource)."""
     rendered_files: dict[str, tuple[str, int]]
     """`bundle_files(bundle)`: every file `accelplane render` writes, serialised once for ``files``
     (and for the program's render tree)."""
+    output_values: dict[str, Any]
+    """The plain values of the component's registered outputs (camelCase keys)."""
+    file_entries: dict[str, dict[str, str]]
+    """The plain value of `files`."""
+    file_texts: dict[str, str]
+    """The plain value of `file_contents`."""
 
     @classmethod
     def create(
         cls, name: str, args: GpuPlatformArgs, opts: pulumi.ResourceOptions | None = None
     ) -> GpuPlatform:
-        """The platform with every child registered: how to make one.
-
-        Everything is registered outside any constructor: the platform here (`_register`, the
-        constructor's body), its family components through `FamilyComponent.create`, then the
-        objects. Pulumi captures the call stack of every resource registered below a third
-        ``__init__`` frame (``pulumi.runtime.resource._get_stack_trace``: the resource's,
-        ``CustomResource``'s or ``ComponentResource``'s, and the caller's), one file URI per frame
-        (each frame's source line looked up too), about a fifth of registering these manifests with
-        a program's usual depth. Those traces would name this module's lines for every resource
-        alike; the spec, not the program, says where a resource comes from.
-        """
-        platform = cls.__new__(cls)
-        platform._register(name, args, opts)
-        platform.register_children()
-        return platform
+        """Alias of the constructor (kept for programs written against accelplane ≤ 0.1)."""
+        return cls(name, args, opts)
 
     def __init__(self, name: str, args: GpuPlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        """Register the component and compute its outputs; `register_children` registers the rest
-        (`create` does both, without a captured call stack)."""
-        self._register(name, args, opts)
+        """Register the platform, its family components and every object (see the class docstring).
 
-    def _register(self, name: str, args: GpuPlatformArgs, opts: pulumi.ResourceOptions | None) -> None:
-        """Register the component and compute its outputs (the constructor's body)."""
-        pulumi.ComponentResource.__init__(self, "accelplane:index:GpuPlatform", name, None, opts)
+        Raises `PlanError` when the bundle cannot be applied (an unsupported kind, a dependency
+        cycle, two platforms asking to alias the previous names) and `pulumi.RunError` when another
+        platform of the program wants one of its objects with other contents (finding AP6080,
+        logged on the component first)."""
+        super().__init__("accelplane:index:GpuPlatform", name, None, opts)
         self._name = name
-        self._registered = False
         self.bundle = bundle = args.bundle
-        self._prepared_list = prepared_list = kinds.prepare_all(bundle.objects)
+        prefix = name if args.resource_prefix is None else args.resource_prefix
+        prepared_list = kinds.prepare_all(bundle.objects)
         self.families = {}
         self.resources = {}
         names: dict[str, list[str]] = {}
@@ -133,30 +195,51 @@ class GpuPlatform(pulumi.ComponentResource):
             names.setdefault(o.kind, []).append(f"{o.namespace}/{o.name}" if o.namespace else o.name)
         for found in names.values():
             found.sort()
-
-        # plain values: Pulumi serialises them exactly like Outputs of the same values, without an
-        # Output per list item and dict entry
-        self.cluster: str = args.spec.name
         self.rendered_files = bundle_files(bundle)
-        self.files: dict[str, dict[str, str]] = file_entries(bundle, self.rendered_files)
-        self.file_contents: dict[str, str] = {f.path: f.text for f in bundle.files}
-        outputs: dict[str, Any] = {
-            "cluster": self.cluster,
+        self.file_entries = file_entries(bundle, self.rendered_files)
+        self.file_texts = {f.path: f.text for f in bundle.files}
+        self.output_values = {
+            "cluster": args.spec.name,
             "queueNames": names.get("Queue", []),
             "priorityClassNames": names.get("PriorityClass", []),
             "podGroupNames": names.get("PodGroup", []),
+            "namespaces": names.get("Namespace", []),
             "objects": sorted(p.name for p in prepared_list),
         }
-        self.outputs = outputs
+        program = _program_objects()
+        if args.alias_previous_names and prefix:
+            if program.aliased is not None:
+                raise PlanError(
+                    f"platforms {program.aliased!r} and {name!r} both alias the previous (unprefixed) child "
+                    "names; the engine allows one resource per alias: set alias_previous_names on one only"
+                )
+            program.aliased = name
+        self._register_children(prepared_list, prefix, args.alias_previous_names, program)
 
-    def register_children(self) -> None:
-        """Register a component per family and every object as a child of its family's component,
-        in one global dependency order (see `create`), then the platform's outputs."""
-        if self._registered:
-            raise RuntimeError(f"{self._name}: children already registered")
-        self._registered = True
+        gate = pulumi.Output.all(self.urn, *(r.urn for r in self.resources.values()))
+        values = self.output_values
+
+        def after_children(value: _T) -> pulumi.Output[_T]:
+            return gate.apply(lambda _: value)
+
+        self.cluster = after_children(values["cluster"])
+        self.queue_names = after_children(values["queueNames"])
+        self.priority_class_names = after_children(values["priorityClassNames"])
+        self.pod_group_names = after_children(values["podGroupNames"])
+        self.namespaces = after_children(values["namespaces"])
+        self.objects = after_children(values["objects"])
+        self.files = after_children(self.file_entries)
+        self.file_contents = after_children(self.file_texts)
+        self.register_outputs(values)
+
+    def _register_children(
+        self, prepared_list: list[kinds.Prepared], prefix: str, alias: bool, program: _ProgramObjects
+    ) -> None:
+        """A component per family, then every object as a child of its family's component in one
+        global dependency order; an object another platform of the program registered identically
+        for the same provider is that platform's resource (`accelplane.pulumi.sharing`)."""
         bundle = self.bundle
-        prepared = {p.obj.key: p for p in self._prepared_list}
+        prepared = {p.obj.key: p for p in prepared_list}
         deps = dependencies(bundle.objects)
         order = creation_order(bundle.objects, deps)
         members: dict[str, list[K8sObject]] = {}
@@ -170,14 +253,52 @@ class GpuPlatform(pulumi.ComponentResource):
             family_args = FamilyArgs(
                 family=family, objects=tuple(members.get(family, ())), files=tuple(files.get(family, ()))
             )
-            self.families[family] = component_class.create(
+            self.families[family] = component_class(
                 f"{self._name}-{family}", family_args, pulumi.ResourceOptions(parent=self)
             )
         resources = self.resources
+        conflicts = []
         for obj in order:
             key = obj.key
-            depends_on = [resources[k] for k in deps[key]]
-            resources[key] = self.families[obj.family].add(obj, depends_on, prepared[key])
+            p = prepared[key]
+            component = self.families[obj.family]
+            provider = component.get_provider(p.type_token)
+            owner_key = (id(provider), key)
+            owned = program.owners.get(owner_key)
+            if owned is not None:
+                problem = conflict(owned[0], self._name, obj)
+                if problem is not None:
+                    conflicts.append(problem)
+                    continue
+                component.share(obj, owned[1])
+                resources[key] = owned[1]
+                continue
+            child = f"{prefix}:{p.name}" if prefix else p.name
+            aliases = [pulumi.Alias(name=p.name)] if alias and prefix else []
+            depends_on = [resources[k] for k in deps[key] if k in resources]
+            resources[key] = component.add(obj, depends_on, p, name=child, aliases=aliases)
+            program.owners[owner_key] = (Owner(self._name, obj.manifest), resources[key])
+        if conflicts:
+            for problem in conflicts:
+                pulumi.log.error(text_line(problem), resource=self)
+            raise pulumi.RunError(
+                f"accelplane: platform {self._name!r} shares Kubernetes objects with another platform of this "
+                f"program with different contents ({len(conflicts)} objects; see the errors above)"
+            )
         for component in self.families.values():
             component.complete()
-        self.register_outputs(self.outputs)
+
+    def get_resource(self, kind: str, name: str, namespace: str | None = None) -> pulumi.CustomResource:
+        """The Pulumi resource of the platform's object ``kind``/``namespace``/``name`` (``kind`` is
+        ``Kind`` or ``apiVersion/Kind``, as Helm's ``Chart.get_resource``); `KeyError` naming the
+        objects of that kind when there is none."""
+        found = [
+            self.resources[o.key]
+            for o in self.bundle.objects
+            if o.name == name and (o.namespace or "") == (namespace or "") and _kind_matches(o, kind)
+        ]
+        if len(found) == 1:
+            return found[0]
+        have = sorted(logical_name(o) for o in self.bundle.objects if _kind_matches(o, kind))
+        where = f"{namespace}/{name}" if namespace else name
+        raise KeyError(f"{self._name}: no {kind} {where} (or more than one); the platform has {have}")

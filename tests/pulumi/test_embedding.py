@@ -1,0 +1,160 @@
+"""accelplane as a component of a user's own Pulumi program (issue 40): the constructor registers
+everything, several platforms compose in one program without duplicate URNs under the engine's URN
+rules, objects two platforms want have one owner, typed Outputs carry dependencies, resources are
+the public typed classes, and a user's transformation cannot corrupt the bundle."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+import pytest
+from accelplane.digests import sha256
+from accelplane.pipeline import RenderedSpec, render_spec
+from accelplane.pulumi.platform import GpuPlatform, GpuPlatformArgs
+from accelplane.render import bundle_files
+
+from tests.pulumi.conftest import ProgramRun, RunProgram
+from tests.support.engine_urns import duplicates, engine_urns
+from tests.support.paths import REPO_ROOT
+
+STACK = "team"
+
+
+def rendered(name: str) -> RenderedSpec:
+    return render_spec(REPO_ROOT / "stacks" / f"{name}.yaml")
+
+
+def engine(run: ProgramRun) -> list[str]:
+    return [e for _, e in engine_urns(run.requests, STACK, "accelplane")]
+
+
+def test_the_constructor_registers_every_object(pulumi_run: RunProgram) -> None:
+    r = rendered("prod-eu")
+    run = pulumi_run({}, stack=STACK, program=lambda: GpuPlatform("prod-eu", GpuPlatformArgs(r.model, r.bundle)))
+    assert len(run.kubernetes()) == len(r.bundle.objects) > 30
+    # `create` is only an alias of the constructor
+    again = pulumi_run(
+        {}, stack=STACK, program=lambda: GpuPlatform.create("prod-eu", GpuPlatformArgs(r.model, r.bundle))
+    )
+    assert sorted(q.urn for q in again.registrations) == sorted(q.urn for q in run.registrations)
+
+
+def two_platforms(names: tuple[str, str], specs: tuple[str, str], *, one_cluster: bool) -> Any:
+    """A user's program: its own parent component and provider(s), two platforms under it."""
+
+    def program() -> None:
+        parent = pulumi.ComponentResource("team:index:GpuFleet", "fleet")
+        first = k8s.Provider("eu", opts=pulumi.ResourceOptions(parent=parent))
+        second = first if one_cluster else k8s.Provider("us", opts=pulumi.ResourceOptions(parent=parent))
+        for name, spec, provider in zip(names, specs, (first, second), strict=True):
+            r = rendered(spec)
+            GpuPlatform(name, GpuPlatformArgs(r.model, r.bundle),
+                        pulumi.ResourceOptions(parent=parent, provider=provider))
+
+    return program
+
+
+@pytest.mark.parametrize(
+    ("names", "specs"),
+    [(("prod-eu", "shared-gpus"), ("prod-eu", "shared-gpus")), (("eu", "eu-copy"), ("prod-eu", "prod-eu"))],
+)
+def test_two_platforms_on_two_clusters_have_unique_engine_urns(
+    names: tuple[str, str], specs: tuple[str, str], pulumi_run: RunProgram
+) -> None:
+    run = pulumi_run({}, stack=STACK, program=two_platforms(names, specs, one_cluster=False))
+    urns = engine(run)
+    assert duplicates(urns) == []
+    # both platforms registered all their objects (two clusters: nothing is shared)
+    expected = sum(len(rendered(s).bundle.objects) for s in specs)
+    assert len(run.kubernetes()) == expected
+    # the engine keeps the whole parent chain: the user's component type is in every child's URN
+    assert all("team:index:GpuFleet$accelplane:index:GpuPlatform$" in u for u in urns if "kubernetes:" in u
+               and "providers" not in u)
+
+
+def test_the_same_spec_twice_on_one_cluster_has_one_owner_per_object(pulumi_run: RunProgram) -> None:
+    run = pulumi_run({}, stack=STACK, program=two_platforms(("eu", "eu-copy"), ("prod-eu", "prod-eu"),
+                                                               one_cluster=True))
+    assert duplicates(engine(run)) == []
+    objects = rendered("prod-eu").bundle.objects
+    # every object once, registered by the first platform; the second depends on its resources
+    assert len(run.kubernetes()) == len(objects)
+    assert all(r.name.startswith("eu:") for r in run.kubernetes())
+
+
+def test_different_contents_for_one_object_on_one_cluster_is_finding_ap6080(
+    pulumi_run: RunProgram, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    logged: list[str] = []
+    monkeypatch.setattr(pulumi.log, "error", lambda msg, resource=None, **_: logged.append(msg))
+    with pytest.raises(Exception, match="shares Kubernetes objects with another platform"):
+        pulumi_run({}, stack=STACK, program=two_platforms(("prod-eu", "shared-gpus"),
+                                                           ("prod-eu", "shared-gpus"), one_cluster=True))
+    assert logged and all(" error AP6080: " in line and line.startswith("shared-gpus: kubernetes/")
+                          for line in logged)
+    assert any("volcano-scheduler-configmap" in line for line in logged)
+
+
+def test_outputs_are_typed_and_carry_the_children_as_dependencies(pulumi_run: RunProgram) -> None:
+    r = rendered("prod-eu")
+    seen: dict[str, Any] = {}
+
+    def program() -> None:
+        platform = GpuPlatform("prod-eu", GpuPlatformArgs(r.model, r.bundle))
+        assert isinstance(platform.queue_names, pulumi.Output)
+        k8s.core.v1.ConfigMap(
+            "queues",
+            metadata={"name": "queues", "namespace": "flink"},
+            data={"queues": platform.queue_names.apply(",".join)},
+        )
+        for attr in ("cluster", "queue_names", "priority_class_names", "pod_group_names", "namespaces",
+                     "objects", "files", "file_contents"):
+            getattr(platform, attr).apply(lambda v, a=attr: seen.__setitem__(a, v))
+        seen["namespace"] = platform.get_resource("Namespace", "flink")
+
+    run = pulumi_run({}, stack=STACK, program=program)
+    consumer = next(q for q in run.registrations if q.name == "queues")
+    namespace = next(q for q in run.kubernetes() if q.logical == "namespace/flink")
+    assert namespace.urn in consumer.dependencies
+    assert len(consumer.dependencies) == len(r.bundle.objects)
+    assert consumer.inputs["data"]["queues"] == ",".join(seen["queue_names"])
+    assert seen["cluster"] == "prod-eu" and "streaming" in seen["queue_names"]
+    assert "flink" in seen["namespaces"] and seen["pod_group_names"]
+    assert set(seen["files"]) == set(bundle_files(r.bundle))
+    assert isinstance(seen["namespace"], k8s.core.v1.Namespace)
+
+
+def test_get_resource_names_what_exists() -> None:
+    r = rendered("prod-eu")
+    with pytest.raises(KeyError, match=r"no Queue nope .*queue/streaming"):
+        platform = object.__new__(GpuPlatform)
+        platform._name, platform.bundle, platform.resources = "prod-eu", r.bundle, {}
+        platform.get_resource("Queue", "nope")
+
+
+def test_a_user_transformation_cannot_corrupt_the_bundle(pulumi_run: RunProgram) -> None:
+    """A transformation that edits every resource's inputs in place changes those resources, never
+    the bundle (what `accelplane render` writes and the ``files`` digests describe)."""
+    r = rendered("prod-eu")
+    before = {path: sha256(text) for path, (text, _) in bundle_files(r.bundle).items()}
+    files: dict[str, Any] = {}
+
+    def label_everything(args: pulumi.ResourceTransformationArgs) -> pulumi.ResourceTransformationResult:
+        metadata = args.props.get("metadata")
+        if isinstance(metadata, dict):
+            metadata.setdefault("labels", {})["team"] = "payments"
+            metadata["labels"].pop("app.kubernetes.io/managed-by", None)
+        return pulumi.ResourceTransformationResult(args.props, args.opts)
+
+    def program() -> None:
+        platform = GpuPlatform("prod-eu", GpuPlatformArgs(r.model, r.bundle),
+                               pulumi.ResourceOptions(transformations=[label_everything]))
+        platform.files.apply(files.update)
+
+    run = pulumi_run({}, stack=STACK, program=program)
+    assert all(q.inputs["metadata"]["labels"]["team"] == "payments" for q in run.kubernetes())
+    after = {path: sha256(text) for path, (text, _) in bundle_files(r.bundle).items()}
+    assert after == before
+    assert {p: e["sha256"] for p, e in files.items()} == before
