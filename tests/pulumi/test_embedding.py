@@ -158,3 +158,28 @@ def test_a_user_transformation_cannot_corrupt_the_bundle(pulumi_run: RunProgram)
     after = {path: sha256(text) for path, (text, _) in bundle_files(r.bundle).items()}
     assert after == before
     assert {p: e["sha256"] for p, e in files.items()} == before
+
+
+EXAMPLE = REPO_ROOT / "stacks" / "embedding" / "__main__.py"
+
+
+def test_the_documented_example_program_runs_with_unique_engine_urns(pulumi_run: RunProgram) -> None:
+    """stacks/embedding/__main__.py is docs/pulumi.md's example, verbatim; under the mocks it
+    registers both platforms completely, with no duplicate URN as the engine computes them."""
+    import runpy
+
+    doc = (REPO_ROOT / "docs" / "pulumi.md").read_text(encoding="utf-8")
+    assert f"```python\n{EXAMPLE.read_text(encoding='utf-8')}```" in doc
+    run = pulumi_run({}, stack=STACK, program=lambda: runpy.run_path(str(EXAMPLE), run_name="__main__"))
+    assert duplicates(engine(run)) == []
+    objects = {s: len(rendered(s).bundle.objects) for s in ("prod-eu", "shared-gpus")}
+    platform_objects = [q for q in run.kubernetes() if ":" in q.name]
+    assert len(platform_objects) == sum(objects.values())
+    consumer = next(q for q in run.registrations if q.name == "team-queues")
+    assert consumer.inputs["data"]["queues"] == ",".join(run.outputs["prodQueues"])
+    assert len(consumer.dependencies) >= objects["prod-eu"]
+    # the user's component and options reach every object: provider per cluster, parent chain, protect
+    for q in platform_objects:
+        assert q.provider.split("::")[-2].endswith(q.name.split(":", 1)[0]), q.name
+    protected = [r for r in run.requests if r.protect]
+    assert {r.name for r in protected if not r.custom} >= {"prod-eu", "shared-gpus"}

@@ -15,12 +15,16 @@ of one program never collide; objects two platforms both want on one cluster hav
 
 from __future__ import annotations
 
+import os
+import tempfile
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pulumi
+import yaml
 
 from accelplane.artifacts import Bundle, FileArtifact, K8sObject
 from accelplane.digests import sha256
@@ -70,6 +74,47 @@ class GpuPlatformArgs:
     bundle: Bundle
     resource_prefix: str | None = None
     alias_previous_names: bool = False
+
+    @classmethod
+    def from_spec(
+        cls,
+        spec: str | os.PathLike[str] | Mapping[str, Any],
+        *,
+        resource_prefix: str | None = None,
+        alias_previous_names: bool = False,
+    ) -> GpuPlatformArgs:
+        """Validate and build a spec exactly as ``accelplane render`` does: a path (`pathlib.Path`
+        or a string naming an existing ``.yaml``/``.yml`` file), the spec's YAML text, or the spec as
+        a dict (text and dict are written to a private temporary file first; ``extends`` in them is
+        relative to that file, so use a path for specs that extend others).
+
+        Warnings are logged with ``pulumi.log.warn`` (one per finding, as ``accelplane validate``
+        prints them); an invalid spec raises `pulumi.RunError` with the lines ``validate`` prints."""
+        from accelplane.errors import SpecErrors
+        from accelplane.finding_output import text_report
+        from accelplane.pipeline import render_spec
+
+        with tempfile.TemporaryDirectory(prefix="accelplane-spec-") as tmp:
+            path = _spec_path(spec, Path(tmp))
+            try:
+                rendered = render_spec(path)
+            except SpecErrors as exc:
+                raise pulumi.RunError(text_report(exc.errors).rstrip("\n")) from None
+        for warning in rendered.validated.warnings:
+            pulumi.log.warn(text_line(warning))
+        return cls(rendered.model, rendered.bundle, resource_prefix, alias_previous_names)
+
+
+def _spec_path(spec: str | os.PathLike[str] | Mapping[str, Any], tmp: Path) -> Path:
+    """A file holding ``spec`` (its own path when it is one, else written under ``tmp``)."""
+    if isinstance(spec, os.PathLike):
+        return Path(spec)
+    if isinstance(spec, str) and "\n" not in spec and spec.endswith((".yaml", ".yml")) and Path(spec).is_file():
+        return Path(spec)
+    text = spec if isinstance(spec, str) else yaml.safe_dump(dict(spec), sort_keys=False)
+    path = tmp / "spec.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
 
 
 def file_entries(
