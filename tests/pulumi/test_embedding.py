@@ -183,3 +183,22 @@ def test_the_documented_example_program_runs_with_unique_engine_urns(pulumi_run:
         assert q.provider.split("::")[-2].endswith(q.name.split(":", 1)[0]), q.name
     protected = [r for r in run.requests if r.protect]
     assert {r.name for r in protected if not r.custom} >= {"prod-eu", "shared-gpus"}
+
+
+def test_ci_tests_the_oldest_versions_pyproject_allows() -> None:
+    """pyproject depends on ranges; `make test-pulumi-oldest` (run by .ci/run) installs exactly
+    their lower bounds."""
+    import re
+    import tomllib
+
+    deps = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    lower = {}
+    for dep in deps:
+        m = re.fullmatch(r"(pulumi(?:-kubernetes)?)>=([\d.]+),<(\d+)", dep)
+        if m:
+            lower[m[1]] = m[2]
+    assert set(lower) == {"pulumi", "pulumi-kubernetes"}
+    makefile = (REPO_ROOT / "Makefile").read_text(encoding="utf-8")
+    pins = re.search(r"^PULUMI_OLDEST := (.*)$", makefile, re.M)
+    assert pins and dict(p.split("==") for p in pins[1].split()) == lower
+    assert "make test-pulumi-oldest" in (REPO_ROOT / ".ci" / "run").read_text(encoding="utf-8")
