@@ -166,6 +166,19 @@ def _kind_matches(obj: K8sObject, kind: str) -> bool:
     return obj.kind == kind
 
 
+def file_texts(bundle: Bundle) -> dict[str, str]:
+    """Path → text of the files no Kubernetes API receives: neither a ConfigMap's data value nor
+    embedded in an object (`FileArtifact.in_object`). The others are in the state already, as the
+    inputs of the objects carrying them; their digests stay in ``files``."""
+    applied: set[str] = set()
+    for o in bundle.objects:
+        if o.kind == "ConfigMap" and o.api_version == "v1":
+            data = o.manifest.get("data")
+            if isinstance(data, Mapping):
+                applied.update(v for v in data.values() if isinstance(v, str))
+    return {f.path: f.text for f in bundle.files if not f.in_object and f.text not in applied}
+
+
 class GpuPlatform(pulumi.ComponentResource):
     """One GPU Flink platform (one cluster spec): ``accelplane:index:GpuPlatform``.
 
@@ -242,7 +255,7 @@ class GpuPlatform(pulumi.ComponentResource):
             found.sort()
         self.rendered_files = bundle_files(bundle)
         self.file_entries = file_entries(bundle, self.rendered_files)
-        self.file_texts = {f.path: f.text for f in bundle.files}
+        self.file_texts = file_texts(bundle)
         self.output_values = {
             "cluster": args.spec.name,
             "queueNames": names.get("Queue", []),
