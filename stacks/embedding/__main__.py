@@ -36,7 +36,7 @@ for cluster in ("prod-eu", "shared-gpus"):
     )
     platforms[cluster] = GpuPlatform(
         cluster,
-        GpuPlatformArgs.from_spec(HERE.parent / f"{cluster}.yaml"),
+        GpuPlatformArgs(spec=HERE.parent / f"{cluster}.yaml"),
         pulumi.ResourceOptions(parent=fleet, provider=provider, depends_on=[volcano], protect=True),
     )
 

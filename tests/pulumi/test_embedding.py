@@ -202,3 +202,77 @@ def test_ci_tests_the_oldest_versions_pyproject_allows() -> None:
     pins = re.search(r"^PULUMI_OLDEST := (.*)$", makefile, re.M)
     assert pins and dict(p.split("==") for p in pins[1].split()) == lower
     assert "make test-pulumi-oldest" in (REPO_ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+# --- the spec as a Pulumi input (item 5) -----------------------------------------------------------
+
+
+def spec_dict(stack: str) -> dict[str, Any]:
+    import yaml
+
+    data: dict[str, Any] = yaml.safe_load((REPO_ROOT / "stacks" / f"{stack}.yaml").read_text(encoding="utf-8"))
+    return data
+
+
+def with_bucket(data: dict[str, Any], bucket: Any) -> dict[str, Any]:
+    """shared-gpus with its embeddings-mig checkpoint directory in ``bucket`` (maybe an Output)."""
+    for cluster in data["flink"]["clusters"]:
+        if cluster["name"] == "embeddings-mig":
+            cluster["config"]["execution.checkpointing.dir"] = bucket
+    return data
+
+
+def test_a_spec_leaf_from_another_resources_output(pulumi_run: RunProgram) -> None:
+    """A dict spec whose checkpoint directory is another resource's output: validated and built
+    once it resolves; the FlinkDeployment carries the value and depends on that resource."""
+    seen: dict[str, Any] = {}
+
+    def program() -> None:
+        bucket = k8s.core.v1.ConfigMap("bucket", metadata={"name": "bucket", "namespace": "default"},
+                                       data={"url": "s3://team-bucket/checkpoints"})
+        url = bucket.data.apply(lambda d: d["url"])
+        platform = GpuPlatform("shared-gpus", GpuPlatformArgs(
+            spec=with_bucket(spec_dict("shared-gpus"), url), spec_dir=REPO_ROOT / "stacks"))
+        platform.objects.apply(lambda v: seen.__setitem__("objects", v))
+
+    run = pulumi_run({}, stack=STACK, program=program)
+    deployment = next(q for q in run.kubernetes() if q.logical == "flinkdeployment/flink-jobs/embeddings-mig")
+    config = deployment.inputs["spec"]["flinkConfiguration"]
+    assert config["execution.checkpointing.dir"] == "s3://team-bucket/checkpoints"
+    bucket = next(q for q in run.registrations if q.name == "bucket")
+    assert bucket.urn in deployment.dependencies
+    expected = render_spec(REPO_ROOT / "stacks" / "shared-gpus.yaml").bundle.objects
+    assert len(seen["objects"]) == len(expected) == len([q for q in run.kubernetes() if ":" in q.name])
+
+
+@pytest.mark.parametrize("form", ["path", "text", "dict"])
+def test_a_spec_as_path_text_or_dict_registers_what_render_writes(form: str, pulumi_run: RunProgram) -> None:
+    path = REPO_ROOT / "stacks" / "prod-eu.yaml"
+    spec: Any = {"path": path, "text": path.read_text(encoding="utf-8"), "dict": spec_dict("prod-eu")}[form]
+    run = pulumi_run({}, stack=STACK, program=lambda: GpuPlatform(
+        "prod-eu", GpuPlatformArgs(spec=spec, spec_dir=REPO_ROOT / "stacks")))
+    expected = rendered("prod-eu").bundle.objects
+    assert sorted(q.logical for q in run.kubernetes()) == sorted(
+        f"{o.kind.lower()}/{o.namespace}/{o.name}" if o.namespace else f"{o.kind.lower()}/{o.name}"
+        for o in expected
+    )
+
+
+def test_an_invalid_input_spec_logs_findings_on_the_component(
+    pulumi_run: RunProgram, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    logged: list[tuple[str, str, Any]] = []
+    monkeypatch.setattr(pulumi.log, "error", lambda msg, resource=None, **_: logged.append(("error", msg, resource)))
+    monkeypatch.setattr(pulumi.log, "warn", lambda msg, resource=None, **_: logged.append(("warn", msg, resource)))
+
+    def program() -> None:
+        bad = pulumi.Output.from_input("no-such-queue")
+        data = spec_dict("shared-gpus")
+        data["flink"]["clusters"][0]["queue"] = bad
+        GpuPlatform("shared-gpus", GpuPlatformArgs(spec=data, spec_dir=REPO_ROOT / "stacks"))
+
+    with pytest.raises(Exception, match="the spec of shared-gpus is invalid"):
+        pulumi_run({}, stack=STACK, program=program)
+    errors = [(m, r) for level, m, r in logged if level == "error"]
+    assert errors and all(isinstance(r, GpuPlatform) for _, r in errors)
+    assert any("no-such-queue" in m and " error AP" in m for m, _ in errors)

@@ -15,10 +15,11 @@ of one program never collide; objects two platforms both want on one cluster hav
 
 from __future__ import annotations
 
+import inspect
 import os
 import tempfile
 import weakref
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -47,6 +48,7 @@ from accelplane.pulumi.planning import (
 from accelplane.pulumi.scheduling import Scheduling
 from accelplane.pulumi.sharing import Owner, conflict
 from accelplane.render import bundle_files
+from accelplane.spec_loader import spec_root
 
 FAMILY_COMPONENTS: dict[str, type[FamilyComponent]] = {
     "scheduling": Scheduling,
@@ -58,63 +60,92 @@ FAMILY_COMPONENTS: dict[str, type[FamilyComponent]] = {
 """Specialised components (extra outputs). Any other family uses `FamilyComponent` unchanged."""
 
 
+SpecInput = Any
+"""What `GpuPlatformArgs.spec` takes besides a typed model: a path (`os.PathLike`, or a string naming
+an existing ``.yaml``/``.yml`` file), the spec's YAML text, or the spec as a dict whose leaves (and
+lists, and the text itself) may be ``pulumi.Input``s — another resource's outputs."""
+
+
 @dataclass(frozen=True)
 class GpuPlatformArgs:
     """Inputs of `GpuPlatform`.
 
-    ``spec`` and ``bundle``: the validated typed model and the bundle built from it
-    (`accelplane.pipeline.render_spec`, exactly what `accelplane render` writes; tests may pass
-    another). ``resource_prefix``: prefix of every child resource's name (``<prefix>:<kind>/…``);
-    None (the default) uses the platform's name, ``""`` none (the names accelplane ≤ 0.1 used).
+    ``spec``: the cluster spec — either the validated typed model, with ``bundle`` the bundle built
+    from it (`accelplane.pipeline.render_spec`, exactly what `accelplane render` writes; tests may
+    pass another), or a `SpecInput` (path, YAML text or dict, leaves may be Inputs) that the platform
+    validates and builds as ``accelplane render`` does once its Inputs resolve.
+    ``resource_prefix``: prefix of every child resource's name (``<prefix>:<kind>/…``); None (the
+    default) uses the platform's name, ``""`` none (the names accelplane ≤ 0.1 used).
     ``alias_previous_names``: give every prefixed child an alias to its unprefixed name, so a stack
     created with those names keeps its resources (at most one platform per program may).
+    ``spec_dir``: for a spec given as text or dict, the directory it counts as being in: its
+    ``extends`` entries are relative to it (default: none may be relative).
     """
 
-    spec: Spec
-    bundle: Bundle
+    spec: Spec | SpecInput
+    bundle: Bundle | None = None
     resource_prefix: str | None = None
     alias_previous_names: bool = False
-
-    @classmethod
-    def from_spec(
-        cls,
-        spec: str | os.PathLike[str] | Mapping[str, Any],
-        *,
-        resource_prefix: str | None = None,
-        alias_previous_names: bool = False,
-    ) -> GpuPlatformArgs:
-        """Validate and build a spec exactly as ``accelplane render`` does: a path (`pathlib.Path`
-        or a string naming an existing ``.yaml``/``.yml`` file), the spec's YAML text, or the spec as
-        a dict (text and dict are written to a private temporary file first; ``extends`` in them is
-        relative to that file, so use a path for specs that extend others).
-
-        Warnings are logged with ``pulumi.log.warn`` (one per finding, as ``accelplane validate``
-        prints them); an invalid spec raises `pulumi.RunError` with the lines ``validate`` prints."""
-        from accelplane.errors import SpecErrors
-        from accelplane.finding_output import text_report
-        from accelplane.pipeline import render_spec
-
-        with tempfile.TemporaryDirectory(prefix="accelplane-spec-") as tmp:
-            path = _spec_path(spec, Path(tmp))
-            try:
-                rendered = render_spec(path)
-            except SpecErrors as exc:
-                raise pulumi.RunError(text_report(exc.errors).rstrip("\n")) from None
-        for warning in rendered.validated.warnings:
-            pulumi.log.warn(text_line(warning))
-        return cls(rendered.model, rendered.bundle, resource_prefix, alias_previous_names)
+    spec_dir: str | os.PathLike[str] | None = None
 
 
-def _spec_path(spec: str | os.PathLike[str] | Mapping[str, Any], tmp: Path) -> Path:
-    """A file holding ``spec`` (its own path when it is one, else written under ``tmp``)."""
+def has_inputs(value: Any) -> bool:
+    """Whether ``value`` holds a Pulumi Output or awaitable anywhere (dict values, list items)."""
+    if isinstance(value, pulumi.Output) or inspect.isawaitable(value):
+        return True
+    if isinstance(value, Mapping):
+        return any(has_inputs(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(has_inputs(v) for v in value)
+    return False
+
+
+def _spec_path(spec: SpecInput, tmp: Path, spec_dir: Path | None) -> tuple[Path, Path | None]:
+    """A file holding ``spec`` (its own path when it is one, else written under ``tmp``) and the
+    root its bases must live in (None: the loader's default)."""
     if isinstance(spec, os.PathLike):
-        return Path(spec)
+        return Path(spec), None
     if isinstance(spec, str) and "\n" not in spec and spec.endswith((".yaml", ".yml")) and Path(spec).is_file():
-        return Path(spec)
-    text = spec if isinstance(spec, str) else yaml.safe_dump(dict(spec), sort_keys=False)
+        return Path(spec), None
+    if not isinstance(spec, str | Mapping):
+        raise TypeError(f"a spec is a path, YAML text or a dict, not {type(spec).__name__}")
     path = tmp / "spec.yaml"
+    root = None
+    if spec_dir is not None:
+        data = yaml.safe_load(spec) if isinstance(spec, str) else dict(spec)
+        if isinstance(data, dict) and isinstance(data.get("extends"), list):
+            data["extends"] = [str(spec_dir.resolve() / e) if isinstance(e, str) else e for e in data["extends"]]
+        spec = data
+        root = spec_root(spec_dir.resolve() / "spec.yaml")
+    text = spec if isinstance(spec, str) else yaml.safe_dump(dict(spec), sort_keys=False)
     path.write_text(text, encoding="utf-8")
-    return path
+    return path, root
+
+
+def render_input(spec: SpecInput, resource: pulumi.Resource, spec_dir: Any = None) -> tuple[Spec, Bundle]:
+    """Validate and build a resolved `SpecInput` exactly as ``accelplane render`` does. Findings are
+    logged on ``resource`` as ``accelplane validate`` prints them (``pulumi.log.warn`` per warning,
+    ``pulumi.log.error`` per error); errors then raise `pulumi.RunError`, before any child is
+    registered. Text and dicts are written to a private temporary file (``extends`` in them is
+    relative to ``spec_dir``)."""
+    from accelplane.errors import SpecErrors
+    from accelplane.pipeline import render_spec
+
+    with tempfile.TemporaryDirectory(prefix="accelplane-spec-") as tmp:
+        path, root = _spec_path(spec, Path(tmp), Path(spec_dir) if spec_dir is not None else None)
+        try:
+            rendered = render_spec(path, root)
+        except SpecErrors as exc:
+            errors = exc.errors
+            for error in errors:
+                log = pulumi.log.warn if error.is_warning else pulumi.log.error
+                log(text_line(error), resource=resource)
+            raise pulumi.RunError(
+                f"accelplane: the spec of {resource._name} is invalid (the errors above)"
+            ) from None
+    for warning in rendered.validated.warnings:
+        pulumi.log.warn(text_line(warning), resource=resource)
+    return rendered.model, rendered.bundle
 
 
 def file_entries(
@@ -243,11 +274,61 @@ class GpuPlatform(pulumi.ComponentResource):
         logged on the component first)."""
         super().__init__("accelplane:index:GpuPlatform", name, None, opts)
         self._name = name
-        self.bundle = bundle = args.bundle
-        prefix = name if args.resource_prefix is None else args.resource_prefix
-        prepared_list = kinds.prepare_all(bundle.objects)
         self.families = {}
         self.resources = {}
+        self.bundle = Bundle()
+        self.output_values = dict.fromkeys(
+            ("cluster", "queueNames", "priorityClassNames", "podGroupNames", "namespaces", "objects")
+        )
+        self.rendered_files, self.file_entries, self.file_texts = {}, {}, {}
+        spec = args.spec
+        if isinstance(spec, Spec):
+            if args.bundle is None:
+                raise TypeError("GpuPlatformArgs: a typed Spec needs its bundle (accelplane.pipeline.render_spec)")
+            gate = self._build(spec, args.bundle, args)
+        elif has_inputs(spec):
+            # validated and built once every Input resolved; the children are registered then
+            # Registered inside the apply, the children would not depend on the resources the spec's
+            # Inputs come from: an Output in depends_on adds its resources (and resolves to no
+            # resource of its own).
+            spec_output = pulumi.Output.from_input(spec)
+            inputs_resources = [spec_output.apply(lambda _: None)]
+            gate = spec_output.apply(
+                lambda resolved: self._build(*render_input(resolved, self, args.spec_dir), args, inputs_resources)
+            )
+        else:
+            gate = self._build(*render_input(spec, self, args.spec_dir), args)
+
+        def after_children(key: str) -> pulumi.Output[Any]:
+            return gate.apply(lambda _: self._values[key])
+
+        self.cluster = after_children("cluster")
+        self.queue_names = after_children("queueNames")
+        self.priority_class_names = after_children("priorityClassNames")
+        self.pod_group_names = after_children("podGroupNames")
+        self.namespaces = after_children("namespaces")
+        self.objects = after_children("objects")
+        self.files = after_children("files")
+        self.file_contents = after_children("fileContents")
+        if isinstance(spec, Spec):
+            self.register_outputs(self.output_values)
+        else:  # the values are known once the spec is built
+            self.register_outputs({k: after_children(k) for k in self.output_values})
+
+    @property
+    def _values(self) -> dict[str, Any]:
+        return {**self.output_values, "files": self.file_entries, "fileContents": self.file_texts}
+
+    def _build(
+        self, spec: Spec, bundle: Bundle, args: GpuPlatformArgs, extra_deps: Sequence[Any] = ()
+    ) -> pulumi.Output[Any]:
+        """Compute the outputs' values and register the children (each also depending on
+        ``extra_deps``); return an Output that resolves once every child is registered and depends
+        on all of them."""
+        name = self._name
+        self.bundle = bundle
+        prefix = name if args.resource_prefix is None else args.resource_prefix
+        prepared_list = kinds.prepare_all(bundle.objects)
         names: dict[str, list[str]] = {}
         for o in bundle.objects:
             names.setdefault(o.kind, []).append(f"{o.namespace}/{o.name}" if o.namespace else o.name)
@@ -257,7 +338,7 @@ class GpuPlatform(pulumi.ComponentResource):
         self.file_entries = file_entries(bundle, self.rendered_files)
         self.file_texts = file_texts(bundle)
         self.output_values = {
-            "cluster": args.spec.name,
+            "cluster": spec.name,
             "queueNames": names.get("Queue", []),
             "priorityClassNames": names.get("PriorityClass", []),
             "podGroupNames": names.get("PodGroup", []),
@@ -272,26 +353,16 @@ class GpuPlatform(pulumi.ComponentResource):
                     "names; the engine allows one resource per alias: set alias_previous_names on one only"
                 )
             program.aliased = name
-        self._register_children(prepared_list, prefix, args.alias_previous_names, program)
-
-        gate = pulumi.Output.all(self.urn, *(r.urn for r in self.resources.values()))
-        values = self.output_values
-
-        def after_children(value: _T) -> pulumi.Output[_T]:
-            return gate.apply(lambda _: value)
-
-        self.cluster = after_children(values["cluster"])
-        self.queue_names = after_children(values["queueNames"])
-        self.priority_class_names = after_children(values["priorityClassNames"])
-        self.pod_group_names = after_children(values["podGroupNames"])
-        self.namespaces = after_children(values["namespaces"])
-        self.objects = after_children(values["objects"])
-        self.files = after_children(self.file_entries)
-        self.file_contents = after_children(self.file_texts)
-        self.register_outputs(values)
+        self._register_children(prepared_list, prefix, args.alias_previous_names, program, extra_deps)
+        return pulumi.Output.all(self.urn, *(r.urn for r in self.resources.values()))
 
     def _register_children(
-        self, prepared_list: list[kinds.Prepared], prefix: str, alias: bool, program: _ProgramObjects
+        self,
+        prepared_list: list[kinds.Prepared],
+        prefix: str,
+        alias: bool,
+        program: _ProgramObjects,
+        extra_deps: Sequence[Any] = (),
     ) -> None:
         """A component per family, then every object as a child of its family's component in one
         global dependency order; an object another platform of the program registered identically
@@ -333,7 +404,7 @@ class GpuPlatform(pulumi.ComponentResource):
                 continue
             child = f"{prefix}:{p.name}" if prefix else p.name
             aliases = [pulumi.Alias(name=p.name)] if alias and prefix else []
-            depends_on = [resources[k] for k in deps[key] if k in resources]
+            depends_on = [*(resources[k] for k in deps[key] if k in resources), *extra_deps]
             resources[key] = component.add(obj, depends_on, p, name=child, aliases=aliases)
             program.owners[owner_key] = (Owner(self._name, obj.manifest), resources[key])
         if conflicts:
