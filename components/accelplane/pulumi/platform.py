@@ -13,8 +13,6 @@ of one program never collide; objects two platforms both want on one cluster hav
 (`accelplane.pulumi.sharing`).
 """
 
-from __future__ import annotations
-
 import inspect
 import os
 import tempfile
@@ -140,9 +138,10 @@ def render_input(spec: SpecInput, resource: pulumi.Resource, spec_dir: Any = Non
             for error in errors:
                 log = pulumi.log.warn if error.is_warning else pulumi.log.error
                 log(text_line(error), resource=resource)
-            raise pulumi.RunError(
-                f"accelplane: the spec of {resource._name} is invalid (the errors above)"
-            ) from None
+            # the lines again in the error itself: a provider serving Construct may end before the
+            # engine received the logs
+            lines = "\n".join(text_line(e) for e in errors if not e.is_warning)
+            raise pulumi.RunError(f"accelplane: the spec of {resource._name} is invalid:\n{lines}") from None
     for warning in rendered.validated.warnings:
         pulumi.log.warn(text_line(warning), resource=resource)
     return rendered.model, rendered.bundle
@@ -235,33 +234,30 @@ class GpuPlatform(pulumi.ComponentResource):
     holds them once.
     """
 
+    # The class-level annotations are exactly the component's outputs: Pulumi's schema analyzer
+    # (pulumi.provider.experimental, accelplane.pulumi.package) reads them, evaluated (this module
+    # does not postpone annotations). Other attributes are annotated where `__init__` sets them.
     cluster: pulumi.Output[str]
+    """The cluster spec's name."""
     queue_names: pulumi.Output[list[str]]
+    """Names of the Volcano Queues the platform creates."""
     priority_class_names: pulumi.Output[list[str]]
+    """Names of the PriorityClasses the platform creates."""
     pod_group_names: pulumi.Output[list[str]]
+    """``namespace/name`` of the Volcano PodGroups the platform creates."""
     namespaces: pulumi.Output[list[str]]
+    """Names of the Namespaces the platform creates."""
     objects: pulumi.Output[list[str]]
+    """Logical names (``kind/namespace/name``) of every Kubernetes object of the platform."""
     files: pulumi.Output[dict[str, dict[str, str]]]
+    """Every file ``accelplane render`` writes → ``{sha256, mode, family}``."""
     file_contents: pulumi.Output[dict[str, str]]
-
-    bundle: Bundle
-    families: dict[str, FamilyComponent]
-    resources: dict[ObjectKey, pulumi.CustomResource]
-    """Every object's resource (an object another platform owns: that platform's resource)."""
-    rendered_files: dict[str, tuple[str, int]]
-    """`bundle_files(bundle)`: every file `accelplane render` writes, serialised once for ``files``
-    (and for the program's render tree)."""
-    output_values: dict[str, Any]
-    """The plain values of the component's registered outputs (camelCase keys)."""
-    file_entries: dict[str, dict[str, str]]
-    """The plain value of `files`."""
-    file_texts: dict[str, str]
-    """The plain value of `file_contents`."""
+    """Text of the files no Kubernetes API receives (YARN XML, Flink configuration, node files)."""
 
     @classmethod
     def create(
         cls, name: str, args: GpuPlatformArgs, opts: pulumi.ResourceOptions | None = None
-    ) -> GpuPlatform:
+    ) -> "GpuPlatform":
         """Alias of the constructor (kept for programs written against accelplane ≤ 0.1)."""
         return cls(name, args, opts)
 
@@ -274,13 +270,21 @@ class GpuPlatform(pulumi.ComponentResource):
         logged on the component first)."""
         super().__init__("accelplane:index:GpuPlatform", name, None, opts)
         self._name = name
-        self.families = {}
-        self.resources = {}
+        self.families: dict[str, FamilyComponent] = {}
+        self.resources: dict[ObjectKey, pulumi.CustomResource] = {}
+        """Every object's resource (an object another platform owns: that platform's resource)."""
         self.bundle = Bundle()
-        self.output_values = dict.fromkeys(
+        self.output_values: dict[str, Any] = dict.fromkeys(
             ("cluster", "queueNames", "priorityClassNames", "podGroupNames", "namespaces", "objects")
         )
-        self.rendered_files, self.file_entries, self.file_texts = {}, {}, {}
+        """The plain values of the component's registered outputs (camelCase keys)."""
+        self.rendered_files: dict[str, tuple[str, int]] = {}
+        """`bundle_files(bundle)`: every file `accelplane render` writes, serialised once for ``files``
+        (and for the program's render tree)."""
+        self.file_entries: dict[str, dict[str, str]] = {}
+        """The plain value of `files`."""
+        self.file_texts: dict[str, str] = {}
+        """The plain value of `file_contents`."""
         spec = args.spec
         if isinstance(spec, Spec):
             if args.bundle is None:
