@@ -104,9 +104,9 @@ def main(project_dir: str | os.PathLike[str] | None = None) -> GpuPlatform:
     if spec.has_platform("kubernetes"):
         opts = pulumi.ResourceOptions(providers=[kubernetes_provider(settings)])
     try:
-        platform = GpuPlatform(
-            spec.name, GpuPlatformArgs(spec=spec, bundle=rendered.bundle, alias_previous_names=True), opts
-        )
+        # one platform per stack: no prefix, so the children keep the names (and URNs) stacks made
+        # by earlier releases have, without aliases (which cost the SDK a third of the registration)
+        platform = GpuPlatform(spec.name, GpuPlatformArgs(spec=spec, bundle=rendered.bundle, resource_prefix=""), opts)
     except PlanError as exc:
         raise pulumi.RunError(f"accelplane: cannot build the Pulumi program for {spec.name}: {exc}") from None
 

@@ -276,3 +276,27 @@ def test_an_invalid_input_spec_logs_findings_on_the_component(
     errors = [(m, r) for level, m, r in logged if level == "error"]
     assert errors and all(isinstance(r, GpuPlatform) for _, r in errors)
     assert any("no-such-queue" in m and " error AP" in m for m, _ in errors)
+
+
+def test_aliases_adopt_the_children_of_a_stack_made_with_unprefixed_names(pulumi_run: RunProgram) -> None:
+    """A program of an earlier release (children named ``kind/ns/name``) moving to prefixed names:
+    ``alias_previous_names`` gives every child its old URN as an alias, computed as the engine
+    computes it (same parent chain, old name); the engine allows one resource per alias, so a second
+    platform asking for it is refused."""
+    r = rendered("prod-eu")
+    before = pulumi_run({}, stack=STACK, program=lambda: GpuPlatform(
+        "prod-eu", GpuPlatformArgs(r.model, r.bundle, resource_prefix="")))
+    after = pulumi_run({}, stack=STACK, program=lambda: GpuPlatform(
+        "prod-eu", GpuPlatformArgs(r.model, r.bundle, alias_previous_names=True)))
+    def by_name(run: ProgramRun) -> dict[str, str]:
+        return {q.name: u for q, (_, u) in zip(run.requests, engine_urns(run.requests, STACK, "accelplane"),
+                                                strict=True)}
+
+    old, new = by_name(before), by_name(after)
+    for q in after.kubernetes():
+        assert q.alias_names == [q.logical]
+        # the alias (old name, same parent chain) is exactly the URN the old program gave the object
+        assert new[q.name].rsplit("::", 1)[0] + "::" + q.logical == old[q.logical]
+    with pytest.raises(Exception, match="both alias the previous"):
+        pulumi_run({}, stack=STACK, program=lambda: [GpuPlatform(
+            n, GpuPlatformArgs(r.model, r.bundle, alias_previous_names=True)) for n in ("a", "b")])

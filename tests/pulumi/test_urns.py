@@ -78,7 +78,7 @@ def test_renaming_a_queue_changes_exactly_its_urn(old: str, pulumi_run: RunProgr
 
     old_urn = by_name(before)[f"queue/{old}"].urn
     new_urn = by_name(after)[f"queue/{new}"].urn
-    assert old_urn.endswith(f"::prod-eu:queue/{old}") and new_urn.endswith(f"::prod-eu:queue/{new}")
+    assert old_urn.endswith(f"::queue/{old}") and new_urn.endswith(f"::queue/{new}")
     assert set(urn_graph(before)) - set(urn_graph(after)) == {old_urn}
     assert set(urn_graph(after)) - set(urn_graph(before)) == {new_urn}
 
@@ -100,11 +100,11 @@ def test_urns_depend_only_on_kind_namespace_and_name(pulumi_run: RunProgram) -> 
         expected = (
             f"{kind}/{meta['namespace']}/{meta['name']}" if "namespace" in meta else f"{kind}/{meta['name']}"
         )
-        assert r.name == f"prod-eu:{expected}"
+        assert r.name == expected
         # The URN is stack, project, the type chain (kinds of the parents, never their names) and the
-        # platform's name with the logical name: no other object takes part.
+        # logical name (the program's one platform per stack uses no prefix): nothing else takes part.
         stack, project, qualified_type, name = r.urn.removeprefix("urn:pulumi:").split("::")
-        assert (stack, project, name) == ("prod-eu", "accelplane", f"prod-eu:{expected}")
+        assert (stack, project, name) == ("prod-eu", "accelplane", expected)
         *parents, own_type = qualified_type.split("$")
         assert own_type == r.type
         assert parents[-1].startswith("accelplane:") and parents[-1] != "accelplane:index:GpuPlatform"
