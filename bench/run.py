@@ -197,9 +197,9 @@ def bench_render(units: list[int], runs: int, work: Path) -> tuple[list[Row], li
                 },
                 samples,
             )
-            rows.append(ratio_row(f"{label}, disk", taken["ours"], taken["raw"], "libyaml + raw writes", ""))
+            rows.append(ratio_row(f"{label}, disk", taken["ours"], taken["raw"], "re-serialised + raw writes", ""))
             rows.append(ratio_row(f"{label}, disk", taken["ours"], taken["durable"],
-                                  "libyaml + raw writes, each file and directory fsynced", ""))
+                                  "re-serialised + raw writes, each file and directory fsynced", ""))
     return rows, per_unit
 
 
