@@ -20,7 +20,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pulumi
 import yaml
@@ -160,9 +160,6 @@ def file_entries(
         path: {"sha256": sha256(text), "mode": f"{mode:04o}", "family": family[path]}
         for path, (text, mode) in (bundle_files(bundle) if files is None else files).items()
     }
-
-
-_T = TypeVar("_T")
 
 
 @dataclass
