@@ -1961,9 +1961,16 @@ class CoordinationFile:
         if fd is None:
             return []
         try:
-            records = parse_records(read_bounded(fd, self.path), self.path)
+            content = read_bounded(fd, self.path)
+            records = parse_records(content, self.path)
         finally:
             os.close(fd)
+        if content.startswith((FILE_HEADER_V3 + "\n").encode()) and not self.opts.check_free:
+            # a v3 file (some 1.0.0 builds wrote it): rewrite it as v2 + labels side file now, so a
+            # rollback to a version that reads only v1/v2 finds a file it reads
+            self.log.info(f"rewriting {self.path} from format v3 to v2 (labels to {self.labels_path})")
+            self.write(records)
+            return records
         if any(r.label == NO_LABEL for r in records):
             labels = self._read_labels()
             for r in records:
