@@ -37,18 +37,18 @@ from dataclasses import dataclass
 import yaml
 
 from accelplane.artifacts import Bundle, FileArtifact
-from accelplane.discovery.gpu_discovery import LABELS_SUFFIX
 from accelplane.derive.discovery_paths import (
-    flink_pid_root,
-    gpu_clusters,
     IMAGE_PLATFORMS,
     CoordinationFile,
     accelplane_base,
     coordination_files,
+    flink_pid_root,
+    gpu_clusters,
     node_gpu_pools,
     node_platforms,
 )
 from accelplane.digests import sha256
+from accelplane.discovery.gpu_discovery import LABELS_SUFFIX
 from accelplane.discovery_install import (
     COMPILE_PROGRAM,
     COORDINATION_DIR_MODE,
