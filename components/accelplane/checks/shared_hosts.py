@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 from accelplane.derive.flink_keys import devices_isolated_per_container
 from accelplane.derive.shared_hosts import host_capacity, host_demand, sharings
+from accelplane.derive.slot_groups import standalone_hosts
 from accelplane.errors import Problem
 from accelplane.findings import ERROR, declare
 from accelplane.model import FlinkCluster, Spec
@@ -25,6 +26,10 @@ COORDINATION_OFF_ON_SHARED_HOSTS = declare(
 SHARED_HOST_OVERCOMMITTED = declare(
     "AP8067", ERROR, "the clusters on a host ask for more GPUs than it has",
     fix="lower taskManager.replicas or gpu.amount of one of the clusters, or add hosts",
+)
+COORDINATION_OFF_SEVERAL_PER_HOST = declare(
+    "AP8068", ERROR, "coordination is off for a standalone cluster that starts several TaskManagers on a host",
+    fix="remove discovery.coordination: false (or give each host one TaskManager)",
 )
 MAX_HOSTS_NAMED = 4
 
@@ -73,7 +78,26 @@ def check(spec: Spec) -> Iterator[Problem]:
             "coordination file, the ones the other cluster's TaskManagers hold. Remove discovery.coordination: false",
             COORDINATION_OFF_ON_SHARED_HOSTS,
         )
+    yield from _several_without_coordination(spec)
     yield from _overcommitted(spec)
+
+
+def _several_without_coordination(spec: Spec) -> Iterator[Problem]:
+    """Without coordination every TaskManager gets the host's first GPUs (Flink's own behaviour), so
+    a standalone host script that starts two of them gives both the same GPUs."""
+    for c in spec.flink_clusters:
+        if c.platform != "standalone" or not c.uses_gpus or c.coordination:
+            continue
+        crowded = [h.host for h in standalone_hosts(spec, c) if h.taskmanagers > 1]
+        if crowded:
+            yield Problem(
+                c.field_path("discovery", "coordination"),
+                f"Flink cluster {c.name} has coordination off but starts several TaskManagers on "
+                f"{_hosts(crowded)}: without the coordination file each of them gets the same first "
+                f"{c.gpus_per_task_manager} GPU(s). Remove discovery.coordination: false, or give each host one "
+                "TaskManager (taskManager.replicas at most the number of hosts)",
+                COORDINATION_OFF_SEVERAL_PER_HOST,
+            )
 
 
 def _overcommitted(spec: Spec) -> Iterator[Problem]:
