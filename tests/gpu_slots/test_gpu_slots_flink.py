@@ -396,15 +396,17 @@ def test_flink_registers_gpus_it_cannot_name_and_the_start_script_refuses(env: E
         subprocess.run(
             [str(env.flink_home / "bin" / "taskmanager.sh"), "start", f"-Dexternal-resources={T4_RESOURCE}",
              "-D", f"taskmanager.resource-id={name}", *more],
-            env=env.script_env(HOST_T4, FLINK_IDENT_STRING="stock", **extra), check=True, capture_output=True,
-            text=True, timeout=120,
+            # the harness's own pid file (it stops these at the end); the script-started ones have theirs
+            env=env.script_env(HOST_T4, FLINK_IDENT_STRING="accelplane", **extra), check=True,
+            capture_output=True, text=True, timeout=120,
         )  # fmt: skip
     env.wait_registered(set(starts))
     for name in starts:
         total = env.taskmanager(name)["totalResource"]["extendedResources"]
         assert total == {T4_RESOURCE: 2.0}, (name, total)
     # ... with nothing but a WARN in each log (ExternalResourceUtils, GPUDriver).
-    logs = [p.read_text(errors="replace") for p in env.cluster.taskmanager_log_files() if "-stock-" in p.name]
+    stock = [p for p in env.cluster.taskmanager_log_files() if p.name.startswith("flink-accelplane-taskexecutor-")]
+    logs = [p.read_text(errors="replace") for p in stock]
     assert f"Could not find factory class org.apache.flink.externalresource.gpu.GPUDriverFactory for {T4_RESOURCE}" in logs[0]
     assert "FileNotFoundException: The gpu discovery script does not exist in path" in logs[1]
     assert "Discovery script exit with" in logs[2]
