@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from accelplane.derive.cluster_facts import GPU_RESOURCE
+from accelplane.derive.discovery_paths import flink_pid_dir
 from accelplane.derive.dra import cluster_device_class
 from accelplane.derive.flink_java import JAVA_OPTS_KEY, USER_JAVA_OPTS_KEYS, java_options
 from accelplane.derive.flink_values import ConfigValue
@@ -36,7 +37,7 @@ from accelplane.derive.yarn_docker import (
     runs_in_docker,
 )
 from accelplane.derive.yarn_labels import taskmanager_label
-from accelplane.model import FlinkCluster, Spec
+from accelplane.model import FlinkCluster, FlinkTarget, Spec
 from accelplane.quantity import Quantity
 
 ConfigFormat = Literal["config.yaml", "flink-conf.yaml"]
@@ -481,7 +482,22 @@ def _generated_keys(spec: Spec, cluster: FlinkCluster) -> list[GeneratedKey]:
         keys += _yarn_keys(spec, cluster)
     if cluster.job is not None and cluster.job.parallelism is not None:
         keys.append(GeneratedKey("parallelism.default", cluster.job.parallelism, "job.parallelism"))
+    keys += _pid_dir_key(spec, cluster)
     return keys + slot_group_keys(cluster) + _gpu_keys(spec, cluster)
+
+
+PID_DIR_KEY = "env.pid.dir"
+
+
+def _pid_dir_key(spec: Spec, cluster: FlinkCluster) -> list[GeneratedKey]:
+    """``env.pid.dir`` of a standalone GPU cluster in coordination mode that does not set it: its
+    own directory the Flink user owns (`flink_pid_dir`), never Flink's default ``/tmp``, where any
+    local user could plant the pid file the start script gives GPUs to (and kills on failure)."""
+    if cluster.target != FlinkTarget.STANDALONE or not cluster.coordination or not cluster.uses_gpus:
+        return []
+    if PID_DIR_KEY in dict(cluster.config):
+        return []
+    return [GeneratedKey(PID_DIR_KEY, flink_pid_dir(spec, cluster), "discovery.coordinationFile")]
 
 
 @dataclass(frozen=True)
