@@ -27,7 +27,12 @@ from accelplane.builders.hardening import (
 )
 from accelplane.builders.prometheus_rules import rule_groups
 from accelplane.derive.device_plugin_placement import Placement
-from accelplane.derive.monitoring import DCGM_EXPORTER_NAME, exporter_placements, monitoring_enabled
+from accelplane.derive.monitoring import (
+    AMD_EXPORTER_NAME,
+    dcgm_environment,
+    exporter_placements,
+    monitoring_enabled,
+)
 from accelplane.model import ExporterImage, Spec
 from accelplane.yaml_io import dump_yaml
 
@@ -64,21 +69,71 @@ AMD_PRIVILEGED = (
     "allocation would grant otherwise (requesting amd.com/gpu would take the GPUs from Flink)"
 )
 UNVERIFIED_ROOT_FS = "the exporter's writes outside its mounts (DCGM host engine logs) are not verified"
+RBAC_API = "rbac.authorization.k8s.io/v1"
+AMD_API_RULES: tuple[dict[str, list[str]], ...] = (
+    {"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "watch"]},
+    {"apiGroups": [""], "resources": ["nodes"], "verbs": ["list", "watch"]},
+)
+"""What AMD device-metrics-exporter v1.4.0 reads (d222ad9a9f12b2a3d59238c49487cc48812a7878): with
+``KUBERNETES_SERVICE_HOST`` set it is "in Kubernetes" (``pkg/exporter/utils/utils.go`` 85-96) and
+builds an in-cluster client, ``Fatalf`` when that fails, e.g. without a token
+(``pkg/exporter/exporter.go`` 246-256, ``pkg/client/k8s.go`` 72-102); it then runs two informers,
+its own node (``metadata.name`` field selector) and the pods on its node (``spec.nodeName``), i.e.
+list and watch of nodes and of pods in every namespace (``pkg/client/k8s.go`` 247-264). Upstream's
+chart also grants nodes get/update, for GPU health labels it writes on its node
+(``pkg/amdgpu/gpuagent/gpuagent.go`` 224-241, errors ignored there): left out, a DaemonSet that runs
+privileged on every GPU node gets no write access to every Node object."""
+DCGM_DRA_API_RULES: tuple[dict[str, list[str]], ...] = (
+    {"apiGroups": ["resource.k8s.io"], "resources": ["resourceslices"], "verbs": ["list", "watch"]},
+)
+"""What dcgm-exporter 4.3.1-4.4.0 reads with ``KUBERNETES_ENABLE_DRA``: an informer over
+``resource.k8s.io/v1beta1`` ResourceSlices, to map a claim's pool/device to the GPU UUID
+(``internal/pkg/transformation/dra.go`` 36-43, 116-155); nothing else without pod labels
+(``kubernetes.go`` 88-118)."""
 
 
 def _exporter_daemonset(
-    spec: Spec, placement: Placement, container: dict[str, Any], volumes: list[dict[str, Any]], skips: dict[str, str]
+    spec: Spec,
+    placement: Placement,
+    container: dict[str, Any],
+    volumes: list[dict[str, Any]],
+    skips: dict[str, str],
+    service_account: bool = False,
 ) -> K8sObject:
-    """An exporter's DaemonSet, placed like the device plugins (`device_plugin_daemonset.daemonset`)."""
+    """An exporter's DaemonSet, placed like the device plugins (`device_plugin_daemonset.daemonset`);
+    with ``service_account`` it runs as its own ServiceAccount (`_api_access`) with its token."""
+    pod: dict[str, Any] = {"automountServiceAccountToken": service_account, "containers": [container], "volumes": volumes}
+    if service_account:
+        pod = {"serviceAccountName": placement.name, **pod}
     return daemonset(
         spec,
         placement,
         {"app.kubernetes.io/name": placement.name},
-        {"automountServiceAccountToken": False, "containers": [container], "volumes": volumes},
+        pod,
         skips,
         extra_labels={"app.kubernetes.io/component": "gpu-metrics"},
         family=FAMILY,
     )
+
+
+def _api_access(spec: Spec, name: str, rules: tuple[dict[str, list[str]], ...]) -> list[K8sObject]:
+    """ServiceAccount ``name`` in the exporters' namespace, a ClusterRole with exactly ``rules``
+    and the binding of the two (the exporters read objects of every namespace or cluster-scoped)."""
+    ns = spec.device_plugins.namespace
+    labels = {**spec.common_labels(), "app.kubernetes.io/component": "gpu-metrics"}
+    role_ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name}
+    return [
+        k8s_object("v1", "ServiceAccount", name, family=FAMILY, namespace=ns, labels=labels),
+        k8s_object(RBAC_API, "ClusterRole", name, family=FAMILY, labels=labels, body={"rules": [dict(r) for r in rules]}),
+        k8s_object(
+            RBAC_API,
+            "ClusterRoleBinding",
+            name,
+            family=FAMILY,
+            labels=labels,
+            body={"roleRef": role_ref, "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": ns}]},
+        ),
+    ]
 
 
 def _common_skips(image: ExporterImage, field: str) -> dict[str, str]:
@@ -95,15 +150,19 @@ _POD_RESOURCES_VOLUME = {
 _POD_RESOURCES_MOUNT = {"name": "pod-resources", "mountPath": POD_RESOURCES_DIR, "readOnly": True}
 
 
-def _dcgm_exporter(spec: Spec, placement: Placement) -> K8sObject:
+def _dcgm_exporter(spec: Spec, placement: Placement) -> list[K8sObject]:
+    """dcgm-exporter on ``placement``'s pools with the settings their GPUs need
+    (`accelplane.derive.monitoring.dcgm_environment`); with DRA also its API access."""
     image = spec.monitoring.dcgm_exporter
+    env = dcgm_environment(placement.pools)
+    dra = ("KUBERNETES_ENABLE_DRA", "true") in env
     container = {
         "name": "dcgm-exporter",
         "image": image.reference,
         # listens on :9400 (its default); the pod mapping labels each device with its holder; every GPU
         # of the node reaches it through the NVIDIA container runtime, without a device request
         "env": [
-            {"name": "DCGM_EXPORTER_KUBERNETES", "value": "true"},
+            *({"name": k, "value": v} for k, v in env),
             {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
             {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "utility"},
         ],
@@ -119,10 +178,15 @@ def _dcgm_exporter(spec: Spec, placement: Placement) -> K8sObject:
         "CKV_K8S_40": POD_RESOURCES_ROOT,
         **dict.fromkeys(("CKV_K8S_20", "CKV_K8S_25", "CKV_K8S_37", "CKV_K8S_39"), DCGM_SYS_ADMIN),
     }
-    return _exporter_daemonset(spec, placement, container, [dict(_POD_RESOURCES_VOLUME)], skips)
+    if not dra:
+        return [_exporter_daemonset(spec, placement, container, [dict(_POD_RESOURCES_VOLUME)], skips)]
+    skips["CKV_K8S_38"] = "KUBERNETES_ENABLE_DRA maps claims to GPUs through ResourceSlices it lists and watches"
+    ds = _exporter_daemonset(spec, placement, container, [dict(_POD_RESOURCES_VOLUME)], skips, service_account=True)
+    return [*_api_access(spec, placement.name, DCGM_DRA_API_RULES), ds]
 
 
-def _amd_exporter(spec: Spec, placement: Placement) -> K8sObject:
+def _amd_exporter(spec: Spec, placement: Placement) -> list[K8sObject]:
+    """AMD's device-metrics-exporter with the ServiceAccount it cannot start without (`AMD_API_RULES`)."""
     image = spec.monitoring.amd_exporter
     container = {
         "name": "device-metrics-exporter",
@@ -146,8 +210,13 @@ def _amd_exporter(spec: Spec, placement: Placement) -> K8sObject:
         **_common_skips(image, "monitoring.amdExporter.imageDigest"),
         **dict.fromkeys(("CKV_K8S_16", "CKV_K8S_20", "CKV_K8S_22", "CKV_K8S_23", "CKV_K8S_40"), AMD_PRIVILEGED),
         **dict.fromkeys(("CKV_K8S_28", "CKV_K8S_37"), AMD_PRIVILEGED),
+        "CKV_K8S_38": (
+            "in Kubernetes the exporter exits without an API client (v1.4.0 pkg/exporter/exporter.go 246-256): it "
+            "watches its node and the pods on it"
+        ),
     }
-    return _exporter_daemonset(spec, placement, container, volumes, skips)
+    ds = _exporter_daemonset(spec, placement, container, volumes, skips, service_account=True)
+    return [*_api_access(spec, placement.name, AMD_API_RULES), ds]
 
 
 def _monitor_labels(spec: Spec) -> dict[str, str]:
@@ -219,8 +288,8 @@ def build(spec: Spec) -> Bundle:
     if not spec.has_platform("kubernetes"):
         return bundle
     for placement in exporter_placements(spec):
-        make = _dcgm_exporter if placement.name == DCGM_EXPORTER_NAME else _amd_exporter
-        bundle.objects.append(make(spec, placement))
+        make = _amd_exporter if placement.name == AMD_EXPORTER_NAME else _dcgm_exporter
+        bundle.objects += make(spec, placement)
         bundle.objects.append(_pod_monitor(spec, placement))
     bundle.objects.append(
         k8s_object(
