@@ -97,7 +97,7 @@ def test_a_render_without_monitoring_never_imports_the_dashboard_sdk() -> None:
         " or m == 'accelplane.builders.gpu_dashboard'))"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code, str(REPO_ROOT / "stacks" / "shared-gpus.yaml")], capture_output=True,
+        [sys.executable, "-c", code, str(REPO_ROOT / "stacks" / "yunikorn-gpus.yaml")], capture_output=True,
         text=True, check=True, env={"PYTHONPATH": str(SOURCE_ROOT), "PATH": "/usr/bin:/bin"},
     ).stdout
     assert out.strip() == "[]"

@@ -28,6 +28,7 @@ from typing import Any
 from accelplane.derive.monitoring import (
     cluster_queues,
     host_gpu_clusters,
+    kube_state_metrics_allowlist,
     kubernetes_gpu_clusters,
     queue_capabilities,
 )
@@ -217,8 +218,8 @@ def _alert_rules(spec: Spec) -> list[dict[str, Any]]:
                 "GPU TaskManagers of accelplane stack " + spec.name + " are running, but kube-state-metrics exports "
                 "no kube_pod_labels with their accelplane.io labels, so no GPU is attributed to a Flink cluster or "
                 "queue and AccelplaneGpuTaskManagerWithoutMetrics cannot fire: start kube-state-metrics with "
-                "--metric-labels-allowlist=pods=[accelplane.io/cluster,accelplane.io/flink-cluster,"
-                "accelplane.io/component] (kube-prometheus-stack: monitoring/kube-prometheus-stack-values.yaml).",
+                f"--metric-labels-allowlist={kube_state_metrics_allowlist()} (kube-prometheus-stack: "
+                "monitoring/kube-prometheus-stack-values.yaml).",
             )
         )
     if host_gpu_clusters(spec):

@@ -39,6 +39,8 @@ DCGM_MIG_PREFIX = "nvidia.com/mig-"
 TEXTFILE_NAME = "accelplane-gpu-owners.prom"
 """File the discovery script writes into node-exporter's textfile-collector directory."""
 HOST_PLATFORMS = ("yarn", "standalone")
+POD_LABEL_KEYS = ("accelplane.io/cluster", "accelplane.io/component", "accelplane.io/flink-cluster")
+"""The TaskManager pod labels the rules join on (``kube_pod_labels{label_accelplane_io_*}``)."""
 
 
 def monitoring_enabled(spec: Spec) -> bool:
@@ -118,6 +120,13 @@ def dcgm_environment(pools: tuple[NodePool, ...]) -> list[tuple[str, str]]:
     if any(p.gpu is not None and p.gpu.allocation == "dra" for p in pools):
         env.append(("KUBERNETES_ENABLE_DRA", "true"))
     return env
+
+
+def kube_state_metrics_allowlist() -> str:
+    """kube-state-metrics' ``--metric-labels-allowlist`` entry that exports accelplane's pod labels
+    (without it ``kube_pod_labels`` carries no ``label_*``: kube-state-metrics
+    ``internal/store/pod.go`` ``createPodLabelsGenerator``)."""
+    return f"pods=[{','.join(POD_LABEL_KEYS)}]"
 
 
 @dataclass(frozen=True)
