@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import yaml
 from accelplane.builders.monitoring import rules_document
+from accelplane.derive.monitoring import queue_capabilities
 from accelplane.model import Spec
 
 from tests.monitoring.promtool import check_rules, run_rule_tests
@@ -382,3 +383,19 @@ def test_no_running_taskmanagers_no_labels_alert(tmp_path: Path) -> None:
         {"series": 'kube_pod_status_phase{namespace="flink",pod="fraud-scoring-taskmanager-1-1",phase="Pending"}', "values": f"1x{SAMPLES}"},
     ]
     _run(tmp_path, spec, series, [], [_no_alert("AccelplaneTaskManagerPodLabelsMissing")])
+
+
+def test_capability_of_a_name_pools_replicate_differently_counts_one_each(tmp_path: Path) -> None:
+    """``nvidia.com/gpu`` from an unshared pool and from an unrenamed shared one: the name says
+    nothing about the device, so its units count one each; alone on the shared pool, 1/replicas."""
+    sharing = {"strategy": "timeSlicing", "replicas": 4, "renameByDefault": False}
+    _, spec = _shared_spec(tmp_path, sharing)
+    assert {c.name: c.gpus for c in queue_capabilities(spec)} == {"inference": 40, "features": 32}
+    doc = stack_document("shared-gpus")
+    node_pool(doc, "t4-shared")["gpu"]["sharing"] = sharing
+    doc["queues"][0]["capability"]["nvidia.com/gpu"] = doc["queues"][0]["capability"].pop("nvidia.com/gpu.shared")
+    doc["queues"][0]["deserved"]["nvidia.com/gpu"] = doc["queues"][0]["deserved"].pop("nvidia.com/gpu.shared")
+    doc["nodePools"].append({**node_pool(doc, "t4-shared"), "name": "t4-whole", "labels": {"accelplane.io/pool": "t4-whole"},
+                             "gpu": {**node_pool(doc, "t4-shared")["gpu"], "sharing": {"strategy": "none"}}})  # fmt: skip
+    spec = model_of(write_spec(tmp_path / "mixed", doc))
+    assert {c.name: c.gpus for c in queue_capabilities(spec)} == {"inference": 96 + 16, "features": 32}
