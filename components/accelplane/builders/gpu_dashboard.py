@@ -29,7 +29,7 @@ CLUSTER_FILTER = 'flink_cluster=~"${flink_cluster}"'
 
 
 UID_MAX = 40
-"""Grafana's limit on a dashboard uid (``util.IsValidShortUID``/``MaxUIDLength``)."""
+"""Grafana's limit on a dashboard uid (it refuses a longer one: "uid too long, max 40 characters")."""
 UID_DIGEST = 8
 
 
