@@ -3,11 +3,16 @@ spec still loads (warnings never block)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+import yaml
+from accelplane.errors import SpecErrors
 from accelplane.pipeline import load_validated
 
+from tests.support.paths import reference
 from tests.support.specs import WriteSpec
 
 IMAGE = "registry.example.com/flink-gpu:1.20-1"
@@ -92,3 +97,23 @@ def test_host_clusters_need_coordination_for_owner_metrics(write_spec: WriteSpec
     spec.pop("queues")
     (warning,) = _warnings(write_spec(spec))
     assert warning[:2] == ("AP7002", "flink.clusters[0].discovery.coordination")
+
+
+DURATIONS = ["0", "30m", "1h30m", "1y2w3d4h5m6s7ms", "90s", "0ms0ms", "30m1h", "1m1m", "", "1.5h", "-1m", "10"]
+
+
+@pytest.mark.parametrize("value", DURATIONS, ids=repr)
+def test_durations_are_what_the_prometheus_rule_crd_accepts(value: str, write_spec: WriteSpec) -> None:
+    """Every monitoring duration lands in the PrometheusRule's ``for``: the spec accepts exactly the
+    non-empty strings prometheus-operator's CRD pattern accepts (the fuzzer found ``0ms0ms`` passing
+    the spec and failing the CRD)."""
+    crd = yaml.safe_load(reference("prometheus-operator/monitoring.coreos.com_prometheusrules.yaml").read_text())
+    rule = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["groups"]
+    pattern = rule["items"]["properties"]["rules"]["items"]["properties"]["for"]["pattern"]
+    crd_accepts = value != "" and re.fullmatch(pattern.removeprefix("^").removesuffix("$"), value) is not None
+    try:
+        load_validated(write_spec(_spec(monitoring={"enabled": True, "idleFor": value})))
+        spec_accepts = True
+    except SpecErrors:
+        spec_accepts = False
+    assert spec_accepts is crd_accepts

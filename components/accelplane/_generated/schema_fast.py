@@ -37,7 +37,7 @@ REGEX_PATTERNS = {
     '^AP[1-9][0-9]{3}\\Z': re.compile('^AP[1-9][0-9]{3}\\Z'),
     '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?\\Z': re.compile('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?\\Z'),
     '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\\Z': re.compile('^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\\Z'),
-    '^([0-9]+(ms|s|m|h|d|w|y))+\\Z': re.compile('^([0-9]+(ms|s|m|h|d|w|y))+\\Z'),
+    '^(0|([0-9]+y)?([0-9]+w)?([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?([0-9]+ms)?)\\Z': re.compile('^(0|([0-9]+y)?([0-9]+w)?([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?([0-9]+ms)?)\\Z'),
     '^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*(:(?!latest\\Z)[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[a-f0-9]{64})\\Z': re.compile('^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*(:(?!latest\\Z)[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[a-f0-9]{64})\\Z'),
     '^[a-z_][a-z0-9_-]{0,31}\\Z': re.compile('^[a-z_][a-z0-9_-]{0,31}\\Z'),
     '^[A-Za-z0-9][A-Za-z0-9_.-]*\\Z': re.compile('^[A-Za-z0-9][A-Za-z0-9_.-]*\\Z'),
@@ -827,7 +827,10 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_promduration(
     if not isinstance(data, (str)):
         raise JsonSchemaValueException('invalid')
     if isinstance(data, str):
-        if not REGEX_PATTERNS['^([0-9]+(ms|s|m|h|d|w|y))+\\Z'].search(data):
+        data_len = len(data)
+        if data_len < 1:
+            raise JsonSchemaValueException('invalid')
+        if not REGEX_PATTERNS['^(0|([0-9]+y)?([0-9]+w)?([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?([0-9]+ms)?)\\Z'].search(data):
             raise JsonSchemaValueException('invalid')
     return data
 
