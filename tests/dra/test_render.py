@@ -86,17 +86,20 @@ def files() -> dict[str, tuple[str, int]]:
 
 
 def test_device_plugins_never_run_on_dra_pools(objects: list[dict[str, Any]], tmp_path: Path) -> None:
-    """A device plugin on a DRA pool's nodes would advertise the same GPUs a second time."""
+    """A device plugin on a DRA pool's nodes would advertise the same GPUs a second time; only the
+    GPU metrics exporter for DRA claims (dcgm-exporter-dra, docs/monitoring.md) runs there."""
     spec = validated(stack_document(), tmp_path).model
     admitted = {p.name for pl in placements(spec) for p in pl.pools}
     assert admitted == {"t4-plugin"}
     daemonsets = [o for o in objects if o["kind"] == "DaemonSet"]
     assert daemonsets
     for ds in daemonsets:
-        (term,) = ds["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
+        terms = ds["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
             "requiredDuringSchedulingIgnoredDuringExecution"
         ]["nodeSelectorTerms"]
-        assert term["matchExpressions"] == [{"key": "accelplane.io/pool", "operator": "In", "values": ["t4-plugin"]}]
+        pools = {"a100-dra", "h100-mig-dra"} if ds["metadata"]["name"] == "dcgm-exporter-dra" else {"t4-plugin"}
+        selected = {e["values"][0] for t in terms for e in t["matchExpressions"] if e["key"] == "accelplane.io/pool"}
+        assert selected == pools and len(terms) == len(pools), ds["metadata"]["name"]
 
 
 def test_taskmanagers_claim_their_gpus(files: dict[str, tuple[str, int]], objects: list[dict[str, Any]]) -> None:

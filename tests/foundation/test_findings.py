@@ -299,6 +299,7 @@ kubernetes: {version: "1.34"}
 nodePools:
   - {name: a100, nodes: 2, labels: {accelplane.io/pool: a100}, gpu: {vendor: nvidia, model: NVIDIA A100-SXM4-80GB, perNode: 8, allocation: dra}}
   - {name: mi300x, nodes: 2, labels: {accelplane.io/pool: mi300x}, gpu: {vendor: amd, model: AMD Instinct MI300X OAM, perNode: 8, allocation: dra}}
+  - {name: mi300x-b, nodes: 2, labels: {accelplane.io/pool: mi300x-b}, gpu: {vendor: amd, model: AMD Instinct MI300X OAM, perNode: 8, allocation: dra}}
 monitoring: {enabled: true}
 """
 
@@ -346,7 +347,7 @@ def test_one_root_cause_one_finding(case: str, write_spec: WriteSpec) -> None:
 @pytest.mark.parametrize(
     ("case", "path", "names"),
     [("yarn-gpu-models-without-labels", "yarn.nodeLabels", ["'analytics'", "'adhoc'"]),
-     ("dra-pools-without-exporter", "monitoring.exporters", ["a100", "mi300x"])],
+     ("dra-pools-without-exporter", "monitoring.exporters", ["mi300x", "mi300x-b"])],
 )  # fmt: skip
 def test_one_finding_names_everything_its_cause_affects(
     case: str, path: str, names: list[str], write_spec: WriteSpec

@@ -813,7 +813,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json(data, custom_formats
                             data__monitoring__dcgmExporter_keys.remove("version")
                             data__monitoring__dcgmExporter__version = data__monitoring__dcgmExporter["version"]
                             validate_https___accelplane_io_schemas_spec_schema_json___defs_imagetag(data__monitoring__dcgmExporter__version, custom_formats, (name_prefix or "data") + ".monitoring.dcgmExporter.version")
-                        else: data__monitoring__dcgmExporter["version"] = '4.2.3-4.1.3-ubuntu22.04'
+                        else: data__monitoring__dcgmExporter["version"] = '4.3.1-4.4.0-ubuntu22.04'
                         if "imageDigest" in data__monitoring__dcgmExporter_keys:
                             data__monitoring__dcgmExporter_keys.remove("imageDigest")
                             data__monitoring__dcgmExporter__imageDigest = data__monitoring__dcgmExporter["imageDigest"]

@@ -10,6 +10,7 @@ and TaskManager panels.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -27,9 +28,21 @@ DATASOURCE = DataSourceRef(type_val="prometheus", uid="${datasource}")
 CLUSTER_FILTER = 'flink_cluster=~"${flink_cluster}"'
 
 
+UID_MAX = 40
+"""Grafana's limit on a dashboard uid (it refuses a longer one: "uid too long, max 40 characters")."""
+UID_DIGEST = 8
+
+
 def dashboard_uid(spec: Spec) -> str:
-    """Stable dashboard uid (Grafana allows 40 characters)."""
-    return f"accelplane-gpu-{spec.name}"[:40]
+    """Stable dashboard uid, unique per stack: ``accelplane-gpu-<cluster>`` when that fits Grafana's
+    40 characters, else its first 31 characters, ``-`` and 8 hex digits of the SHA-256 of the
+    cluster name, so two names that share a long prefix (``analytics-platform-europe-west1`` and
+    ``…-west2``) never get one uid, where one dashboard would replace the other in Grafana."""
+    uid = f"accelplane-gpu-{spec.name}"
+    if len(uid) <= UID_MAX:
+        return uid
+    digest = hashlib.sha256(spec.name.encode()).hexdigest()[:UID_DIGEST]
+    return f"{uid[: UID_MAX - UID_DIGEST - 1]}-{digest}"
 
 
 def _query(expr: str, legend: str, ref: str = "A") -> prometheus.Dataquery:

@@ -27,7 +27,14 @@ from accelplane.builders.hardening import (
 )
 from accelplane.builders.prometheus_rules import rule_groups
 from accelplane.derive.device_plugin_placement import Placement
-from accelplane.derive.monitoring import DCGM_EXPORTER_NAME, exporter_placements, monitoring_enabled
+from accelplane.derive.monitoring import (
+    AMD_EXPORTER_NAME,
+    dcgm_environment,
+    dcgm_settings,
+    exporter_placements,
+    kube_state_metrics_allowlist,
+    monitoring_enabled,
+)
 from accelplane.model import ExporterImage, Spec
 from accelplane.yaml_io import dump_yaml
 
@@ -40,6 +47,8 @@ METRICS_PORT_NAME = "metrics"
 RULES_NAME = "accelplane-gpu-usage"
 RULES_FILE = "monitoring/accelplane-gpu-rules.yaml"
 DASHBOARD_FILE = "monitoring/accelplane-gpu-dashboard.json"
+KPS_VALUES_FILE = "monitoring/kube-prometheus-stack-values.yaml"
+GPU_OPERATOR_VALUES_FILE = "monitoring/gpu-operator-values.yaml"
 EXPORTER_RESOURCES = resources("100m", "256Mi", "1", "1Gi")
 """dcgm-exporter embeds DCGM's host engine; upstream sets no resources: these bound a leak."""
 
@@ -64,21 +73,71 @@ AMD_PRIVILEGED = (
     "allocation would grant otherwise (requesting amd.com/gpu would take the GPUs from Flink)"
 )
 UNVERIFIED_ROOT_FS = "the exporter's writes outside its mounts (DCGM host engine logs) are not verified"
+RBAC_API = "rbac.authorization.k8s.io/v1"
+AMD_API_RULES: tuple[dict[str, list[str]], ...] = (
+    {"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "watch"]},
+    {"apiGroups": [""], "resources": ["nodes"], "verbs": ["list", "watch"]},
+)
+"""What AMD device-metrics-exporter v1.4.0 reads (d222ad9a9f12b2a3d59238c49487cc48812a7878): with
+``KUBERNETES_SERVICE_HOST`` set it is "in Kubernetes" (``pkg/exporter/utils/utils.go`` 85-96) and
+builds an in-cluster client, ``Fatalf`` when that fails, e.g. without a token
+(``pkg/exporter/exporter.go`` 246-256, ``pkg/client/k8s.go`` 72-102); it then runs two informers,
+its own node (``metadata.name`` field selector) and the pods on its node (``spec.nodeName``), i.e.
+list and watch of nodes and of pods in every namespace (``pkg/client/k8s.go`` 247-264). Upstream's
+chart also grants nodes get/update, for GPU health labels it writes on its node
+(``pkg/amdgpu/gpuagent/gpuagent.go`` 224-241, errors ignored there): left out, a DaemonSet that runs
+privileged on every GPU node gets no write access to every Node object."""
+DCGM_DRA_API_RULES: tuple[dict[str, list[str]], ...] = (
+    {"apiGroups": ["resource.k8s.io"], "resources": ["resourceslices"], "verbs": ["list", "watch"]},
+)
+"""What dcgm-exporter 4.3.1-4.4.0 reads with ``KUBERNETES_ENABLE_DRA``: an informer over
+``resource.k8s.io/v1beta1`` ResourceSlices, to map a claim's pool/device to the GPU UUID
+(``internal/pkg/transformation/dra.go`` 36-43, 116-155); nothing else without pod labels
+(``kubernetes.go`` 88-118)."""
 
 
 def _exporter_daemonset(
-    spec: Spec, placement: Placement, container: dict[str, Any], volumes: list[dict[str, Any]], skips: dict[str, str]
+    spec: Spec,
+    placement: Placement,
+    container: dict[str, Any],
+    volumes: list[dict[str, Any]],
+    skips: dict[str, str],
+    service_account: bool = False,
 ) -> K8sObject:
-    """An exporter's DaemonSet, placed like the device plugins (`device_plugin_daemonset.daemonset`)."""
+    """An exporter's DaemonSet, placed like the device plugins (`device_plugin_daemonset.daemonset`);
+    with ``service_account`` it runs as its own ServiceAccount (`_api_access`) with its token."""
+    pod: dict[str, Any] = {"automountServiceAccountToken": service_account, "containers": [container], "volumes": volumes}
+    if service_account:
+        pod = {"serviceAccountName": placement.name, **pod}
     return daemonset(
         spec,
         placement,
         {"app.kubernetes.io/name": placement.name},
-        {"automountServiceAccountToken": False, "containers": [container], "volumes": volumes},
+        pod,
         skips,
         extra_labels={"app.kubernetes.io/component": "gpu-metrics"},
         family=FAMILY,
     )
+
+
+def _api_access(spec: Spec, name: str, rules: tuple[dict[str, list[str]], ...]) -> list[K8sObject]:
+    """ServiceAccount ``name`` in the exporters' namespace, a ClusterRole with exactly ``rules``
+    and the binding of the two (the exporters read objects of every namespace or cluster-scoped)."""
+    ns = spec.device_plugins.namespace
+    labels = {**spec.common_labels(), "app.kubernetes.io/component": "gpu-metrics"}
+    role_ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name}
+    return [
+        k8s_object("v1", "ServiceAccount", name, family=FAMILY, namespace=ns, labels=labels),
+        k8s_object(RBAC_API, "ClusterRole", name, family=FAMILY, labels=labels, body={"rules": [dict(r) for r in rules]}),
+        k8s_object(
+            RBAC_API,
+            "ClusterRoleBinding",
+            name,
+            family=FAMILY,
+            labels=labels,
+            body={"roleRef": role_ref, "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": ns}]},
+        ),
+    ]
 
 
 def _common_skips(image: ExporterImage, field: str) -> dict[str, str]:
@@ -95,15 +154,19 @@ _POD_RESOURCES_VOLUME = {
 _POD_RESOURCES_MOUNT = {"name": "pod-resources", "mountPath": POD_RESOURCES_DIR, "readOnly": True}
 
 
-def _dcgm_exporter(spec: Spec, placement: Placement) -> K8sObject:
+def _dcgm_exporter(spec: Spec, placement: Placement) -> list[K8sObject]:
+    """dcgm-exporter on ``placement``'s pools with the settings their GPUs need
+    (`accelplane.derive.monitoring.dcgm_environment`); with DRA also its API access."""
     image = spec.monitoring.dcgm_exporter
+    env = dcgm_environment(placement.pools)
+    dra = ("KUBERNETES_ENABLE_DRA", "true") in env
     container = {
         "name": "dcgm-exporter",
         "image": image.reference,
         # listens on :9400 (its default); the pod mapping labels each device with its holder; every GPU
         # of the node reaches it through the NVIDIA container runtime, without a device request
         "env": [
-            {"name": "DCGM_EXPORTER_KUBERNETES", "value": "true"},
+            *({"name": k, "value": v} for k, v in env),
             {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
             {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "utility"},
         ],
@@ -119,10 +182,15 @@ def _dcgm_exporter(spec: Spec, placement: Placement) -> K8sObject:
         "CKV_K8S_40": POD_RESOURCES_ROOT,
         **dict.fromkeys(("CKV_K8S_20", "CKV_K8S_25", "CKV_K8S_37", "CKV_K8S_39"), DCGM_SYS_ADMIN),
     }
-    return _exporter_daemonset(spec, placement, container, [dict(_POD_RESOURCES_VOLUME)], skips)
+    if not dra:
+        return [_exporter_daemonset(spec, placement, container, [dict(_POD_RESOURCES_VOLUME)], skips)]
+    skips["CKV_K8S_38"] = "KUBERNETES_ENABLE_DRA maps claims to GPUs through ResourceSlices it lists and watches"
+    ds = _exporter_daemonset(spec, placement, container, [dict(_POD_RESOURCES_VOLUME)], skips, service_account=True)
+    return [*_api_access(spec, placement.name, DCGM_DRA_API_RULES), ds]
 
 
-def _amd_exporter(spec: Spec, placement: Placement) -> K8sObject:
+def _amd_exporter(spec: Spec, placement: Placement) -> list[K8sObject]:
+    """AMD's device-metrics-exporter with the ServiceAccount it cannot start without (`AMD_API_RULES`)."""
     image = spec.monitoring.amd_exporter
     container = {
         "name": "device-metrics-exporter",
@@ -146,8 +214,13 @@ def _amd_exporter(spec: Spec, placement: Placement) -> K8sObject:
         **_common_skips(image, "monitoring.amdExporter.imageDigest"),
         **dict.fromkeys(("CKV_K8S_16", "CKV_K8S_20", "CKV_K8S_22", "CKV_K8S_23", "CKV_K8S_40"), AMD_PRIVILEGED),
         **dict.fromkeys(("CKV_K8S_28", "CKV_K8S_37"), AMD_PRIVILEGED),
+        "CKV_K8S_38": (
+            "in Kubernetes the exporter exits without an API client (v1.4.0 pkg/exporter/exporter.go 246-256): it "
+            "watches its node and the pods on it"
+        ),
     }
-    return _exporter_daemonset(spec, placement, container, volumes, skips)
+    ds = _exporter_daemonset(spec, placement, container, volumes, skips, service_account=True)
+    return [*_api_access(spec, placement.name, AMD_API_RULES), ds]
 
 
 def _monitor_labels(spec: Spec) -> dict[str, str]:
@@ -198,6 +271,44 @@ def _dashboard_config_map(spec: Spec, text: str) -> K8sObject:
     )
 
 
+def kube_prometheus_stack_values(spec: Spec) -> dict[str, Any]:
+    """Helm values for kube-prometheus-stack that the rules and the dashboard need (chart 88.5.3,
+    prometheus-community/helm-charts cf408a29): kube-state-metrics exports ``kube_pod_labels`` with
+    accelplane's pod labels only when allowed (``metricLabelsAllowlist``, rendered as
+    ``--metric-labels-allowlist``, charts/kube-state-metrics/templates/deployment.yaml 100-102), and
+    Grafana's sidecar loads the dashboard ConfigMap by its label (``grafana.sidecar.dashboards``)."""
+    m = spec.monitoring
+    return {
+        "kube-state-metrics": {"metricLabelsAllowlist": [kube_state_metrics_allowlist()]},
+        "grafana": {"sidecar": {"dashboards": {"enabled": True, "label": m.grafana_label, "labelValue": m.grafana_label_value}}},
+    }
+
+
+def gpu_operator_values(spec: Spec) -> dict[str, Any] | None:
+    """Helm values for the GPU Operator's dcgm-exporter (``dcgmExporter.env``, merged into the
+    exporter's environment one name at a time: NVIDIA/gpu-operator a22dbf67
+    controllers/object_controls.go 1936-1938) with what the stack's device-plugin pools need
+    (`accelplane.derive.monitoring.dcgm_environment`); the operator runs one DaemonSet on every GPU
+    node, so it gets the union. ``KUBERNETES_ENABLE_DRA`` is left out: the operator's exporter has
+    no token and no ResourceSlice access (assets/state-dcgm-exporter/0210_clusterrole.yaml: "TODO:
+    Add resourceSlices permissions"), DRA pools need accelplane's ``dcgm-exporter-dra``. None when
+    the stack's device-plugin pools need nothing beyond the operator's defaults (whole GPUs, MIG)."""
+    env: dict[str, str] = {}
+    for setting in dcgm_settings(spec):
+        if ("KUBERNETES_ENABLE_DRA", "true") not in setting.env:
+            env.update(setting.env)
+    env.pop("DCGM_EXPORTER_KUBERNETES", None)  # the operator's DaemonSet sets it (0800_daemonset.yaml 45-46)
+    if not env:
+        return None
+    return {"dcgmExporter": {"env": [{"name": k, "value": v} for k, v in env.items()]}}
+
+
+VALUES_HEADER = (
+    "# Generated by accelplane from the stack spec (docs/monitoring.md, \"What must be on\").\n"
+    "# Merge into your Helm values: Helm replaces lists, so add these entries to any you already set.\n"
+)
+
+
 def rules_document(spec: Spec) -> dict[str, Any]:
     """The rules as a Prometheus rule file (``groups:``), the PrometheusRule's ``spec``."""
     return {"groups": rule_groups(spec)}
@@ -220,9 +331,14 @@ def build(spec: Spec) -> Bundle:
     bundle.files.append(FileArtifact(DASHBOARD_FILE, dashboard, family=FAMILY))
     if not spec.has_platform("kubernetes"):
         return bundle
+    kps = VALUES_HEADER + dump_yaml(kube_prometheus_stack_values(spec))
+    bundle.files.append(FileArtifact(KPS_VALUES_FILE, kps, family=FAMILY))
+    operator = gpu_operator_values(spec)
+    if operator is not None:
+        bundle.files.append(FileArtifact(GPU_OPERATOR_VALUES_FILE, VALUES_HEADER + dump_yaml(operator), family=FAMILY))
     for placement in exporter_placements(spec):
-        make = _dcgm_exporter if placement.name == DCGM_EXPORTER_NAME else _amd_exporter
-        bundle.objects.append(make(spec, placement))
+        make = _amd_exporter if placement.name == AMD_EXPORTER_NAME else _dcgm_exporter
+        bundle.objects += make(spec, placement)
         bundle.objects.append(_pod_monitor(spec, placement))
     bundle.objects.append(
         k8s_object(

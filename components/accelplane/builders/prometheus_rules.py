@@ -8,6 +8,12 @@ pod-resources mapping both label a device held by a container with its ``pod`` a
 a scrape without ``honorLabels`` (the GPU Operator's ServiceMonitor) renames those to
 ``exported_pod``/``exported_namespace``, so the first rules take either.
 
+Shared GPUs: dcgm-exporter reports a GPU's metrics once per container holding one of its replicas
+(``vgpu`` label, time-slicing and MPS) or per DRA claim, so the same physical device can appear in
+several held series; every aggregate first keeps one series per device (`DEVICE_KEY`), so counts
+are physical devices (as the queue capabilities, `accelplane.derive.monitoring.queue_capabilities`)
+and memory is not summed twice.
+
 Who holds a device: on Kubernetes the pod's labels from kube-state-metrics (``kube_pod_labels``
 with accelplane's ``accelplane.io/cluster``, ``accelplane.io/flink-cluster`` and
 ``accelplane.io/component`` allowed by ``--metric-labels-allowlist``); on YARN and standalone
@@ -22,6 +28,7 @@ from typing import Any
 from accelplane.derive.monitoring import (
     cluster_queues,
     host_gpu_clusters,
+    kube_state_metrics_allowlist,
     kubernetes_gpu_clusters,
     queue_capabilities,
 )
@@ -41,6 +48,12 @@ HELD_MEM = "accelplane:gpu_held_memory_used:bytes"
 CLUSTER_QUEUE = "accelplane:flink_cluster_queue:info"
 QUEUE_CAPABILITY = "accelplane:queue_gpu_capability:count"
 OWNER_METRIC = "accelplane_gpu_owner"
+DEVICE_KEY = "vendor, UUID, GPU_I_ID, dra_mig_device_uuid, Hostname, hostname, gpu_id"
+"""Labels that tell one physical device from another in any exporter's series: dcgm-exporter's GPU
+``UUID`` and MIG ``GPU_I_ID`` (``internal/pkg/rendermetrics/render_metrics.go`` 47 at 4.3.1-4.4.0),
+``dra_mig_device_uuid`` (a DRA MIG claim is reported on its parent GPU's series, ``kubernetes.go``
+308-317 at 4.3.1-4.4.0), AMD's ``gpu_id`` on its ``hostname``. A label a series lacks is empty in the grouping."""
+POD_LABELS_METRIC = "kube_pod_labels"
 
 
 def _pod_labels(expr: str) -> str:
@@ -107,28 +120,54 @@ def _owner_rules(spec: Spec) -> list[dict[str, Any]]:
     return rules
 
 
+def _per_device(level_by: str, expr: str) -> str:
+    """``expr`` with one series per physical device at each ``level_by`` group (`DEVICE_KEY`)."""
+    return f"max by ({level_by}, {DEVICE_KEY}) ({expr})"
+
+
 def _usage_rules(spec: Spec) -> list[dict[str, Any]]:
-    """Per TaskManager, Flink cluster and queue: mean utilisation, memory used, devices held."""
+    """Per TaskManager, Flink cluster and queue: mean utilisation, memory used, devices held; each
+    over the distinct physical devices of the group (a GPU whose replicas two TaskManagers of one
+    cluster hold counts once for the cluster)."""
     rules: list[dict[str, Any]] = []
     for level, by in (("taskmanager", "flink_cluster, taskmanager"), ("flink_cluster", "flink_cluster")):
+        util = _per_device(by, HELD_UTIL)
         rules += [
-            {"record": f"accelplane:{level}_gpu_utilization:avg", "expr": f"avg by ({by}) ({HELD_UTIL})"},
-            {"record": f"accelplane:{level}_gpu_memory_used:bytes", "expr": f"sum by ({by}) ({HELD_MEM})"},
-            {"record": f"accelplane:{level}_gpus:count", "expr": f"count by ({by}) ({HELD_UTIL})"},
+            {"record": f"accelplane:{level}_gpu_utilization:avg", "expr": f"avg by ({by}) ({util})"},
+            {"record": f"accelplane:{level}_gpu_memory_used:bytes", "expr": f"sum by ({by}) ({_per_device(by, HELD_MEM)})"},
+            {"record": f"accelplane:{level}_gpus:count", "expr": f"count by ({by}) ({util})"},
         ]
     pairs = cluster_queues(spec)
     for cluster, queue in pairs:
         rules.append(_record(CLUSTER_QUEUE, "vector(1)", flink_cluster=cluster, queue=queue))
     if pairs:
         join = f"on (flink_cluster) group_left (queue) {CLUSTER_QUEUE}"
+        util = _per_device("queue", f"{HELD_UTIL} * {join}")
         rules += [
-            {"record": "accelplane:queue_gpu_utilization:avg", "expr": f"avg by (queue) ({HELD_UTIL} * {join})"},
-            {"record": "accelplane:queue_gpu_memory_used:bytes", "expr": f"sum by (queue) ({HELD_MEM} * {join})"},
-            {"record": "accelplane:queue_gpus:count", "expr": f"count by (queue) ({HELD_UTIL} * {join})"},
+            {"record": "accelplane:queue_gpu_utilization:avg", "expr": f"avg by (queue) ({util})"},
+            {
+                "record": "accelplane:queue_gpu_memory_used:bytes",
+                "expr": f"sum by (queue) ({_per_device('queue', f'{HELD_MEM} * {join}')})",
+            },
+            {"record": "accelplane:queue_gpus:count", "expr": f"count by (queue) ({util})"},
         ]
     for cap in queue_capabilities(spec):
         rules.append(_record(QUEUE_CAPABILITY, f"vector({cap.gpus.normalize():f})", queue=cap.name))
     return rules
+
+
+def _running_taskmanagers(spec: Spec) -> str:
+    """Running TaskManager pods of the stack's Kubernetes GPU clusters, from series kube-state-metrics
+    exports by default (``kube_pod_status_phase``), by Flink's pod name ``<cluster-id>-taskmanager-
+    <attempt>-<n>`` per namespace: what still says GPU TaskManagers run when pod labels are missing."""
+    by_namespace: dict[str, list[str]] = {}
+    for cluster in kubernetes_gpu_clusters(spec):
+        by_namespace.setdefault(cluster.namespace, []).append(cluster.name)
+    selectors = [
+        f'kube_pod_status_phase{{phase="Running",namespace="{ns}",pod=~"({_names(names)})-taskmanager-.+"}}'
+        for ns, names in sorted(by_namespace.items())
+    ]
+    return " or ".join(selectors)
 
 
 def _alert(name: str, expr: str, duration: str, summary: str, description: str) -> dict[str, Any]:
@@ -166,6 +205,21 @@ def _alert_rules(spec: Spec) -> list[dict[str, Any]]:
                 "{{ $labels.flink_cluster }} asks for GPUs, but no GPU exporter reports a device for it: "
                 "the exporter is not running on its node, lacks the kubelet pod-resources mapping, or the "
                 "pod got no GPU.",
+            )
+        )
+        rules.append(
+            _alert(
+                "AccelplaneTaskManagerPodLabelsMissing",
+                f'absent({POD_LABELS_METRIC}{{label_accelplane_io_cluster="{spec.name}",'
+                f'label_accelplane_io_component="taskmanager"}}) and on () '
+                f"(count(({_running_taskmanagers(spec)}) == 1) > 0)",
+                m.missing_metrics_for,
+                "No pod labels of accelplane stack " + spec.name + " in kube-state-metrics",
+                "GPU TaskManagers of accelplane stack " + spec.name + " are running, but kube-state-metrics exports "
+                "no kube_pod_labels with their accelplane.io labels, so no GPU is attributed to a Flink cluster or "
+                "queue and AccelplaneGpuTaskManagerWithoutMetrics cannot fire: start kube-state-metrics with "
+                f"--metric-labels-allowlist={kube_state_metrics_allowlist()} (kube-prometheus-stack: "
+                "monitoring/kube-prometheus-stack-values.yaml).",
             )
         )
     if host_gpu_clusters(spec):

@@ -28,8 +28,9 @@ HOST_CLUSTER_WITHOUT_OWNERS = declare(
 DRA_POOL_WITHOUT_EXPORTER = declare(
     "AP7003",
     WARNING,
-    "monitoring.exporters is accelplane, but DRA pools get no GPU exporter (one finding naming them all)",
-    fix="run dcgm-exporter on DRA pools with their DRA driver's installation and set monitoring.exporters: external",
+    "monitoring.exporters is accelplane, but AMD DRA pools get no GPU exporter (one finding naming them all)",
+    fix="run AMD's device-metrics-exporter (v1.4.1 or later) on those pools with the AMD DRA driver's installation "
+    "and set monitoring.exporters: external",
 )
 
 
@@ -51,17 +52,23 @@ def check(spec: Spec) -> Iterator[Problem]:
                     "device plugin (GPU Operator) run and scrape its exporter",
                     EXPORTERS_OWNED_ELSEWHERE,
                 )
-        # one root cause (accelplane renders exporters only next to its device plugins), one finding
-        # for every DRA pool, at the setting that says accelplane runs the exporters
-        dra_pools = [p.name for p in kubernetes_pools if p.gpu is not None and p.gpu.allocation == "dra"]
+        # one root cause (accelplane renders AMD's exporter only next to its device plugin: v1.4.0 maps no
+        # DRA claims to pods, v1.4.1 does: pkg/exporter/scheduler/k8s.go 93 at v1.4.0, 119-124 at v1.4.1 e2a70188), one finding for
+        # every AMD DRA pool; NVIDIA DRA pools get dcgm-exporter with KUBERNETES_ENABLE_DRA
+        dra_pools = [
+            p.name
+            for p in kubernetes_pools
+            if p.gpu is not None and p.gpu.allocation == "dra" and p.gpu.vendor == "amd"
+        ]
         if dra_pools:
             plural = len(dra_pools) > 1
             yield Problem(
                 ("monitoring", "exporters"),
-                f"monitoring.exporters is accelplane, but accelplane renders GPU exporters only with its device "
-                f"plugins, and pool{'s' if plural else ''} {', '.join(dra_pools)} hand{'' if plural else 's'} out "
-                "GPUs through DRA: their TaskManagers would fire AccelplaneGpuTaskManagerWithoutMetrics; run "
-                "dcgm-exporter there with the DRA driver's installation and set monitoring.exporters: external",
+                f"monitoring.exporters is accelplane, but accelplane renders AMD's GPU exporter only with its device "
+                f"plugin, and AMD pool{'s' if plural else ''} {', '.join(dra_pools)} hand{'' if plural else 's'} out "
+                "GPUs through DRA: their TaskManagers would fire AccelplaneGpuTaskManagerWithoutMetrics; run AMD's "
+                "device-metrics-exporter v1.4.1 or later (the first that maps DRA claims to pods) there with the AMD "
+                "DRA driver's installation and set monitoring.exporters: external",
                 DRA_POOL_WITHOUT_EXPORTER,
             )
     for cluster in gpu_clusters(spec, HOST_PLATFORMS):
