@@ -86,9 +86,7 @@ class FamilyComponent(pulumi.ComponentResource):
             )
         if prepared is None or prepared.obj is not obj:
             prepared = kinds.prepare(obj)
-        opts = pulumi.ResourceOptions(
-            parent=self, depends_on=list(depends_on), retain_on_delete=prepared.retain_on_delete
-        )
+        opts = pulumi.ResourceOptions(parent=self, depends_on=list(depends_on), **prepared.lifecycle_options())
         resource = prepared.create(opts)
         self.resources[obj.key] = resource
         return resource

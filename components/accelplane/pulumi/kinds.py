@@ -27,6 +27,11 @@ Resource options derived from the object itself:
   objects other tools put there (the Flink operator's service account, running Flink pods), so a
   namespace that leaves the program (no longer used, or marked ``managed: false``) is only
   forgotten by Pulumi, never deleted. See docs/pulumi.md, "A fresh cluster".
+* Adopted objects (``volcano-scheduler-configmap``, created by Volcano's Helm chart) are
+  ``retain_on_delete``: leaving the program must not take Volcano's configuration with it.
+* ResourceClaimTemplates (``spec``) and PriorityClasses (``value``, ``preemptionPolicy``) have
+  fields Kubernetes refuses to update and pulumi-kubernetes does not replace on: they get
+  ``replace_on_changes`` and ``delete_before_replace`` (`accelplane.lifecycle`, docs/diff.md).
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from accelplane.artifacts import K8sObject
+from accelplane.lifecycle import object_options
 from accelplane.pulumi.planning import PlanError, logical_name
 
 
@@ -195,8 +201,21 @@ class Prepared:
     """Constructor keyword arguments besides name and opts: the manifest's fields (see `_resource_arguments`)."""
     retain_on_delete: bool | None
     """``retain_on_delete`` as the object asks for it (`_retain_on_delete`, see the module docstring)."""
+    replace_on_changes: tuple[str, ...]
+    """Immutable input paths replaced on change (`accelplane.lifecycle.REPLACE_ON_CHANGES`)."""
+    delete_before_replace: bool
+    """True with ``replace_on_changes``: the replacement keeps the name, so the old object goes first."""
     registration: ClassRegistration
     """The typed class's token and options (`class_registration`)."""
+
+    def lifecycle_options(self) -> dict[str, Any]:
+        """``retain_on_delete``/``replace_on_changes``/``delete_before_replace`` as
+        `pulumi.ResourceOptions` keyword arguments (only those the object sets)."""
+        found: dict[str, Any] = {"retain_on_delete": self.retain_on_delete}
+        if self.replace_on_changes:
+            found["replace_on_changes"] = list(self.replace_on_changes)
+            found["delete_before_replace"] = self.delete_before_replace
+        return found
 
     def create(self, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
         """Register the resource with exactly ``opts`` (which must already carry ``retain_on_delete``)
@@ -219,7 +238,9 @@ def prepare(obj: K8sObject) -> Prepared:
     `_resource_arguments` raise it."""
     mapping = mapping_for(obj)
     kwargs = _resource_arguments(obj, mapping)
+    options = object_options(obj.manifest)
     return Prepared(obj, mapping.resource_class, logical_name(obj), kwargs, _retain_on_delete(obj),
+                    options.replace_on_changes, options.delete_before_replace,
                     class_registration(obj, mapping, kwargs))
 
 
@@ -269,7 +290,6 @@ def _resource_arguments(obj: K8sObject, mapping: KindMapping) -> dict[str, Any]:
 
 
 def _retain_on_delete(obj: K8sObject) -> bool | None:
-    """True for immutable ConfigMaps and Namespaces (see the module docstring), else None (Pulumi's default)."""
-    immutable_configmap = obj.kind == "ConfigMap" and obj.manifest.get("immutable") is True
-    namespace = obj.api_version == "v1" and obj.kind == "Namespace"
-    return True if immutable_configmap or namespace else None
+    """True for immutable ConfigMaps, Namespaces and adopted objects (see the module docstring and
+    `accelplane.lifecycle.ADOPTED`), else None (Pulumi's default)."""
+    return object_options(obj.manifest).retain_on_delete
