@@ -72,6 +72,9 @@ def flink_deployment_spec(spec: Spec, cluster: FlinkCluster) -> dict[str, Any]:
         if job.parallelism is not None:
             job_body["parallelism"] = job.parallelism
         job_body["upgradeMode"] = job.upgrade_mode or "stateless"
+        if cluster.migrate_from is not None:
+            # used only when the FlinkDeployment is first deployed (SpecDiff IGNORE afterwards)
+            job_body["initialSavepointPath"] = cluster.migrate_from.savepoint
         body["job"] = job_body
     return body
 

@@ -1,0 +1,145 @@
+"""Day two (issue 41): pairs of specs (old, new), diffed as `accelplane diff` does, asserting the
+impact lines of what `pulumi up` does to running work and the transitions it cannot make."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from accelplane.diff import compare, load_side
+
+from tests.support.specs import write_spec
+from tests.support.stack_copies import copy_stacks, load
+
+
+def _day2(tmp_path: Path, stack: str, edit: Callable[[dict[str, Any]], None]) -> list[str]:
+    """The day-2 impact lines of ``edit`` applied to an example stack."""
+    stacks = copy_stacks(tmp_path / edit.__name__)
+    old = stacks / f"{stack}.yaml"
+    data = load(old)
+    new_data = copy.deepcopy(data)
+    edit(new_data)
+    new = write_spec(stacks, new_data, f"{stack}-new.yaml")
+    result = compare(load_side(str(old)), load_side(str(new)))
+    return [i.message for i in result.impacts if i.category == "day2"]
+
+
+def _cluster(data: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(c for c in data["flink"]["clusters"] if c["name"] == name)
+
+
+def _has(lines: list[str], *parts: str) -> bool:
+    return any(all(p in line for p in parts) for line in lines)
+
+
+def test_renaming_an_operator_cluster_is_refused_without_a_migration(tmp_path: Path) -> None:
+    lines = _day2(tmp_path, "prod-eu", lambda d: _cluster(d, "embeddings-amd").update(name="embeddings"))
+    assert _has(lines, "[AP1601]", "flink-batch/embeddings-amd", "EMPTY state", "without a savepoint")
+
+
+def test_moving_a_native_cluster_is_refused_without_a_migration(tmp_path: Path) -> None:
+    lines = _day2(tmp_path, "prod-eu", lambda d: _cluster(d, "fraud-scoring").update(namespace="flink-rt"))
+    assert _has(lines, "[AP1601]", "flink/fraud-scoring", "Role")
+
+
+def test_a_migration_keeps_the_old_cluster_and_starts_from_the_savepoint(tmp_path: Path) -> None:
+    savepoint = "s3://prod-eu-flink/savepoints/embeddings-amd/savepoint-1"
+
+    def migrate(d: dict[str, Any]) -> None:
+        new = copy.deepcopy(_cluster(d, "embeddings-amd"))
+        new["name"] = "embeddings"
+        new["migrateFrom"] = {"name": "embeddings-amd", "savepoint": savepoint}
+        new["config"] = {k: v.replace("embeddings-amd", "embeddings") for k, v in new["config"].items()}
+        d["flink"]["clusters"].append(new)
+
+    lines = _day2(tmp_path, "prod-eu", migrate)
+    assert not _has(lines, "[AP1601]")
+    assert _has(lines, "flink-batch/embeddings migrates from flink-batch/embeddings-amd", "still declared", savepoint)
+
+
+def test_operator_upgrade_by_upgrade_mode(tmp_path: Path) -> None:
+    def bump(d: dict[str, Any]) -> None:
+        _cluster(d, "embeddings-amd")["taskManager"]["memory"] = "48Gi"
+
+    lines = _day2(tmp_path, "prod-eu", bump)
+    assert _has(lines, "FlinkDeployment flink-batch/embeddings-amd", "operator upgrade", "from that savepoint")
+
+    def stateless(d: dict[str, Any]) -> None:
+        c = _cluster(d, "embeddings-amd")
+        c["job"]["upgradeMode"] = "stateless"
+        c["taskManager"]["memory"] = "48Gi"
+
+    lines = _day2(tmp_path, "prod-eu", stateless)
+    assert _has(lines, "EMPTY state (upgradeMode stateless)")
+
+
+def test_operator_ignored_changes_restart_nothing(tmp_path: Path) -> None:
+    def operator_key(d: dict[str, Any]) -> None:
+        _cluster(d, "embeddings-amd")["config"]["kubernetes.operator.periodic.savepoint.interval"] = "1h"
+
+    lines = _day2(tmp_path, "prod-eu", operator_key)
+    assert not _has(lines, "operator upgrade")
+
+
+def test_native_cluster_config_takes_effect_on_resubmission(tmp_path: Path) -> None:
+    def bump(d: dict[str, Any]) -> None:
+        _cluster(d, "fraud-scoring")["config"]["execution.checkpointing.dir"] = "s3://prod-eu-flink/cp2/fraud-scoring"
+
+    lines = _day2(tmp_path, "prod-eu", bump)
+    assert _has(lines, "flink/fraud-scoring (native Kubernetes)", "resubmitted")
+
+
+def test_dra_gpu_amount_change_replaces_the_claim_template_delete_first(tmp_path: Path) -> None:
+    def bump(d: dict[str, Any]) -> None:
+        c = next(c for c in d["flink"]["clusters"] if c.get("taskManager", {}).get("gpu"))
+        c["taskManager"]["gpu"]["amount"] = c["taskManager"]["gpu"].get("amount", 1) + 1
+
+    lines = _day2(tmp_path, "dra-gpus", bump)
+    assert _has(lines, "ResourceClaimTemplate", "replaceOnChanges", "deleteBeforeReplace", "Pending")
+
+
+def test_priority_class_value_is_replaced_with_its_window(tmp_path: Path) -> None:
+    def bump(d: dict[str, Any]) -> None:
+        # named lists merge by name with the base's (stacks/base/gpu-platform.yaml: value 100000)
+        d["priorityClasses"] = [{"name": "flink-critical", "value": 100001}]
+
+    lines = _day2(tmp_path, "prod-eu", bump)
+    assert _has(lines, "PriorityClass", "value is immutable", "admission plugin rejects")
+
+
+def test_queue_rename_passes_a_state_volcano_refuses(tmp_path: Path) -> None:
+    def rename(d: dict[str, Any]) -> None:
+        q = next(q for q in d["queues"] if q["name"] == "streaming")
+        q["name"] = "realtime"
+        _cluster(d, "fraud-scoring")["queue"] = "realtime"
+
+    lines = _day2(tmp_path, "prod-eu", rename)
+    assert _has(lines, "[AP1602]", "streaming", "deserve nvidia.com/gpu 40 > gpu-platform's 32", "two steps")
+    assert _has(lines, "queue streaming deleted", "fraud-scoring")
+
+
+def test_queue_change_within_limits_needs_one_apply(tmp_path: Path) -> None:
+    def lower(d: dict[str, Any]) -> None:
+        next(q for q in d["queues"] if q["name"] == "batch")["deserved"]["nvidia.com/gpu"] = 4
+
+    assert not _has(_day2(tmp_path, "prod-eu", lower), "[AP1602]")
+
+
+def test_mig_layout_change_names_the_pool_to_drain(tmp_path: Path) -> None:
+    def mig(d: dict[str, Any]) -> None:
+        pool = next(p for p in d["nodePools"] if p["name"] == "a100")
+        pool["gpu"]["mig"] = {"strategy": "single", "devices": {"1g.10gb": 7}}
+
+    lines = _day2(tmp_path, "prod-eu", mig)
+    assert _has(lines, "[AP1603]", "pool a100", "MIG layout", "nvidia.com/mig.config", "Drain")
+
+
+def test_dra_on_for_a_pool_names_the_pool_to_drain(tmp_path: Path) -> None:
+    def dra(d: dict[str, Any]) -> None:
+        pool = next(p for p in d["nodePools"] if p["name"] == "a100-dra")
+        pool["gpu"]["allocation"] = "devicePlugin"
+
+    lines = _day2(tmp_path, "dra-gpus", dra)
+    assert _has(lines, "[AP1603]", "pool a100-dra", "dra → devicePlugin", "Drain")
