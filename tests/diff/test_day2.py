@@ -143,3 +143,38 @@ def test_dra_on_for_a_pool_names_the_pool_to_drain(tmp_path: Path) -> None:
 
     lines = _day2(tmp_path, "dra-gpus", dra)
     assert _has(lines, "[AP1603]", "pool a100-dra", "dra → devicePlugin", "Drain")
+
+
+def test_migrate_from_rendering_and_checks(tmp_path: Path) -> None:
+    from accelplane.errors import SpecErrors
+    from accelplane.pipeline import load_validated
+
+    from tests.support.render import files_for, objects_for
+
+    stacks = copy_stacks(tmp_path)
+    data = load(stacks / "prod-eu.yaml")
+    savepoint = "s3://prod-eu-flink/savepoints/x/savepoint-1"
+    new = copy.deepcopy(_cluster(data, "embeddings-amd"))
+    new.update(name="embeddings", migrateFrom={"name": "embeddings-amd", "savepoint": savepoint})
+    data["flink"]["clusters"].append(new)
+    native = copy.deepcopy(_cluster(data, "fraud-scoring"))
+    native.update(name="fraud-v2", migrateFrom={"name": "fraud-scoring", "savepoint": savepoint})
+    native["config"] = {k: str(v).replace("fraud-scoring", "fraud-v2") for k, v in native["config"].items()}
+    data["flink"]["clusters"].append(native)
+    path = write_spec(stacks, data, "migrate.yaml")
+    deployment = next(
+        o for o in objects_for(path) if o["kind"] == "FlinkDeployment" and o["metadata"]["name"] == "embeddings"
+    )
+    assert deployment["spec"]["job"]["initialSavepointPath"] == savepoint
+    files = files_for(path)
+    config = next(text for p, (text, _) in files.items() if p.startswith("flink/fraud-v2/") and "config" in p)
+    assert f'execution.state-recovery.path: "{savepoint}"' in config  # Flink 1.20+ key
+
+    itself = copy.deepcopy(data)
+    _cluster(itself, "embeddings")["migrateFrom"]["name"] = "embeddings"
+    try:
+        load_validated(write_spec(stacks, itself, "itself.yaml"))
+    except SpecErrors as exc:
+        assert "migrateFrom names cluster flink-batch/embeddings itself" in str(exc)
+    else:
+        raise AssertionError("migrateFrom naming the cluster itself must be refused")

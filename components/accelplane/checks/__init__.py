@@ -17,6 +17,7 @@ from accelplane.checks import (
     flink_versions,
     gpu_models,
     mig,
+    migration,
     monitoring,
     namespaces,
     node_fit,
@@ -35,6 +36,7 @@ Check = Callable[[Spec], Iterable[Problem]]
 
 CHECKS: tuple[Check, ...] = (
     scheduling.check,
+    migration.check,
     yunikorn.check,
     references.check,
     device_plugins.check,
