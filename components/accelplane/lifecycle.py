@@ -248,3 +248,65 @@ def classify(manifest: dict[str, Any], changed_paths: list[str], *, renamed: boo
     if refused:
         return UpdateClass("refused", refused, False)
     return UpdateClass("update", (), False)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of `pulumi up` for one object (`plan`)."""
+
+    action: str
+    """``create``, ``update``, ``replace``, ``replace-option``, ``refused`` or ``delete``."""
+    key: str
+    paths: tuple[str, ...] = ()
+    retained: bool = False
+    """For ``delete``: the object is only forgotten (``retainOnDelete``)."""
+
+
+def changed_paths(old: Any, new: Any, prefix: str = "") -> list[str]:
+    """Dotted paths (``a.b``, ``a[0]``) where two plain JSON values differ: the leaves, or a whole
+    list when its length differs."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: list[str] = []
+        for k in sorted(old.keys() | new.keys(), key=str):
+            path = f"{prefix}.{k}" if prefix else str(k)
+            if k not in old or k not in new:
+                out.append(path)
+            else:
+                out += changed_paths(old[k], new[k], path)
+        return out
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        return [p for i, (o, n) in enumerate(zip(old, new, strict=True)) for p in changed_paths(o, n, f"{prefix}[{i}]")]
+    return [] if old == new else [prefix]
+
+
+def plan(old: dict[str, dict[str, Any]], new: dict[str, dict[str, Any]]) -> list[Step]:
+    """The steps `pulumi up` takes from the objects ``old`` to ``new`` (both keyed by URN, values the
+    manifests as registered): creates and updates in the program's order, then deletes (Pulumi deletes
+    what left the program at the end of the run). Uses `classify` per changed object."""
+    steps: list[Step] = []
+    for key, manifest in new.items():
+        if key not in old:
+            steps.append(Step("create", key))
+            continue
+        paths = changed_paths(old[key], manifest)
+        if paths:
+            verdict = classify(manifest, paths)
+            steps.append(Step(verdict.action, key, verdict.paths or tuple(paths)))
+    for key, manifest in old.items():
+        if key not in new:
+            steps.append(Step("delete", key, retained=object_options(manifest).retain_on_delete is True))
+    return steps
+
+
+def states(old: dict[str, dict[str, Any]], steps: list[Step], new: dict[str, dict[str, Any]]) -> list[dict[str, dict[str, Any]]]:
+    """The cluster's objects after each step of ``steps`` (a retained delete leaves the object)."""
+    current = dict(old)
+    out = []
+    for s in steps:
+        if s.action == "delete":
+            if not s.retained:
+                current.pop(s.key, None)
+        elif s.action != "refused":
+            current[s.key] = new[s.key]
+        out.append(dict(current))
+    return out

@@ -232,7 +232,7 @@ def _resources(spec: Any, field: str) -> dict[str, Decimal]:
     return out
 
 
-def _hierarchy_violations(queues: dict[str, Any]) -> list[str]:
+def hierarchy_violations(queues: dict[str, Any]) -> list[str]:
     """Volcano's hierarchy rules on one set of queues: children's deserved add up to at most the
     parent's, a child's capability at most the parent's (AP2015/AP2014)."""
     problems = []
@@ -257,7 +257,7 @@ def _hierarchy_violations(queues: dict[str, Any]) -> list[str]:
     return problems
 
 
-def _queues_of(manifests: list[Any]) -> dict[str, Any]:
+def queues_of(manifests: list[Any]) -> dict[str, Any]:
     return {
         str(m["metadata"]["name"]): m
         for m in manifests
@@ -276,9 +276,9 @@ def _intermediate_impacts(artifacts: list[ArtifactDiff], manifests: list[Any]) -
         return
     # `manifests` holds the old side then the new side: keeping the last of each name gives the state
     # after Pulumi's creates and updates, with the removed queues not yet deleted.
-    middle = _queues_of(manifests)
+    middle = queues_of(manifests)
     new_side = {k: v for k, v in middle.items() if k not in removed_queues}
-    problems = [p for p in _hierarchy_violations(middle) if p not in _hierarchy_violations(new_side)]
+    problems = [p for p in hierarchy_violations(middle) if p not in hierarchy_violations(new_side)]
     if problems:
         gone = ", ".join(sorted(removed_queues))
         yield Impact(
