@@ -178,3 +178,40 @@ def test_migrate_from_rendering_and_checks(tmp_path: Path) -> None:
         assert "migrateFrom names cluster flink-batch/embeddings itself" in str(exc)
     else:
         raise AssertionError("migrateFrom naming the cluster itself must be refused")
+
+
+def test_pool_rename_names_the_shared_socket(tmp_path: Path) -> None:
+    def rename(d: dict[str, Any]) -> None:
+        next(p for p in d["nodePools"] if p["name"] == "a100")["name"] = "a100-v2"
+        for c in d["flink"]["clusters"]:
+            gpu = c.get("taskManager", {}).get("gpu", {})
+            if gpu.get("pool") == "a100":
+                gpu["pool"] = "a100-v2"
+
+    lines = _day2(tmp_path, "prod-eu", rename)
+    assert _has(lines, "[AP1603]", "pool a100 renamed to a100-v2", "socket")
+
+
+def test_accelplane_upgrade_restarting_operator_jobs_is_named() -> None:
+    from accelplane.diff import compare_trees
+
+    def deployment(configmap: str) -> dict[str, tuple[str, int]]:
+        text = f"""apiVersion: flink.apache.org/v1beta1
+kind: FlinkDeployment
+metadata: {{name: emb, namespace: flink}}
+spec:
+  flinkVersion: v1_20
+  job: {{jarURI: "local:///job.jar", upgradeMode: last-state}}
+  taskManager:
+    podTemplate:
+      spec:
+        volumes: [{{name: discovery, configMap: {{name: {configmap}}}}}]
+"""
+        return {"kubernetes/fd.yaml": (text, 0o644)}
+
+    result = compare_trees(
+        deployment("accelplane-gpu-discovery-3f9a2c41d0"), deployment("accelplane-gpu-discovery-8be1d07a52")
+    )
+    (line,) = [i.message for i in result.impacts if i.category == "day2"]
+    assert "discovery-script ConfigMap name changed" in line
+    assert "from its last checkpoint" in line
