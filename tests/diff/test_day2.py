@@ -149,7 +149,9 @@ def test_migrate_from_rendering_and_checks(tmp_path: Path) -> None:
     from accelplane.errors import SpecErrors
     from accelplane.pipeline import load_validated
 
+    from tests.flink.operator_schema import validate_flink_deployment
     from tests.support.render import files_for, objects_for
+    from tests.support.validators import validate_crd_object
 
     stacks = copy_stacks(tmp_path)
     data = load(stacks / "prod-eu.yaml")
@@ -166,6 +168,8 @@ def test_migrate_from_rendering_and_checks(tmp_path: Path) -> None:
         o for o in objects_for(path) if o["kind"] == "FlinkDeployment" and o["metadata"]["name"] == "embeddings"
     )
     assert deployment["spec"]["job"]["initialSavepointPath"] == savepoint
+    validate_crd_object(deployment)  # the operator's CRD (release-1.15.0) and its admission rules
+    validate_flink_deployment(deployment)
     files = files_for(path)
     config = next(text for p, (text, _) in files.items() if p.startswith("flink/fraud-v2/") and "config" in p)
     assert f'execution.state-recovery.path: "{savepoint}"' in config  # Flink 1.20+ key
