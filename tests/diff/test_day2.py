@@ -219,3 +219,12 @@ spec:
     (line,) = [i.message for i in result.impacts if i.category == "day2"]
     assert "discovery-script ConfigMap name changed" in line
     assert "from its last checkpoint" in line
+
+
+def test_reordering_clusters_and_pools_says_nothing(tmp_path: Path) -> None:
+    def reorder(d: dict[str, Any]) -> None:
+        d["flink"]["clusters"].reverse()
+        d["nodePools"].reverse()
+        d["queues"].reverse()
+
+    assert _day2(tmp_path, "prod-eu", reorder) == []

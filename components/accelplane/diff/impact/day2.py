@@ -149,6 +149,17 @@ def _migrations(new: Spec | None) -> set[tuple[str, str]]:
     return found
 
 
+def _rendered_changed(artifacts: list[ArtifactDiff], name: str) -> bool:
+    """True when a file of the cluster (``flink/<name>/…``) or its config ConfigMap differs."""
+    prefix = f"flink/{name}/"
+    return any(
+        (a.old_path or "").startswith(prefix)
+        or (a.new_path or "").startswith(prefix)
+        or a.ident.endswith(f"/accelplane-flink-{name}")
+        for a in artifacts
+    )
+
+
 def _cluster_impacts(artifacts: list[ArtifactDiff], old: Spec | None, new: Spec | None) -> Iterator[Impact]:
     migrating = _migrations(new)
     for a in k8s_artifacts(artifacts):
@@ -185,8 +196,8 @@ def _cluster_impacts(artifacts: list[ArtifactDiff], old: Spec | None, new: Spec 
                 "savepoint}",
             )
     for key in sorted(old_clusters.keys() & new_clusters.keys()):
-        o, n = old_clusters[key], new_clusters[key]
-        if n.target is FlinkTarget.KUBERNETES and o != n:
+        n = new_clusters[key]
+        if n.target is FlinkTarget.KUBERNETES and _rendered_changed(artifacts, n.name):
             yield Impact(
                 "day2", f"Flink cluster {n.name}",
                 f"Flink cluster {n.namespace}/{n.name} (native Kubernetes): its configuration changes take "
