@@ -14,7 +14,9 @@
 * Intermediate states (AP1602): Pulumi creates and updates first and deletes last, so removed Volcano
   queues still count while new ones are created; the hierarchy rules Volcano's queue webhook applies
   are checked on that state.
-* Deletions: every removed object's consequence; adopted objects are retained.
+* Deletions: every removed object's consequence (Volcano's ``validateQueueDeleting``, same file, line
+  295: no delete of a queue with child queues, nor, with the allocated-pods check on, of one with
+  allocated pods); adopted objects are retained.
 * GPU hand-overs (AP1603): DRA on/off for a pool, a pool rename, a MIG layout change.
 """
 
@@ -243,9 +245,17 @@ def _resources(spec: Any, field: str) -> dict[str, Decimal]:
     return out
 
 
+def _guarantee(spec: Any) -> dict[str, Decimal]:
+    guarantee = spec.get("guarantee") if isinstance(spec, dict) else None
+    return _resources(guarantee, "resource")
+
+
 def hierarchy_violations(queues: dict[str, Any]) -> list[str]:
-    """Volcano's hierarchy rules on one set of queues: children's deserved add up to at most the
-    parent's, a child's capability at most the parent's (AP2015/AP2014)."""
+    """Volcano's hierarchy rules on one set of queues, as its queue webhook applies them on a create,
+    a re-parent or a resource change (volcano v1.15.1, commit 0a56ed33,
+    ``pkg/webhooks/admission/queues/validate/validate_queue.go``: ``validateSiblingsSum`` line 593 —
+    the siblings' deserved and guarantee add up to at most the parent's; ``validateChildAgainstAncestor``
+    line 574 — a child's capability at most its ancestor's; the end-state checks AP2015/AP2014)."""
     problems = []
     children: dict[str, list[str]] = {}
     for name, q in queues.items():
@@ -259,6 +269,12 @@ def hierarchy_violations(queues: dict[str, Any]) -> list[str]:
             if total > limit:
                 problems.append(
                     f"children of {parent} ({', '.join(sorted(kids))}) deserve {res} {total} > {parent}'s {limit}"
+                )
+        for res, limit in sorted(_guarantee(pspec).items()):
+            total = sum((_guarantee(queues[k].get("spec")).get(res, Decimal(0)) for k in kids), Decimal(0))
+            if total > limit:
+                problems.append(
+                    f"children of {parent} ({', '.join(sorted(kids))}) guarantee {res} {total} > {parent}'s {limit}"
                 )
         for res, limit in sorted(_resources(pspec, "capability").items()):
             for k in sorted(kids):
@@ -322,8 +338,10 @@ def _deletion_impacts(artifacts: list[ArtifactDiff], old: Spec | None) -> Iterat
             who = f" (Flink clusters {', '.join(users)})" if users else ""
             yield Impact(
                 "day2", a.ident,
-                f"queue {name} deleted at the end of the run: PodGroups still in it{who} lose their queue and "
-                "their pods are not scheduled again; move or stop those jobs first",
+                f"queue {name} deleted at the end of the run: move or stop the jobs in it{who} first. Volcano's "
+                "queue webhook refuses the delete while the queue has child queues, and (allocated-pods check "
+                "enabled) while it has allocated pods, so `pulumi up` fails at its last step; otherwise their "
+                "PodGroups are left without a queue and are not scheduled again",
             )
         elif gk == (VOLCANO_GROUP, "PodGroup"):
             yield Impact(
