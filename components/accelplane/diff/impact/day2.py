@@ -322,14 +322,17 @@ def _intermediate_impacts(artifacts: list[ArtifactDiff], manifests: list[Any]) -
 
 def _deletion_impacts(artifacts: list[ArtifactDiff], old: Spec | None) -> Iterator[Impact]:
     for a in k8s_artifacts(artifacts):
-        if a.status != "removed" or not isinstance(a.old_data, dict):
+        # a rename is a new object for Pulumi: the old one is deleted just the same
+        if a.status not in ("removed", "renamed") or not isinstance(a.old_data, dict):
             continue
         gk = group_kind(a)
+        if a.status == "renamed" and gk == (FLINK_GROUP, "FlinkDeployment"):
+            continue  # `_flink_deployment_impacts` says it
         meta = a.old_data.get("metadata") or {}
         if (*gk, str(meta.get("namespace", "")), str(meta.get("name", ""))) in ADOPTED:
             yield Impact(
-                "day2", a.ident,
-                f"{a.ident} leaves the program but is NOT deleted (adopted, retainOnDelete): it keeps its "
+                "day2", a.old_ident or a.ident,
+                f"{a.old_ident or a.ident} leaves the program but is NOT deleted (adopted, retainOnDelete): it keeps its "
                 "last content; hand it back to its owner (e.g. Volcano's Helm chart)",
             )
         elif gk == (VOLCANO_GROUP, "Queue"):
@@ -337,7 +340,7 @@ def _deletion_impacts(artifacts: list[ArtifactDiff], old: Spec | None) -> Iterat
             users = sorted(c.name for c in (old.flink_clusters if old else ()) if c.queue == name)
             who = f" (Flink clusters {', '.join(users)})" if users else ""
             yield Impact(
-                "day2", a.ident,
+                "day2", a.old_ident or a.ident,
                 f"queue {name} deleted at the end of the run: move or stop the jobs in it{who} first. Volcano's "
                 "queue webhook refuses the delete while the queue has child queues, and (allocated-pods check "
                 "enabled) while it has allocated pods, so `pulumi up` fails at its last step; otherwise their "
@@ -345,9 +348,11 @@ def _deletion_impacts(artifacts: list[ArtifactDiff], old: Spec | None) -> Iterat
             )
         elif gk == (VOLCANO_GROUP, "PodGroup"):
             yield Impact(
-                "day2", a.ident,
-                f"{a.ident} deleted: the running job's pods lose their gang (minMember); new TaskManagers are "
-                "not scheduled by Volcano until a PodGroup exists again",
+                "day2", a.old_ident or a.ident,
+                f"{a.old_ident or a.ident} deleted"
+                + (f" (replaced by {a.ident})" if a.status == "renamed" else "")
+                + ": the running job's pods name it in their annotation and lose their gang (minMember); its new "
+                "TaskManagers are not scheduled by Volcano until the job is resubmitted with the new pod templates",
             )
 
 
