@@ -16,11 +16,12 @@ TEST_WORKERS ?= auto
 # The edit-test loop: no Java (real Flink daemons/classes, Hadoop's), nothing marked slow.
 QUICK_MARKERS := not flink and not hadoop and not slow
 
-.PHONY: demo test test-quick lint typecheck flink pyflink hadoop checkov fuzz bench clean help readme schema-fast bench-quick findings
+.PHONY: demo test test-quick test-pulumi-oldest lint typecheck flink pyflink hadoop checkov fuzz bench clean help readme schema-fast bench-quick findings
 
 help:
 	@echo "make demo      - set up .venv and render every example stack into build/<stack>/"
 	@echo "make test      - set up .venv with test extras and run the whole suite, in parallel (CI)"
+	@echo "make test-pulumi-oldest - tests/pulumi on the oldest pulumi/pulumi-kubernetes pyproject allows"
 	@echo "make test-quick - the suite without Java and slow tests (a few minutes; the edit-test loop)"
 	@echo "make lint      - ruff + mypy"
 	@echo "make checkov   - checkov in its own venv (.venv-checkov) for the least-privilege test"
@@ -85,6 +86,18 @@ demo: $(VENV)/.stamp-base
 test: $(VENV)/.stamp-test flink pyflink hadoop checkov
 	ACCELPLANE_FLINK_HOME=$(CURDIR)/$(FLINK_DIR)/pyflink ACCELPLANE_CHECKOV=$(CURDIR)/$(CHECKOV_VENV)/bin/checkov \
 	  $(PY) -m pytest -n $(TEST_WORKERS) --dist loadscope $(PYTEST_ARGS)
+
+# The oldest pulumi / pulumi-kubernetes pyproject allows (its lower bounds), in a venv of their own,
+# running only tests/pulumi; `make test` covers the newest (what pip resolves in .venv).
+OLDEST_VENV := .venv-pulumi-oldest
+PULUMI_OLDEST := pulumi==3.165.0 pulumi-kubernetes==4.26.0
+$(OLDEST_VENV)/.stamp: pyproject.toml
+	$(PYTHON) -m venv $(OLDEST_VENV)
+	$(OLDEST_VENV)/bin/python -m pip --disable-pip-version-check -q install -e '.[test]' $(PULUMI_OLDEST)
+	touch $@
+
+test-pulumi-oldest: $(OLDEST_VENV)/.stamp
+	$(OLDEST_VENV)/bin/python -m pytest -n $(TEST_WORKERS) --dist loadscope tests/pulumi $(PYTEST_ARGS)
 
 # No Java, no Hadoop jars, nothing slow: what `make test` adds is marked flink/hadoop/slow (pyproject).
 test-quick: $(VENV)/.stamp-test

@@ -3,10 +3,11 @@
     python3 bench/bench_discovery_gpu.py --pynvml-wheel WHEEL [--runs N] [--flink-script PATH]
     python3 bench/bench_discovery_gpu.py --python PYTHON [--runs N] [--flink-script PATH]
 
-Issue 18 asks for the NVML path to be measured where a GPU is lent; `make bench` measures the
-script against a fake ``nvidia-smi`` only. This script needs nothing but the standard library, the
+Issue 18 asked for the NVML path to be measured where a GPU is lent (bench/bench_discovery.py
+measures the script against a fake ``nvidia-smi``). This script needs nothing but the standard library, the
 machine's ``python3``, its ``nvidia-smi`` and driver, and either an interpreter that has
-``nvidia-ml-py`` (``--python``) or that package's wheel (``--pynvml-wheel``: a private venv of this
+``nvidia-ml-py`` (``--python``, a path or a name looked up on PATH such as ``python3``) or that
+package's wheel (``--pynvml-wheel``: a private venv of this
 ``python3`` is made with the wheel unpacked into it, nothing is downloaded). It is never run by
 ``make test`` (tests/discovery/test_gpu_bench.py runs it against the fakes).
 
@@ -21,6 +22,10 @@ interleaves ``--runs`` samples of each, non-coordination mode, 1 GPU:
   ``nvidia-smi`` query our script makes, as `make bench` measures with the fake;
 * Flink's ``nvidia-gpu-discovery.sh`` (``--flink-script``, from the Flink distribution's
   ``plugins/external-resource-gpu``), when given.
+
+`make bench` runs it (30 samples) where ``nvidia-smi`` answers and prints why it skipped it
+elsewhere (``bench.run.bench_discovery_gpu``). Its figures on one H100 (driver 580) are in
+docs/benchmarks.md; they decided the ``--backend auto`` order (nvidia-smi first).
 
 Prints a Markdown table (medians and minimums, ratios), the GPUs as our script sees them and the
 machine. Exit status 2 when the machine cannot run it (no ``nvidia-smi``, no pynvml for the
@@ -89,6 +94,15 @@ def venv_with_wheel(python: str, wheel: Path, root: Path) -> str:
     with zipfile.ZipFile(wheel) as archive:
         archive.extractall(site)
     return str(venv / "bin" / "python3")
+
+
+def resolve(python: str) -> str:
+    """The absolute path of ``python`` (a bare name such as ``python3`` looked up on PATH): the
+    entry stub's ``#!`` line needs one, a kernel does not search PATH for an interpreter."""
+    found = shutil.which(python)
+    if found is None:
+        raise CannotRun(f"--python {python!r} is not an executable (nor one on PATH)")
+    return os.path.abspath(found)
 
 
 def install_like_a_node(python: str, root: Path) -> Path:
@@ -185,7 +199,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         try:
-            python = args.python or venv_with_wheel(args.base_python, args.pynvml_wheel, root)
+            python = resolve(args.python) if args.python else venv_with_wheel(args.base_python, args.pynvml_wheel,
+                                                                                root)
             stub = install_like_a_node(python, root)
             gpus = preflight(stub, python, args.flink_script)
         except (CannotRun, OSError, subprocess.CalledProcessError, zipfile.BadZipFile) as exc:

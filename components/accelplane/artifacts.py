@@ -56,12 +56,19 @@ def object_file_name(kind: str, namespace: str | None, name: str) -> str:
 
 @dataclass(frozen=True)
 class FileArtifact:
-    """A rendered file: POSIX path relative to the output directory, its text and mode."""
+    """A rendered file: POSIX path relative to the output directory, its text and mode.
+
+    ``in_object``: the file's document is also embedded in one of the bundle's Kubernetes objects
+    (an operator cluster's pod template in its FlinkDeployment, the rule file in the
+    PrometheusRule), so a Kubernetes API receives it; the Pulumi program does not carry its text in
+    the stack outputs a second time (a file whose text is a ConfigMap's data value is recognised
+    without the flag)."""
 
     path: str
     text: str
     mode: int = 0o644
     family: str = ""
+    in_object: bool = False
 
 
 @dataclass

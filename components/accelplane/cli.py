@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from accelplane import __version__
-from accelplane.display import escape_controls
+from accelplane.display import escape_controls, plain_line
 from accelplane.errors import SpecError, SpecErrors, UsageError
 from accelplane.findings import ERROR, declare
 
@@ -35,13 +35,17 @@ STACK_FILE_WITHOUT_SPEC = declare(
     "AP1211", ERROR, "a Pulumi stack file does not name its cluster spec",
     fix="set config.accelplane:spec to the spec's path (relative to the project directory)",
 )
+STACK_SPEC_CONTROL_CHARACTER = declare(
+    "AP1261", ERROR, "a Pulumi stack file's accelplane:spec holds a control character, so it names no file",
+    fix="write the spec's path without control characters",
+)
 EXIT_DIFFERENT = 1
 
 
 def _say_error(text: object) -> None:
     """One ``accelplane: …`` line on stderr, control characters escaped (paths and messages may
     carry spec or file-name text)."""
-    print(f"accelplane: {escape_controls(str(text), newlines=False)}", file=sys.stderr)
+    print(f"accelplane: {plain_line(str(text))}", file=sys.stderr)
 
 
 def _print_errors(exc: SpecErrors) -> None:
@@ -94,6 +98,20 @@ def _stack_spec(stack_file: str) -> str:
                 )
             ]
         )
+    if "\x00" in spec or not spec.isprintable():
+        from accelplane.display import short_repr
+
+        raise SpecErrors(
+            [
+                SpecError(
+                    stack_file,
+                    "config.accelplane:spec",
+                    f"{short_repr(spec)} holds a control character; no file name accepts a NUL, and a line "
+                    "break is a typo; write the spec's path",
+                    STACK_SPEC_CONTROL_CHARACTER,
+                )
+            ]
+        )
     if os.path.isabs(spec):
         return spec
     directory = os.path.dirname(stack_file) or "."
@@ -121,7 +139,7 @@ def _validate_targets(paths: list[str], quiet: bool) -> tuple[list[str], bool]:
         target = path
         if PULUMI_PROJECT_FILE.fullmatch(base):
             if not quiet:
-                print(f"{path}: Pulumi project file, not a cluster spec (skipped)")
+                print(plain_line(f"{path}: Pulumi project file, not a cluster spec (skipped)"))
             continue
         if PULUMI_STACK_FILE.fullmatch(base):
             try:
@@ -131,7 +149,7 @@ def _validate_targets(paths: list[str], quiet: bool) -> tuple[list[str], bool]:
                 failed = True
                 continue
             if not quiet:
-                print(f"{path}: Pulumi stack file for {target}")
+                print(plain_line(f"{path}: Pulumi stack file for {target}"))
         key = os.path.realpath(target)
         if key not in seen:
             seen.add(key)
@@ -145,36 +163,39 @@ def cmd_validate(args: argparse.Namespace) -> int:
     Warnings are printed and pass, unless ``--strict``. ``--format json`` prints one JSON document
     on stdout (nothing else there), ``--format github`` one workflow command per finding.
     """
-    from accelplane.finding_output import github_report, json_report, summary, text_report
+    from accelplane.finding_output import Lines, github_report, json_report, summary, text_report
     from accelplane.pipeline import load_validated
+    from accelplane.spec_loader import keeping_texts
 
     fmt, strict = args.format, args.strict
     quiet = args.quiet or fmt != "text"
-    specs, failed = _validate_targets(args.specs, quiet)
-    results: list[tuple[str, list[SpecError]]] = []
-    for path in specs:
-        try:
-            found = list(load_validated(path).warnings)
-        except SpecErrors as exc:
-            found, failed = exc.errors, True
-        else:
-            failed = failed or (strict and bool(found))
-        results.append((path, found))
-        if fmt == "github":
-            sys.stdout.write(github_report(found))
-        elif fmt == "text":
-            if found:
-                sys.stderr.write(text_report(found))
-            if not quiet and all(e.is_warning for e in found):
-                shown = escape_controls(str(path), newlines=False)
-                if not found:
-                    print(f"{shown}: ok")
-                elif strict:
-                    print(f"{shown}: {summary(found)} (--strict: warnings fail)")
-                else:
-                    print(f"{shown}: ok ({summary(found)})")
+    with keeping_texts() as texts:  # lines of findings come from the text read, read once
+        lines = Lines(texts)
+        specs, failed = _validate_targets(args.specs, quiet)
+        results: list[tuple[str, list[SpecError]]] = []
+        for path in specs:
+            try:
+                found = list(load_validated(path).warnings)
+            except SpecErrors as exc:
+                found, failed = exc.errors, True
+            else:
+                failed = failed or (strict and bool(found))
+            results.append((path, found))
+            if fmt == "github":
+                sys.stdout.write(github_report(found, lines))
+            elif fmt == "text":
+                if found:
+                    sys.stderr.write(text_report(found))
+                if not quiet and all(e.is_warning for e in found):
+                    shown = plain_line(str(path))
+                    if not found:
+                        print(f"{shown}: ok")
+                    elif strict:
+                        print(f"{shown}: {summary(found)} (--strict: warnings fail)")
+                    else:
+                        print(f"{shown}: ok ({summary(found)})")
     if fmt == "json":
-        sys.stdout.write(json_report(results))
+        sys.stdout.write(json_report(results, lines))
     return EXIT_INVALID if failed else EXIT_OK
 
 

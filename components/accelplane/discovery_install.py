@@ -105,15 +105,24 @@ stem = os.path.join(os.path.dirname(pyc), os.path.basename(src).rpartition(".")[
 marker = stem + hashlib.sha256(data).hexdigest()
 if not os.path.lexists(marker):
     for old in glob.glob(glob.escape(stem) + "*"):
-        os.unlink(old)
-    os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644))
-    print(marker)
+        if old != marker:
+            try:
+                os.unlink(old)
+            except FileNotFoundError:
+                pass
+    try:
+        os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644))
+        print(marker)
+    except FileExistsError:
+        pass
 """
 """``python3 -I -S -c COMPILE_PROGRAM MODULE_PATH``: byte-compile the installed module with the
 node's own interpreter (checked-hash: valid while the source is unchanged, whatever its mtime),
 idempotently (prints the ``.pyc`` path only when it wrote one), and leave beside the ``.pyc`` an
 empty marker named after the source's sha256 (`compiled_marker`: pods' stubs look for it; the
-marker of a previous source is removed). It refuses directories that are not the installer's own
+marker of a previous source is removed). Two runs at once (two provisioners, a provisioner and an
+image build step) both end with the same files: each step tolerates the other having done it
+(a marker the other removed or created). It refuses directories that are not the installer's own
 or that group/others may write, so bytecode never lands where another user could swap it."""
 
 

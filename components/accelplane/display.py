@@ -98,3 +98,17 @@ def escape_controls_json(text: str) -> str:
     C0 controls; DEL, C1 controls and direction overrides it leaves raw). Same data, safe on a
     terminal."""
     return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+_COMMAND_START = re.compile(r"^([ \t]*):(?=:)")
+
+
+def plain_line(text: str) -> str:
+    """``text`` on one line (`escape_controls` with newlines escaped) that GitHub Actions cannot
+    read as a workflow command: a leading ``::`` (after blanks) is written ``\\x3a:`` and every
+    ``##[`` ``#\\x23[``. The runner parses a line whose trimmed start is ``::`` (actions/runner
+    ``ActionCommand.TryParseV2``) and, in its older syntax, ``##[`` anywhere in a line
+    (``ActionCommand.TryParse``), so a spec file name, key or value could otherwise make text
+    output annotate files or set outputs in a CI log. Only ``--format github`` writes commands."""
+    line = escape_controls(text, newlines=False).replace("##[", "#\\x23[")
+    return _COMMAND_START.sub(lambda m: f"{m.group(1)}\\x3a", line)

@@ -10,19 +10,26 @@ A finding without a code (one the CLI makes up about its own input, such as a Pu
 without ``accelplane:spec``) shows its severity alone (``error:``). ``json`` is one document with
 every finding's file, path, severity, code, message, summary and fix; ``github`` writes workflow
 commands (``::warning file=…,line=…,title=AP2101::…``) that GitHub Actions shows as annotations.
-Both give the line of the finding's path in its file (found from the YAML node marks, read only
-when these formats are asked for).
+Both give the line of the finding's path in its file (found from the YAML node marks of the text
+the loader read, composed once per file: `Lines`).
+
+Only ``github`` is meant to be read by GitHub Actions as commands. Text and JSON output can carry
+spec keys, values and file names, so no line of them may read as a workflow command: the runner
+takes a line that starts (after blanks) with ``::`` and, in its older syntax, any line holding
+``##[`` (actions/runner ``ActionCommand.TryParseV2`` / ``TryParse``); text writes such a ``:`` as
+``\\x3a`` and ``#`` as ``\\x23``, JSON writes ``##[`` as ``#\\u0023[`` (the same string once
+decoded).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from functools import cache
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from accelplane.display import escape_controls, escape_controls_json
+from accelplane.display import escape_controls, escape_controls_json, plain_line
 from accelplane.errors import SpecError
 from accelplane.findings import Severity
+from accelplane.yaml_io import YamlLines
 
 FORMATS = ("text", "json", "github")
 
@@ -33,11 +40,10 @@ def severity_of(error: SpecError) -> Severity:
 
 
 def text_line(error: SpecError) -> str:
-    """``file: path: severity code: message`` on one line, control characters escaped."""
+    """``file: path: severity code: message`` on one line, control characters escaped and no
+    GitHub workflow command in it (`accelplane.display.plain_line`)."""
     code = f" {error.finding.code}" if error.finding is not None else ""
-    return escape_controls(
-        f"{error.file}: {error.path}: {severity_of(error)}{code}: {error.message}", newlines=False
-    )
+    return plain_line(f"{error.file}: {error.path}: {severity_of(error)}{code}: {error.message}")
 
 
 def counts(errors: Sequence[SpecError]) -> tuple[int, int]:
@@ -64,31 +70,37 @@ def text_report(errors: Sequence[SpecError]) -> str:
     return "\n".join([*lines, f"accelplane: {summary(errors)}"]) + "\n"
 
 
-def line_of(error: SpecError) -> int | None:
-    """The line of ``error``'s path in its file (`accelplane.yaml_io.line_of`), None when the file
-    cannot be read or the path is the whole file. Read only for the tool formats (JSON, GitHub)."""
-    from accelplane.yaml_io import line_of as find
+class Lines:
+    """Lines of findings in the spec texts the loader already read (`spec_loader.keeping_texts`):
+    no file is opened again (a FIFO or a replaced file cannot hang or change the answer), and each
+    file is composed once however many findings it has (`accelplane.yaml_io.YamlLines`)."""
 
-    text = _text(error.file)
-    return find(text, error.path) if text is not None else None
+    def __init__(self, texts: Mapping[str, str]) -> None:
+        self._texts = texts
+        self._files: dict[str, YamlLines] = {}
+
+    def of(self, error: SpecError) -> int | None:
+        """The line of ``error``'s path in its file; None when the file was not read (missing, a
+        FIFO, not UTF-8) or the path is the whole file."""
+        lines = self._files.get(error.file)
+        if lines is None:
+            text = self._texts.get(error.file)
+            if text is None:
+                return None
+            lines = self._files[error.file] = YamlLines(text)
+        return lines.line(error.path)
 
 
-@cache
-def _text(file: str) -> str | None:
-    try:
-        with open(file, encoding="utf-8") as fh:
-            return fh.read(8 * 1024 * 1024)
-    except (OSError, UnicodeDecodeError):
-        return None
+NO_LINES = Lines({})
 
 
-def as_dict(error: SpecError, *, line: bool = True) -> dict[str, Any]:
-    """One finding as the JSON output carries it (``line``: its line in the file, when known)."""
+def as_dict(error: SpecError, lines: Lines | None = None) -> dict[str, Any]:
+    """One finding as the JSON output carries it (with ``lines``: its line in the file, when known)."""
     finding = error.finding
     return {
         "file": error.file,
         "path": error.path,
-        **({"line": line_of(error)} if line else {}),
+        **({"line": lines.of(error)} if lines is not None else {}),
         "severity": str(severity_of(error)),
         "code": finding.code if finding else None,
         "message": error.message,
@@ -97,8 +109,9 @@ def as_dict(error: SpecError, *, line: bool = True) -> dict[str, Any]:
     }
 
 
-def json_report(specs: Sequence[tuple[str, Sequence[SpecError]]]) -> str:
-    """One JSON document: per spec its findings, plus the totals (``errors``, ``warnings``)."""
+def json_report(specs: Sequence[tuple[str, Sequence[SpecError]]], lines: Lines = NO_LINES) -> str:
+    """One JSON document: per spec its findings, plus the totals (``errors``, ``warnings``); every
+    ``##[`` written ``#\\u0023[`` (same data), so no line of it is a GitHub workflow command."""
     import json
 
     n_errors = n_warnings = 0
@@ -106,9 +119,10 @@ def json_report(specs: Sequence[tuple[str, Sequence[SpecError]]]) -> str:
     for spec, errors in specs:
         e, w = counts(errors)
         n_errors, n_warnings = n_errors + e, n_warnings + w
-        out.append({"spec": spec, "errors": e, "warnings": w, "findings": [as_dict(x) for x in errors]})
+        out.append({"spec": spec, "errors": e, "warnings": w, "findings": [as_dict(x, lines) for x in errors]})
     doc = {"specs": out, "errors": n_errors, "warnings": n_warnings}
-    return escape_controls_json(json.dumps(doc, indent=2, ensure_ascii=False)) + "\n"
+    text = escape_controls_json(json.dumps(doc, indent=2, ensure_ascii=False))
+    return text.replace("##[", "#\\u0023[") + "\n"
 
 
 def _escape_data(text: str) -> str:
@@ -119,16 +133,16 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def github_line(error: SpecError) -> str:
+def github_line(error: SpecError, lines: Lines = NO_LINES) -> str:
     """A GitHub Actions workflow command (``::error file=…,title=…::path: message``)."""
     level = "warning" if severity_of(error) is Severity.WARNING else "error"
     title = error.finding.code if error.finding else "accelplane"
-    where = line_of(error)
+    where = lines.of(error)
     at = f",line={where}" if where is not None else ""
     props = f"file={_escape_property(error.file)}{at},title={_escape_property(title)}"
     return escape_controls(f"::{level} {props}::{_escape_data(f'{error.path}: {error.message}')}", newlines=False)
 
 
-def github_report(errors: Sequence[SpecError]) -> str:
+def github_report(errors: Sequence[SpecError], lines: Lines = NO_LINES) -> str:
     """One workflow command per finding."""
-    return "".join(github_line(e) + "\n" for e in errors)
+    return "".join(github_line(e, lines) + "\n" for e in errors)

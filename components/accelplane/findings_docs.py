@@ -32,6 +32,7 @@ def load_all_findings() -> dict[str, Finding]:
     import accelplane.lint
     import accelplane.model_convert
     import accelplane.pipeline
+    import accelplane.pulumi.sharing
     import accelplane.schema
     import accelplane.spec_loader
 

@@ -42,6 +42,15 @@ class GpuName:
     dra_product_name: str | None = None
     node_label: str | None = None
     market_name: str | None = None
+    product: str = ""
+    """The product the board is a variant of (``H100`` for H100 PCIe, SXM and NVL): an unknown
+    name's "nearest known" suggestions are the rows of its product only."""
+    captured: bool = True
+    """False where no public capture of the name as the driver reports it was found: the row
+    stays in the table (for its product and MIG facts) but the name is a warning (AP3501)."""
+    mig: tuple[str, ...] = ()
+    """Keys of the GPU's MIG tables in ``schemas/mig-profiles.yaml`` (one per way its driver or
+    firmware names the profiles; usually one); empty: the GPU has no MIG."""
 
     def consumer_forms(self) -> tuple[str, ...]:
         """Every form a consumer derives from the name (label values, DRA attributes)."""
@@ -68,6 +77,8 @@ class Match(Enum):
     """A market name, shorthand or a consumer's form of a known GPU: no driver reports it."""
     UNKNOWN = "unknown"
     """Not in the table (a GPU newer than the table, or a typo)."""
+    UNCONFIRMED = "unconfirmed"
+    """The table's name for a GPU, but no public capture shows a driver reporting it."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +88,13 @@ class Lookup:
 
     match: Match
     rows: tuple[GpuName, ...]
+
+
+def _keys(value: object) -> tuple[str, ...]:
+    """A YAML scalar or list as a tuple of strings (absent: empty)."""
+    if value is None:
+        return ()
+    return tuple(str(v) for v in value) if isinstance(value, list) else (str(value),)
 
 
 def _row(raw: dict[str, object]) -> GpuName:
@@ -95,6 +113,9 @@ def _row(raw: dict[str, object]) -> GpuName:
         dra_product_name=text("draProductName"),
         node_label=text("nodeLabel"),
         market_name=text("marketName"),
+        product=str(raw["product"]),
+        captured=raw.get("captured", True) is not False,
+        mig=_keys(raw.get("mig")),
     )
 
 
@@ -117,25 +138,53 @@ def _key(text: str) -> str:
     return normalize_gpu_model(text)
 
 
+def _tokens(text: str) -> tuple[str, ...]:
+    """The words of a name, lower-cased, split at spaces, ``-`` and ``_``."""
+    return tuple(t for t in text.lower().replace("-", " ").replace("_", " ").split() if t)
+
+
+def _has_product(name: str, product: str) -> bool:
+    """Whether ``product``'s words appear in ``name`` as whole consecutive words (``H100`` in
+    ``NVIDIA H100 94GB``, never in ``NVIDIA GH100`` or ``NVIDIA H1000``)."""
+    words, want = _tokens(name), _tokens(product)
+    return any(words[i : i + len(want)] == want for i in range(len(words) - len(want) + 1))
+
+
+def same_product(vendor: str, model: str) -> tuple[GpuName, ...]:
+    """The rows of the product ``model`` names (the longest product name found in it wins:
+    ``RTX 6000 Ada`` over ``RTX 6000``), most similar first; empty when it names none."""
+    rows = [r for r in table() if r.vendor == vendor]
+    products = sorted({r.product for r in rows if _has_product(model, r.product)}, key=lambda p: -len(_tokens(p)))
+    if not products:
+        return ()
+    mine = [r for r in rows if r.product == products[0]]
+    key = _key(model)
+    return tuple(sorted(mine, key=lambda r: -difflib.SequenceMatcher(None, key, _key(r.name)).ratio()))
+
+
 def lookup(vendor: str, model: str) -> Lookup:
     """Look a ``gpu.model`` up among the vendor's rows.
 
-    EXACT: the driver's name, character for character. SHORTHAND: equal (ignoring case, spaces,
-    ``-`` and ``_``) to a row's name written differently, a consumer form, an alias or the name
-    without its vendor prefix; ``rows`` are every row it may stand for (``H100`` → three boards).
-    UNKNOWN: ``rows`` are up to three nearest names by similarity (possibly none).
+    EXACT: the driver's name, character for character, with a public capture. UNCONFIRMED: the
+    table's name for a GPU nobody has published a capture of (``rows``: that row). SHORTHAND:
+    equal (ignoring case, spaces, ``-`` and ``_``) to a row's name written differently, a consumer
+    form, an alias or the name without its vendor prefix; ``rows`` are every captured row it may
+    stand for (``H100`` → three boards); a shorthand of uncaptured rows only is UNKNOWN with those
+    rows (their name is not known to be the driver's, so the shorthand may be it). UNKNOWN: ``rows`` are the variants of the same product (an H100
+    name gets the H100 PCIe, SXM and NVL rows; never another product or generation), possibly none.
     """
     rows = [r for r in table() if r.vendor == vendor]
-    if any(r.name == model for r in rows):
-        return Lookup(Match.EXACT, tuple(r for r in rows if r.name == model))
+    exact = tuple(r for r in rows if r.name == model)
+    if exact:
+        return Lookup(Match.EXACT if all(r.captured for r in exact) else Match.UNCONFIRMED, exact)
     key = _key(model)
     hits = tuple(
         r
         for r in rows
         if key in {_key(x) for x in (r.name, *r.consumer_forms(), *r.shorthands())}
     )
-    if hits:
-        return Lookup(Match.SHORTHAND, hits)
-    keys = {_key(r.name): r for r in rows}
-    near = difflib.get_close_matches(key, list(keys), n=3, cutoff=0.5)
-    return Lookup(Match.UNKNOWN, tuple(keys[k] for k in near))
+    if any(r.captured for r in hits):
+        return Lookup(Match.SHORTHAND, tuple(r for r in hits if r.captured))
+    if hits:  # a shorthand of names nobody has captured: the real name may be this one
+        return Lookup(Match.UNKNOWN, hits[:3])
+    return Lookup(Match.UNKNOWN, same_product(vendor, model)[:3])

@@ -442,6 +442,14 @@ class Yarn:
     """``maximumAllocation.memory``: the scheduler's largest container (None: Hadoop's default)."""
     maximum_allocation_vcores: int | None = None
     """``maximumAllocation.vcores`` (None: Hadoop's default)."""
+    local_dirs: tuple[str, ...] = ("/var/lib/hadoop-yarn/nm-local-dir",)
+    """``localDirs``: the NodeManagers' ``yarn.nodemanager.local-dirs``, in spec order."""
+    log_dirs: tuple[str, ...] = ("/var/log/hadoop-yarn/containers",)
+    """``logDirs``: the NodeManagers' ``yarn.nodemanager.log-dirs``, in spec order."""
+    docker_mount_list: tuple[tuple[str, str], ...] = ()
+    """``docker.mounts`` as written, (path, mode) in spec order (index = the finding path's)."""
+    docker_device_list: tuple[str, ...] = ()
+    """``docker.allowedDevices`` as written, in spec order."""
 
 
 @dataclass(frozen=True)

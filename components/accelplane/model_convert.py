@@ -313,6 +313,12 @@ def build_model(
                 y.get("maximumAllocation", {}).get("memory"), ("yarn", "maximumAllocation", "memory")
             ),
             maximum_allocation_vcores=y.get("maximumAllocation", {}).get("vcores"),
+            local_dirs=tuple(y.get("localDirs", schema_default("yarn.localDirs"))),
+            log_dirs=tuple(y.get("logDirs", schema_default("yarn.logDirs"))),
+            docker_mount_list=tuple(
+                (m["path"], m.get("mode", schema_default("$defs.dockerMount.mode"))) for m in docker.get("mounts", [])
+            ),
+            docker_device_list=tuple(docker.get("allowedDevices", [])),
         )
     node_image = None
     if "nodeImage" in data:

@@ -104,14 +104,16 @@ def main(project_dir: str | os.PathLike[str] | None = None) -> GpuPlatform:
     if spec.has_platform("kubernetes"):
         opts = pulumi.ResourceOptions(providers=[kubernetes_provider(settings)])
     try:
-        platform = GpuPlatform.create(spec.name, GpuPlatformArgs(spec=spec, bundle=rendered.bundle), opts)
+        # one platform per stack: no prefix, so the children keep the names (and URNs) stacks made
+        # by earlier releases have, without aliases (which cost the SDK a third of the registration)
+        platform = GpuPlatform(spec.name, GpuPlatformArgs(spec=spec, bundle=rendered.bundle, resource_prefix=""), opts)
     except PlanError as exc:
         raise pulumi.RunError(f"accelplane: cannot build the Pulumi program for {spec.name}: {exc}") from None
 
-    for key, value in platform.outputs.items():
+    for key, value in platform.output_values.items():
         pulumi.export(key, value)
-    pulumi.export("files", platform.files)
-    pulumi.export("fileContents", platform.file_contents)
+    pulumi.export("files", platform.file_entries)
+    pulumi.export("fileContents", platform.file_texts)
     pulumi.export(
         "specFiles",
         {

@@ -35,10 +35,13 @@ import errno
 import os
 import stat
 from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from accelplane.display import has_controls, short_repr
 from accelplane.errors import PathTuple, Problem, SpecError, SpecErrors, format_path
 from accelplane.findings import ERROR, Finding, declare
 from accelplane.yaml_io import YamlSyntaxError, load_yaml_text
@@ -72,6 +75,11 @@ DUPLICATE_NAME = declare(
 REMOVE_NOTHING = declare(
     "AP1210", ERROR, "$remove removes nothing (no inherited entry or key of that name)",
     fix="remove the $remove entry or fix its name",
+)
+
+EXTENDS_CONTROL_CHARACTER = declare(
+    "AP1260", ERROR, "an extends entry holds a control character (NUL, a line break, …), so it names no file",
+    fix="write the base's path without control characters",
 )
 
 REMOVE_KEY = "$remove"
@@ -122,12 +130,41 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def read_spec_text(path: str | os.PathLike[str]) -> str:
+_KEPT: ContextVar[dict[str, str] | None] = ContextVar("accelplane_spec_texts", default=None)
+
+
+@contextmanager
+def keeping_texts() -> Iterator[dict[str, str]]:
+    """Yield a dict that collects the text of every spec file read inside the ``with`` block, by the
+    name findings give the file (`SpecError.file`).
+
+    `validate --format json|github` finds each finding's line in these texts instead of opening the
+    file again: a path is opened once (a FIFO or a file replaced between two opens cannot make the
+    second one hang or answer differently), and each file is composed once (`YamlLines`).
+    """
+    texts: dict[str, str] = {}
+    token = _KEPT.set(texts)
+    try:
+        yield texts
+    finally:
+        _KEPT.reset(token)
+
+
+def read_spec_text(path: str | os.PathLike[str], name: str | None = None) -> str:
     """Return the text of a spec file; raise `SpecFileError` (or FileNotFoundError) with a reason.
 
     Only regular files up to `MAX_SPEC_BYTES` are read. The file is opened non-blocking and checked
-    again after opening, so a FIFO swapped in between cannot make the read hang.
+    again after opening, so a FIFO swapped in between cannot make the read hang. Inside
+    `keeping_texts` the text is also kept under ``name`` (default: ``path``).
     """
+    text = _read_spec_text(path)
+    kept = _KEPT.get()
+    if kept is not None:
+        kept.setdefault(name if name is not None else os.fspath(path), text)
+    return text
+
+
+def _read_spec_text(path: str | os.PathLike[str]) -> str:
     try:
         before = os.stat(path)
         if not stat.S_ISREG(before.st_mode):
@@ -257,7 +294,7 @@ class _Merger:
         if path not in self.files:
             self.files.append(path)
         try:
-            text = read_spec_text(path)
+            text = read_spec_text(path, name)
         except FileNotFoundError:
             return self._fatal(SpecError(name, "<root>", "file not found", SPEC_FILE_UNREADABLE))
         except SpecFileError as exc:
@@ -313,6 +350,15 @@ class _Merger:
         self, path: Path, name: str, stack: tuple[Path, ...], i: int, ref: str
     ) -> tuple[Any, Provenance] | None:
         where = f"extends[{i}]"
+        if has_controls(ref) or "\n" in ref or "\t" in ref:
+            return self._fatal(
+                SpecError(
+                    name, where,
+                    f"{short_repr(ref)} holds a control character; no file name on any "
+                    "system accepts a NUL, and a line break or tab is a typo; write the base's path",
+                    EXTENDS_CONTROL_CHARACTER,
+                )
+            )
         base_name = ref if os.path.isabs(ref) else os.path.normpath(os.path.join(os.path.dirname(name), ref))
         base_path = Path(os.path.realpath(path.parent / ref))
         if base_path in stack or base_path == path:

@@ -313,16 +313,41 @@ def line_of(text: str, path: str) -> int | None:
     """The 1-based line where ``path`` (as `accelplane.errors.format_path` writes it) is in the YAML
     ``text``: the key of the deepest node the path reaches (a missing field points at its parent),
     the line a syntax error names (``line L, column C``), None for the whole file or text that does
-    not parse. Keys may hold dots (``nvidia.com/gpu``): the longest key that fits is taken."""
-    if path.startswith("line "):
-        number = path[5:].split(",", 1)[0]
-        return int(number) if number.isdigit() else None
-    if path == "<root>":
-        return None
-    try:
-        node: Node | None = yaml.compose(text, Loader=_StrictLoader)
-    except yaml.YAMLError:
-        return None
+    not parse. Keys may hold dots (``nvidia.com/gpu``): the longest key that fits is taken.
+
+    Composes ``text`` each call; for many paths of one file use `YamlLines` (composes once)."""
+    return YamlLines(text).line(path)
+
+
+class YamlLines:
+    """The lines of paths in one YAML text, composed once, on the first path that needs the tree:
+    `line` for 2,000 findings of one file costs one compose, not 2,000 (issue 37)."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._root: Node | None = None
+        self._composed = False
+
+    def _tree(self) -> Node | None:
+        if not self._composed:
+            self._composed = True
+            try:  # libyaml where present (the loader read this text with it already), same bounds
+                self._root = yaml.compose(self._text, Loader=_FastLoader or _StrictLoader)
+            except yaml.YAMLError:
+                self._root = None
+        return self._root
+
+    def line(self, path: str) -> int | None:
+        """The line of ``path`` as `line_of` finds it."""
+        if path.startswith("line "):
+            number = path[5:].split(",", 1)[0]
+            return int(number) if number.isdigit() else None
+        if path == "<root>":
+            return None
+        return _line_in(self._tree(), path)
+
+
+def _line_in(node: Node | None, path: str) -> int | None:
     line: int | None = None
     rest = path
     while rest and node is not None:

@@ -252,3 +252,18 @@ def test_yunikorn_queue_gpu_changes() -> None:
     assert messages(_yunikorn(8, ("a", 1, 8)), _yunikorn(8, ("a", 1, 16)), "queues") == []
     # a queue's GPUs are a queue impact only, not a Flink GPU request
     assert messages(old, new, "flink") == []
+
+
+def test_a_coordination_file_change_says_to_stop_the_taskmanagers_first() -> None:
+    """Issue 38.1c: changing coordinationFile while TaskManagers run gave new ones the GPUs the old
+    ones hold, and the diff showed only a config value."""
+    cfg = "external-resources: gpu\nexternal-resource.gpu.amount: 1\nexternal-resource.gpu.param.discovery-script.args: --enable-coordination-mode --coordination-file {} --file-mode 0660\n"
+    old: Tree = {"flink/edge/config.yaml": (cfg.format("/var/lib/accelplane/a"), 0o644)}
+    new: Tree = {"flink/edge/config.yaml": (cfg.format("/var/lib/accelplane/b"), 0o644)}
+    found = messages(old, new, "flink")
+    assert any(
+        m.startswith("coordination file /var/lib/accelplane/a → /var/lib/accelplane/b: stop this cluster's "
+                     "TaskManagers on every host BEFORE starting any with the new config")
+        for m in found
+    ), found
+    assert not [m for m in messages(old, old, "flink") if "coordination file" in m]

@@ -25,7 +25,7 @@ cluster: {name: mig-lab, platforms: [kubernetes]}
 nodePools:
   - name: a100-mig
     nodes: 2
-    gpu: {vendor: nvidia, model: NVIDIA A100-SXM4-80GB, perNode: 8, mig: {strategy: mixed, devices: {3g.40gb: 2, 1g.10gb: 1}}}
+    gpu: {vendor: nvidia, model: NVIDIA A100-SXM4-80GB, perNode: 8, mig: {strategy: mixed, devices: {3g.40gb: 1, 1g.10gb: 4}}}
     labels: {accelplane.io/pool: a100-mig}
   - name: t4
     nodes: 3
@@ -96,8 +96,8 @@ def test_mig_and_sharing_use_the_advertised_resources(write_spec: Callable[..., 
     report = build_report(model_of(write_spec(MIG_SPEC)))
     assert {r: report.cluster_total(r) for r in report.resources} == {
         "nvidia.com/gpu": 3 * 1 * 4,
-        "nvidia.com/mig-1g.10gb": 2 * 8 * 1,
-        "nvidia.com/mig-3g.40gb": 2 * 8 * 2,
+        "nvidia.com/mig-1g.10gb": 2 * 8 * 4,
+        "nvidia.com/mig-3g.40gb": 2 * 8 * 1,
     }
     (infer,) = report.flink
     assert (infer.total, infer.resource, infer.queue_deserved, infer.queue_capability) == (
@@ -114,13 +114,13 @@ def test_mig_and_sharing_use_the_advertised_resources(write_spec: Callable[..., 
     assert report.without_gpu_limits == ("etl",)
     text = render_report(report, "text")
     assert "  Without GPU capability/deserved/guarantee: etl\n" in text
-    assert "  nvidia.com/mig-3g.40gb: 32 (a100-mig: 2 × 16)\n" in text
+    assert "  nvidia.com/mig-3g.40gb: 16 (a100-mig: 2 × 8)\n" in text
     # renameByDefault: false — the T4 slices keep the dedicated name and are counted apart
     assert report.slice_total("nvidia.com/gpu") == 12
     assert "  nvidia.com/gpu: 12 = 0 GPUs + 12 slices (t4: 3 × 4 slices)\n" in text
     assert to_json(report)["cluster_gpu_slices"] == {"nvidia.com/gpu": 12}
     assert (
-        "lab    nvidia.com/mig-3g.40gb  16          8         —          32       25.0%       50.0%" in text
+        "lab    nvidia.com/mig-3g.40gb  16          8         —          16       50.0%       100.0%" in text
     )
 
 

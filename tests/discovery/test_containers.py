@@ -208,11 +208,11 @@ def test_nvml_enumerates_mig_devices(monkeypatch: pytest.MonkeyPatch, fake_path:
     gpus = gd.inventory_nvml(gd.Log())
     assert [(g.index, g.uuid, g.parent, g.mig_index) for g in gpus if g.is_mig_device] == [
         (0, "MIG-a", 0, 0), (1, "MIG-b", 0, 2), (2, "MIG-c", 1, 0)]
-    assert gd.main(["1", "--format", "json"]) == 0
+    assert gd.main(["1", "--format", "json", "--backend", "nvml"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["backend"] == "nvml" and doc["addresses"] == ["0"] and doc["gpus"][0]["uuid"] == "MIG-a"
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "MIG-c")  # CUDA numbers what it sees: MIG-c is 0
-    assert gd.main(["1", "--format", "json"]) == 0
+    assert gd.main(["1", "--format", "json", "--backend", "nvml"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["addresses"] == ["0"] and doc["gpus"][0]["uuid"] == "MIG-c"
 

@@ -10,10 +10,12 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from tests.support.discovery_runs import fake_env
 from tests.support.paths import REPO_ROOT
 
-from .test_installed_entry import FAKE_PYNVML
+from .test_installed_entry import FAKE_PYNVML, venv  # noqa: F401  (venv: a fixture)
 
 BENCH = REPO_ROOT / "bench" / "bench_discovery_gpu.py"
 
@@ -70,3 +72,44 @@ def test_puts_flinks_script_next_to_ours_when_given(tmp_path: Path, flink_sh: Pa
     assert r.returncode == 0, r.stderr
     row = next(line for line in r.stdout.splitlines() if line.startswith("| Flink's script"))
     assert "| ours, NVML |" in row
+
+
+def test_a_bare_python_name_is_resolved_on_path(tmp_path: Path, venv: Path) -> None:  # noqa: F811
+    """Issue 42: ``--python python3`` (as the usage suggests) wrote the entry stub's ``#!python3``
+    line unresolved, which no kernel runs; the name is looked up on PATH first."""
+    lib = venv / "lib" / "python{}.{}".format(*sys.version_info[:2]) / "site-packages"
+    (lib / "pynvml.py").write_text(FAKE_PYNVML)
+    try:
+        env = fake_env(2)
+        env["PATH"] = f"{venv / 'bin'}:{env['PATH']}"
+        r = bench("--python", "python3", "--runs", "1", env=env)
+        assert r.returncode == 0, r.stderr
+        assert f"({venv / 'bin' / 'python3'})" in r.stdout
+    finally:
+        (lib / "pynvml.py").unlink()
+
+
+def test_an_unknown_python_name_cannot_run(tmp_path: Path) -> None:
+    r = bench("--python", "no-such-python3", "--runs", "1", env=fake_env(2))
+    assert (r.returncode, r.stderr.strip()) == (
+        2, "bench_discovery_gpu: cannot run here: --python 'no-such-python3' is not an executable (nor one on PATH)"
+    )
+
+
+def test_make_bench_skips_the_gpu_benchmark_without_a_gpu_and_says_why() -> None:
+    """Issue 42: `make bench` (bench.run) names the GPU benchmark and why it did not run here."""
+    from bench.run import bench_discovery_gpu
+
+    assert bench_discovery_gpu(quick=True, path="/nonexistent") == (
+        "GPU discovery on real GPUs (bench/bench_discovery_gpu.py): skipped, no nvidia-smi on PATH: this "
+        "machine has no NVIDIA GPU (docs/benchmarks.md has the figures of a real H100)"
+    )
+
+
+def test_make_bench_skips_the_gpu_benchmark_where_the_driver_does_not_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    from bench.run import bench_discovery_gpu
+
+    monkeypatch.setenv("FAKE_NVIDIA_SMI_FAIL", "1")
+    text = bench_discovery_gpu(quick=True, path=fake_env(2)["PATH"])
+    assert text.startswith("GPU discovery on real GPUs (bench/bench_discovery_gpu.py): skipped, ")
+    assert "\n" not in text

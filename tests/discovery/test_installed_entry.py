@@ -111,12 +111,13 @@ def test_pynvml_in_the_interpreters_venv_is_found_without_site(tmp_path: Path, v
     (lib / "pynvml.py").write_text(FAKE_PYNVML)
     try:
         stub = install(tmp_path, venv / "bin" / "python3")
-        r = run([str(stub), "2", "--format", "json"], env(4))
+        r = run([str(stub), "2", "--format", "json"], {**env(4), "FAKE_NVIDIA_SMI_FAIL": "1"})
         assert r.returncode == 0, r.stderr
         doc = json.loads(r.stdout)
         assert doc["backend"] == "nvml" and [g["uuid"] for g in doc["gpus"]] == [gpu_uuid(0), gpu_uuid(1)]
-        direct = run([str(venv / "bin" / "python3"), "-S", str(SCRIPT), "2", "--format", "json"], env(4))
-        assert json.loads(direct.stdout)["backend"] == "nvidia-smi"
+        direct = run([str(venv / "bin" / "python3"), "-S", str(SCRIPT), "2", "--format", "json",
+                      "--vendor", "nvidia"], {**env(4), "FAKE_NVIDIA_SMI_FAIL": "1"})
+        assert direct.returncode == 4 and "nvml: pynvml not importable" in direct.stderr
     finally:
         (lib / "pynvml.py").unlink()
 

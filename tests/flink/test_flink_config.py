@@ -16,6 +16,7 @@ import pytest
 import yaml
 from accelplane.builders import build_all
 from accelplane.builders.flink_config import render_config
+from accelplane.derive.discovery_paths import FLINK_PID_SUFFIX
 from accelplane.derive.flink_java import FLINK_JAVA17_OPTIONS
 from accelplane.derive.flink_keys import config_format, effective_config, flink_memory
 from accelplane.derive.flink_values import legacy_value_problem, yaml_key, yaml_value
@@ -23,7 +24,7 @@ from accelplane.quantity import Quantity
 from accelplane.render import bundle_files
 
 from tests.flink.specs import KUBERNETES, STANDALONE, variant
-from tests.support.fake_flink_daemon import install_fake_taskmanager, started_pids, stop_all
+from tests.support.fake_flink_daemon import install_fake_taskmanager, on_host, started_pids, stop_all
 from tests.support.specs import model_of, write_spec
 
 
@@ -264,16 +265,14 @@ def test_standalone_start_script_refuses_hosts_without_the_gpus_and_starts_stock
     import subprocess
 
     from tests.support.fake_nvidia_smi import install_fake_nvidia_smi
-    from tests.support.paths import SOURCE_ROOT
+    from tests.support.paths import SOURCE_ROOT, host_dirs
 
-    install = tmp_path / "disc"
-    install.mkdir()
+    # a directory accelplane owns for the coordination file and the start lock, unique per test,
+    # and a root-owned install directory (never below /tmp: AP8060)
+    install, coordination = host_dirs(tmp_path)
     script = install / "accelplane-gpu-discovery"
     shutil.copyfile(SOURCE_ROOT / "accelplane" / "discovery" / "gpu_discovery.py", script)
     script.chmod(0o755)
-    # a directory accelplane owns for the coordination file and the start lock, unique per test
-    coordination = Path(f"/run/accelplane-t{os.getpid()}{abs(hash(str(tmp_path))) % 10**8}") / "coord"
-    coordination.parent.mkdir(parents=True, exist_ok=True)
     files = bundle_files(build_all(model_of(_standalone_hosts_spec(tmp_path, install, coordination))))
     start = tmp_path / "start.sh"
     start.write_text(files["flink/edge-gpu/taskmanagers/a.example.internal.sh"][0])
@@ -282,17 +281,21 @@ def test_standalone_start_script_refuses_hosts_without_the_gpus_and_starts_stock
     plugin = home / "plugins" / "external-resource-gpu"
     plugin.mkdir(parents=True)
     (plugin / "flink-external-resource-gpu-1.20.5.jar").write_bytes(b"")
+    (home / "conf").mkdir()
     record = tmp_path / "started"
     install_fake_taskmanager(home, record)
-    pids = tmp_path / "pids"
+    pid_root = Path(f"{coordination.parent}{FLINK_PID_SUFFIX}")  # as node/provision.sh prepares it
+    pid_root.mkdir(mode=0o755, exist_ok=True)
+    pids = pid_root / "edge-gpu"  # the rendered env.pid.dir
     fake = install_fake_nvidia_smi(tmp_path / "bin", count=4)
     env = {"PATH": f"{fake.parent}:{os.environ['PATH']}", "FLINK_HOME": str(home), "HOME": str(tmp_path),
-           "FLINK_PID_DIR": str(pids), "USER": "flink"}  # fmt: skip
+           "USER": "flink"}  # fmt: skip
 
     def run(**extra: str) -> tuple[int, str, list[str]]:
         record.unlink(missing_ok=True)
         stop_all(pids)  # the TaskManagers of the run before, so their GPUs are free again
-        proc = subprocess.run([str(start), "-D", "x=y"], env={**env, **extra}, capture_output=True, text=True)
+        proc = subprocess.run([*on_host("a.example.internal"), str(start), "-D", "x=y"], env={**env, **extra},
+                              capture_output=True, text=True)  # fmt: skip
         started = record.read_text().splitlines() if record.exists() else []
         return proc.returncode, proc.stderr, started
 
@@ -301,6 +304,7 @@ def test_standalone_start_script_refuses_hosts_without_the_gpus_and_starts_stock
     finally:
         stop_all(pids)
         shutil.rmtree(coordination.parent, ignore_errors=True)
+        shutil.rmtree(pid_root, ignore_errors=True)
 
 
 def _run_the_single_model_cases(

@@ -88,6 +88,8 @@ READ: dict[str, Callable[[Spec], Any]] = {
     "yarn.cgroupsMountPath": lambda s: s.yarn.cgroups_mount_path,
     "yarn.cgroupsHierarchy": lambda s: s.yarn.cgroups_hierarchy,
     "yarn.nvidiaSmiPath": lambda s: s.yarn.nvidia_smi_path,
+    "yarn.localDirs": lambda s: list(s.yarn.local_dirs),
+    "yarn.logDirs": lambda s: list(s.yarn.log_dirs),
     "yarn.docker.enabled": lambda s: s.yarn.docker_enabled,
     "yarn.docker.runtime": lambda s: s.yarn.docker_runtime,
     "$defs.dockerMount.mode": lambda s: s.yarn.docker_mounts[0][1],

@@ -347,3 +347,64 @@ def test_flink_value_with_surrounding_space_is_a_warning(tmp_path: Path) -> None
     severity, path, message = findings_by_code(spec)["AP1503"]
     assert (severity, path) == ("warning", "flink.clusters[0].config.pipeline.name")
     assert "write 'scoring'" in message
+
+
+# --- Issue 37, items 12 and 13 ---------------------------------------------------------------------
+
+CONTROL_IN_SCRIPT_VALUES = [
+    ("env.pid.dir", "/var/run/fl\x00ink"),
+    ("env.pid.dir", "/var/run/flink\n"),
+    ("external-resource.gpu.param.discovery-script.args", "--enable-coordination-mode \x00"),
+]
+
+
+@pytest.mark.parametrize(("key", "value"), CONTROL_IN_SCRIPT_VALUES, ids=["nul", "newline", "args-nul"])
+def test_control_character_in_a_value_start_scripts_carry_is_refused(tmp_path: Path, key: str, value: str) -> None:
+    """Before: ``env.pid.dir`` with a NUL was written raw into the standalone start scripts (git then
+    showed "Binary files differ", so review saw nothing)."""
+    spec = _mutated(tmp_path, "edge-standalone", _set("flink", "clusters", 0, "config", key, value=value))
+    severity, path, _ = findings_by_code(spec)["AP1560"]
+    assert (severity, path) == ("error", f"flink.clusters[0].config.{key}")
+
+
+def test_control_characters_elsewhere_in_flink_config_still_round_trip(tmp_path: Path) -> None:
+    """config.yaml escapes them (docs/hardening.md): only values the scripts carry are refused."""
+    spec = _mutated(tmp_path, "prod-eu", _set("flink", "clusters", 0, "config", "pipeline.name", value="a\x00b"))
+    assert "AP1560" not in findings_by_code(spec)
+
+
+@pytest.mark.parametrize(
+    ("length", "refused"), [(1024, False), (1025, True)], ids=["1024-characters", "1025-characters"]
+)
+def test_flink_config_keys_are_bounded_by_yamls_implicit_key_limit(tmp_path: Path, length: int, refused: bool) -> None:
+    """A key over 1,024 characters made the rendered config.yaml unparseable (PyYAML's and Flink's
+    SnakeYAML Engine's limit on an implicit key, YAML 1.2 §7.4.2)."""
+    import yaml
+
+    from tests.support.render import files_for
+
+    key = "connector." + "k" * (length - len("connector."))
+    spec = _mutated(tmp_path, "prod-eu", _set("flink", "clusters", 0, "config", key, value="v"))
+    if refused:
+        assert findings_by_code(spec)["AP1008"][1] == f"flink.clusters[0].config.{key}"
+        return
+    name = load_spec(spec).data["flink"]["clusters"][0]["name"]
+    assert yaml.safe_load(files_for(spec)[f"flink/{name}/config.yaml"][0])[key] == "v"
+
+
+HA_VALUES = [
+    ("kubernetes'", True), ("kubernetes\x00", True), ("kube rnetes", True), ("Kubernetes", False),
+    ("ZOOKEEPER", False), ("standalone", False), ("NONE", False), ("com.example.ha.MyHaServicesFactory", False),
+    ("MyFactory", True),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("value", "refused"), HA_VALUES)
+def test_ha_type_is_a_mode_or_a_factory_class(tmp_path: Path, value: str, refused: bool) -> None:
+    """``high-availability.type: kubernetes'`` was accepted and the Role silently lost its ConfigMap
+    rules (Flink loads any other value as a factory class, which fails)."""
+    spec = _mutated(tmp_path, "prod-eu", _set("flink", "clusters", 0, "config", "high-availability.type", value=value))
+    found = findings_by_code(spec)
+    assert ("AP4060" in found) == refused, found
+    if refused:
+        assert found["AP4060"][:2] == ("error", "flink.clusters[0].config.high-availability.type")

@@ -10,6 +10,7 @@ Flink's legacy format, the operator's CRD), carry the value exactly.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -357,3 +358,57 @@ def test_whitespace_variants_of_loader_strings(stacks_copy: Path) -> None:
         finally:
             (stacks_copy / stack.name).write_text(original, encoding="utf-8")
     assert checked
+
+
+# --- Issue 37: NUL in every string, over-long keys on every map ------------------------------------
+
+RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
+"""C0 controls (tab and newline excepted) and DEL: what no rendered file may carry raw (a NUL in a
+start script made git show "Binary files differ", so review saw nothing)."""
+LONG_KEY = "k" * 1100
+"""Longer than YAML's 1,024-character limit on implicit keys (PyYAML and SnakeYAML refuse it)."""
+
+NUL_AND_LONG_KEY: dict[str, Any] = {
+    "nul": lambda s: s[:1] + "\x00" + s[1:],
+    "long-key": lambda s: s + LONG_KEY,
+}
+
+
+def _nul_and_long_key_variants(stack: Path) -> Iterator[tuple[str, Any]]:
+    data = load_spec(stack).data
+    for site in string_sites(data):
+        yield f"{site} nul", with_variant(data, site, NUL_AND_LONG_KEY["nul"])
+        if site.is_key:
+            yield f"{site} long-key", with_variant(data, site, NUL_AND_LONG_KEY["long-key"])
+
+
+@pytest.mark.parametrize("stack", EXAMPLE_SPECS, ids=lambda p: p.name)
+def test_nul_and_long_keys_on_every_string(stack: Path, tmp_path: Path) -> None:
+    """A NUL in every string leaf and map key, and every map key made longer than 1,024 characters:
+    never a traceback; refused with file and path, or rendered with no raw control character in
+    any file and every file the same shape (each YAML file parses: no key beyond YAML's limit)."""
+    spec = tmp_path / "spec.yaml"
+    baseline = {path: text for path, (text, _) in bundle_files(build_all(load_validated(stack).model)).items()}
+    bad: list[str] = []
+    for label, document in _nul_and_long_key_variants(stack):
+        if not is_valid(document):
+            continue  # the schema refuses it; the fast and the full validator agree (test_schema_fast_agrees)
+        spec.write_text(yaml.safe_dump(document, allow_unicode=True, sort_keys=False), encoding="utf-8")
+        try:
+            validated = load_validated(spec)
+        except SpecErrors as exc:
+            assert all(e.file.endswith("spec.yaml") and e.path and e.message for e in exc.errors), label
+            continue
+        files = bundle_files(build_all(validated.model))
+        for path, (text, _) in files.items():
+            if RAW_CONTROL.search(text):
+                bad.append(f"{label}: raw control character in {path}")
+            elif path in baseline and text != baseline[path]:
+                try:
+                    same = _structure(path, text) == _structure(path, baseline[path])
+                except (yaml.YAMLError, ElementTree.ParseError) as exc:
+                    bad.append(f"{label}: {path} does not parse: {str(exc).splitlines()[0]}")
+                    continue
+                if not same:
+                    bad.append(f"{label}: the structure of {path} changed")
+    assert bad == [], "\n".join(bad)

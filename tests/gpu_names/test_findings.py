@@ -165,17 +165,51 @@ def test_another_spelling_the_consumer_sees_identically_is_accepted(tmp_path: Pa
     assert not [e for e in _errors(doc, tmp_path) if "gpu.model" in e]
 
 
-def test_an_unknown_name_is_a_warning_naming_the_nearest(tmp_path: Path) -> None:
+def test_an_unknown_name_is_a_warning_naming_only_variants_of_its_product(tmp_path: Path) -> None:
+    """Issue 42: an unknown H100 name gets the H100 boards as nearest known, never another GPU."""
     doc = stack_document("edge-standalone")
-    node_pool(doc, "edge-l4")["gpu"]["model"] = "NVIDIA L40"
+    node_pool(doc, "edge-l4")["gpu"]["model"] = "NVIDIA H100 SXM5 94GB"
     spec = load_validated(write_spec(tmp_path, doc))
     (warning,) = [str(w) for w in spec.warnings if "gpu.model" in str(w)]
     assert (
-        "nodePools[0].gpu.model: 'NVIDIA L40' is not in accelplane's GPU name table (docs/gpu-names.md); "
+        "nodePools[0].gpu.model: 'NVIDIA H100 SXM5 94GB' is not in accelplane's GPU name table (docs/gpu-names.md); "
         "the discovery script's --model filter and YARN node labels compare with the driver's name exactly "
         "as the driver reports it, so check it against a node (nvidia-smi -L, or sysfs product_name for "
-        "AMD); nearest known: 'NVIDIA L40S', 'NVIDIA L4'"
+        "AMD); nearest known: "
     ) in warning
+    nearest = warning.split("nearest known: ")[1]
+    assert set(nearest.split(", ")) == {"'NVIDIA H100 80GB HBM3'", "'NVIDIA H100 PCIe'", "'NVIDIA H100 NVL'"}
+
+
+def test_an_unknown_name_of_an_unknown_product_names_nothing(tmp_path: Path) -> None:
+    doc = stack_document("edge-standalone")
+    node_pool(doc, "edge-l4")["gpu"]["model"] = "NVIDIA X9000"
+    spec = load_validated(write_spec(tmp_path, doc))
+    (warning,) = [str(w) for w in spec.warnings if "gpu.model" in str(w)]
+    assert "nearest known" not in warning and warning.endswith("product_name for AMD)")
+
+
+@pytest.mark.parametrize("model", ["NVIDIA A100 80GB PCIe", "NVIDIA L40", "NVIDIA H200 NVL"])
+def test_a_table_name_without_a_public_capture_stays_a_warning(tmp_path: Path, model: str) -> None:
+    """Issue 42: a name no public capture shows is kept in the table but stays a warning."""
+    doc = stack_document("edge-standalone")
+    node_pool(doc, "edge-l4")["gpu"]["model"] = model
+    spec = load_validated(write_spec(tmp_path, doc))
+    (warning,) = [str(w) for w in spec.warnings if "gpu.model" in str(w)]
+    assert f"'{model}' is the name accelplane's GPU name table expects for this GPU, but no public capture" in warning
+    assert "[AP3501]" in warning or "AP3501" in repr(spec.warnings)
+
+
+@pytest.mark.parametrize(
+    "model", ["Tesla V100-PCIE-32GB", "NVIDIA A10", "NVIDIA A10G", "NVIDIA A30", "NVIDIA A100-PCIE-40GB",
+              "NVIDIA RTX A6000", "NVIDIA RTX PRO 6000 Blackwell Server Edition"],
+)
+def test_common_captured_names_are_known(tmp_path: Path, model: str) -> None:
+    """Issue 42: correct names of common boards (every AWS g5 node's A10G) got AP3501 before."""
+    doc = stack_document("edge-standalone")
+    node_pool(doc, "edge-l4")["gpu"]["model"] = model
+    spec = load_validated(write_spec(tmp_path, doc))
+    assert not [str(w) for w in spec.warnings if "gpu.model" in str(w)]
 
 
 def test_every_example_stack_uses_names_the_drivers_report(tmp_path: Path) -> None:

@@ -34,10 +34,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from accelplane.derive.discovery_paths import FLINK_PID_SUFFIX
 from accelplane.derive.slot_groups import taskmanager_memory
 from accelplane.job_helpers import PYFLINK_MODULE, java_sources
 from accelplane.pipeline import load_validated
 
+from tests.support.fake_flink_daemon import on_host, stop_all
 from tests.support.flink.errors import HarnessError
 from tests.support.flink.home import require_flink_home
 from tests.support.flink.java import build_java_job
@@ -53,6 +55,7 @@ from tests.support.multimodel_hosts import (
     multimodel_spec,
     write_rendered,
 )
+from tests.support.paths import host_dirs
 
 pytestmark = pytest.mark.flink
 
@@ -76,14 +79,16 @@ class Env:
     def __init__(self, root: Path, flink_home: Path) -> None:
         self.root = root
         self.flink_home = flink_home
-        install = root / "discovery"
-        install.mkdir()
+        # a directory accelplane owns (the coordination-path rule) and a root-owned install
+        # directory (never below /tmp: AP8060), unique per test run
+        install, coordination = host_dirs(root, "gpu-coordination")
         script = install / "accelplane-gpu-discovery"
         shutil.copyfile(DISCOVERY_SOURCE, script)
         script.chmod(0o755)
-        # a directory accelplane owns (the coordination-path rule), unique per test run
-        coordination = Path(f"/run/accelplane-t{os.getpid()}{abs(hash(str(root))) % 10**8}") / "gpu-coordination"
-        coordination.parent.mkdir(parents=True, exist_ok=True)
+        # the rendered env.pid.dir's parent, as node/provision.sh prepares it
+        self.pid_root = Path(f"{coordination.parent}{FLINK_PID_SUFFIX}")
+        self.pid_root.mkdir(mode=0o755, exist_ok=True)
+        self.pid_dir = self.pid_root / "vision"
         self.spec = multimodel_spec(root, install_dir=install, coordination_file=coordination, memory="1280Mi")
         self.files = write_rendered(self.spec, root / "out")
         self.model = load_validated(self.spec).model
@@ -101,14 +106,17 @@ class Env:
         self.cluster.prepare()
         env = self.cluster.env  # the sandbox's FLINK_CONF_DIR / log / pid dirs
         env["FLINK_HOME"] = str(self.flink_home)
+        # the "hosts" share this machine: a pid file each (on real hosts each has its own)
+        env["FLINK_IDENT_STRING"] = f"accelplane-{tm_id(host)}"
         env.update(host_env(self.fake_dir, host))
         env.update(extra)
         return env
 
     def start_host(self, host: str, resource_id: str, **extra: str) -> subprocess.CompletedProcess[str]:
-        """Run the host's rendered start script (one TaskManager)."""
+        """Run the host's rendered start script (one TaskManager) on a host of that name."""
         return subprocess.run(
-            [str(self.base / "taskmanagers" / f"{host}.sh"), "-D", f"taskmanager.resource-id={resource_id}"],
+            [*on_host(host), str(self.base / "taskmanagers" / f"{host}.sh"), "-D",
+             f"taskmanager.resource-id={resource_id}"],
             env=self.script_env(host, **extra),
             capture_output=True,
             text=True,
@@ -145,13 +153,17 @@ class Env:
 @pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory) -> Any:
     e = Env(tmp_path_factory.mktemp("gpu-slots"), require_flink_home())
-    with e.cluster:
-        e.cluster.start_jobmanager()
-        for host in HOSTS:  # one after another, like the harness (a loaded machine starts JVMs slowly)
-            proc = e.start_host(host, tm_id(host))
-            assert proc.returncode == 0, proc.stdout + proc.stderr
-            e.wait_registered({tm_id(host)})
-        yield e
+    try:
+        with e.cluster:
+            e.cluster.start_jobmanager()
+            for host in HOSTS:  # one after another, like the harness (a loaded machine starts JVMs slowly)
+                proc = e.start_host(host, tm_id(host))
+                assert proc.returncode == 0, proc.stdout + proc.stderr
+                e.wait_registered({tm_id(host)})
+            yield e
+    finally:
+        stop_all(e.pid_dir)  # the TaskManagers' pid files are in the rendered env.pid.dir
+        shutil.rmtree(e.pid_root, ignore_errors=True)
 
 
 def test_each_taskmanager_registers_its_models_and_the_derived_memory(env: Env) -> None:
@@ -319,12 +331,18 @@ def test_pyflink_helper_job_lands_on_the_a100_taskmanagers(env: Env, tmp_path: P
 
 def test_a_second_start_of_a_hosts_script_refuses_and_names_the_holder(env: Env) -> None:
     """Running a host's rendered script again while its first TaskManager is alive starts nothing:
-    the GPUs it would get are held by a live owner in the coordination file (the first
-    TaskManager, named with its resource id). Without the check the second TaskManager's discovery
-    fails, Flink only logs a WARN and the TaskManager registers GPUs it does not have."""
+    ``start`` finds the host's TaskManager running (its own pid file, checked to be a Java
+    TaskManager of this configuration) and ``start-one`` is refused at the host's count. Started
+    from another pid file (as another cluster's or user's script would be), the GPUs it would get
+    are held by a live owner in the coordination file (the first TaskManager, named with its
+    resource id). Without the check the second TaskManager's discovery fails, Flink only logs a
+    WARN and the TaskManager registers GPUs it does not have."""
     before = {str(tm["id"]) for tm in env.cluster.registered_taskmanagers()}
     for host, holder in ((HOST_T4, tm_id(HOST_T4)), (HOST_MIX, tm_id(HOST_MIX))):
         proc = env.start_host(host, f"{tm_id(host)}-again")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "all 1 TaskManager(s) of vision run" in proc.stderr, proc.stderr
+        proc = env.start_host(host, f"{tm_id(host)}-again", FLINK_IDENT_STRING="someone-else")
         assert proc.returncode == 1, proc.stdout + proc.stderr
         assert "are not free: live owners hold them" in proc.stderr, proc.stderr
         assert f"a Flink TaskManager ({holder})" in proc.stderr, proc.stderr
@@ -354,7 +372,8 @@ def test_flink_registers_gpus_it_cannot_name_and_the_start_script_refuses(env: E
         if name == "tm-noscript":
             script.rename(script.with_suffix(".off"))
         try:
-            proc = env.start_host(HOST_T4, name, **extra)
+            # a pid file without the T4 host's running TaskManager, so the script gets to its checks
+            proc = env.start_host(HOST_T4, name, FLINK_IDENT_STRING="broken-case", **extra)
         finally:
             if name == "tm-noscript":
                 script.with_suffix(".off").rename(script)
@@ -376,14 +395,17 @@ def test_flink_registers_gpus_it_cannot_name_and_the_start_script_refuses(env: E
         subprocess.run(
             [str(env.flink_home / "bin" / "taskmanager.sh"), "start", f"-Dexternal-resources={T4_RESOURCE}",
              "-D", f"taskmanager.resource-id={name}", *more],
-            env=env.script_env(HOST_T4, **extra), check=True, capture_output=True, text=True, timeout=120,
+            # the harness's own pid file (it stops these at the end); the script-started ones have theirs
+            env=env.script_env(HOST_T4, FLINK_IDENT_STRING="accelplane", **extra), check=True,
+            capture_output=True, text=True, timeout=120,
         )  # fmt: skip
     env.wait_registered(set(starts))
     for name in starts:
         total = env.taskmanager(name)["totalResource"]["extendedResources"]
         assert total == {T4_RESOURCE: 2.0}, (name, total)
     # ... with nothing but a WARN in each log (ExternalResourceUtils, GPUDriver).
-    logs = [p.read_text(errors="replace") for p in env.cluster.taskmanager_log_files()[-3:]]
+    stock = [p for p in env.cluster.taskmanager_log_files() if p.name.startswith("flink-accelplane-taskexecutor-")]
+    logs = [p.read_text(errors="replace") for p in stock]
     assert f"Could not find factory class org.apache.flink.externalresource.gpu.GPUDriverFactory for {T4_RESOURCE}" in logs[0]
     assert "FileNotFoundException: The gpu discovery script does not exist in path" in logs[1]
     assert "Discovery script exit with" in logs[2]
@@ -410,7 +432,7 @@ def test_two_starts_at_once_make_one_taskmanager_that_owns_its_gpus(env: Env) ->
     TaskManager takes them only when its JVM runs discovery). With the start lock, the first start
     takes its TaskManager's GPUs for the JVM's pid before the second may look: exactly one
     TaskManager starts, it registers its two T4s and its own discovery call gets the GPUs the
-    script took for it; the second start refuses, naming it. (Runs last: it replaces the T4 host's
+    script took for it; the second start-one refuses (the host's count is reached). (Runs last: it replaces the T4 host's
     TaskManager.)"""
     old = _java_pid(f"taskmanager.resource-id={tm_id(HOST_T4)}")
     os.kill(old, 9)
@@ -420,16 +442,15 @@ def test_two_starts_at_once_make_one_taskmanager_that_owns_its_gpus(env: Env) ->
     script = str(env.base / "taskmanagers" / f"{HOST_T4}.sh")
     names = ("tm-race-a", "tm-race-b")
     procs = [
-        subprocess.Popen([script, "-D", f"taskmanager.resource-id={name}"], env=env.script_env(HOST_T4),
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen([*on_host(HOST_T4), script, "start-one", "-D", f"taskmanager.resource-id={name}"],
+                         env=env.script_env(HOST_T4), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         for name in names
     ]  # fmt: skip
     results = {name: (p.wait(timeout=300), p.communicate()[1]) for name, p in zip(names, procs, strict=True)}
     assert sorted(code for code, _ in results.values()) == [0, 1], results
     winner = next(name for name, (code, _) in results.items() if code == 0)
     loser_err = next(err for code, err in results.values() if code == 1)
-    assert "are not free: live owners hold them" in loser_err, loser_err
-    assert f"a Flink TaskManager ({winner})" in loser_err, loser_err
+    assert "1 of 1 TaskManager(s) already run here" in loser_err, loser_err
     env.wait_registered({winner})
     assert env.taskmanager(winner)["totalResource"]["extendedResources"] == {T4_RESOURCE: 2.0}
     loser = next(n for n in names if n != winner)

@@ -16,11 +16,12 @@ from typing import Any
 import pytest
 import yaml
 from accelplane.cli import main
+from accelplane.derive.discovery_paths import FLINK_PID_SUFFIX
 from accelplane.derive.slot_groups import pack, taskmanager_memory
 from accelplane.job_helpers import PYFLINK_MODULE, java_sources
 
 from tests.flink.specs import KUBERNETES, STANDALONE, variant
-from tests.support.fake_flink_daemon import install_fake_taskmanager, started_pids, stop_all
+from tests.support.fake_flink_daemon import install_fake_taskmanager, on_host, started_pids, stop_all
 from tests.support.findings_text import without_tags
 from tests.support.multimodel_hosts import (
     A100_RESOURCE,
@@ -33,6 +34,7 @@ from tests.support.multimodel_hosts import (
     multimodel_spec,
     write_rendered,
 )
+from tests.support.paths import host_dirs
 from tests.support.render import files_for
 from tests.support.specs import model_of, write_spec
 from tests.support.validators import tool
@@ -305,32 +307,38 @@ def test_start_scripts_are_shellcheck_clean(tmp_path: Path) -> None:
 @pytest.fixture
 def start_host(tmp_path: Path) -> Any:
     """Run a rendered start script against a fake FLINK_HOME whose taskmanager.sh records its args."""
-    install = tmp_path / "disc"
-    install.mkdir()
+    install, coordination = host_dirs(tmp_path)  # never below /tmp (AP8060)
     script = install / "accelplane-gpu-discovery"
     script.write_text(DISCOVERY.read_text())
     script.chmod(0o755)
-    coordination = Path(f"/run/accelplane-t{os.getpid()}{abs(hash(str(tmp_path))) % 10**8}") / "coord"
-    coordination.parent.mkdir(parents=True, exist_ok=True)  # as node/provision.sh prepares it
     spec = multimodel_spec(tmp_path, install_dir=install, coordination_file=coordination)
     written = write_rendered(spec, tmp_path / "out")
     home = tmp_path / "flink"
     (home / "bin").mkdir(parents=True)
     (home / "plugins" / "external-resource-gpu").mkdir(parents=True)
     (home / "plugins" / "external-resource-gpu" / "flink-external-resource-gpu-1.20.5.jar").write_text("")
+    for h in (HOST_A100, HOST_T4, HOST_MIX):  # the "hosts" share this machine: a conf dir each
+        (home / f"conf-{h}").mkdir()
     record = tmp_path / "started"
     install_fake_taskmanager(home, record)
-    pids = tmp_path / "pids"
+    pid_root = Path(f"{coordination.parent}{FLINK_PID_SUFFIX}")  # as node/provision.sh prepares it
+    pid_root.mkdir(mode=0o755, exist_ok=True)
+    pids = pid_root / "vision"  # the rendered env.pid.dir
     fake = install_fake_smi(tmp_path / "fake-bin")
 
-    def command(host: str, **extra: str) -> tuple[list[str], dict[str, str]]:
-        env = {**os.environ, "FLINK_HOME": str(home), "FLINK_PID_DIR": str(pids), **host_env(fake, host), **extra}
+    def command(host: str, *args: str, on: str | None = None, **extra: str) -> tuple[list[str], dict[str, str]]:
+        """The host's script (with ``args``, default ``-D x=y``), run on a host named ``on`` (default
+        ``host``: its own UTS namespace with that host name)."""
+        env = {**os.environ, "FLINK_HOME": str(home), "FLINK_PID_DIR": str(tmp_path / "untrusted"),
+               **host_env(fake, host), **extra}  # fmt: skip
         env.pop("FLINK_PLUGINS_DIR", None)
+        env["FLINK_CONF_DIR"] = str(home / f"conf-{host}")
         env.update(extra)
-        return [str(written[f"flink/vision/taskmanagers/{host}.sh"]), "-D", "x=y"], env
+        script = str(written[f"flink/vision/taskmanagers/{host}.sh"])
+        return [*on_host(on or host), script, *(args or ("-D", "x=y"))], env
 
-    def run(host: str, **extra: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
-        args, env = command(host, **extra)
+    def run(host: str, *args_: str, **extra: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+        args, env = command(host, *args_, **extra)
         proc = subprocess.run(args, env=env, capture_output=True, text=True, check=False)
         started = record.read_text().splitlines() if record.exists() else []
         return proc, started
@@ -346,6 +354,7 @@ def start_host(tmp_path: Path) -> Any:
     finally:
         stop_all(pids)
         shutil.rmtree(coordination.parent, ignore_errors=True)
+        shutil.rmtree(pid_root, ignore_errors=True)
 
 
 def test_start_script_names_both_models_on_the_command_line(start_host: Any) -> None:
@@ -412,20 +421,25 @@ def test_two_starts_at_once_start_one_host_once(start_host: Any) -> None:
     """Two starts of a host's script at the same moment (issue 30: both found the GPUs free, since a
     TaskManager takes them only when its JVM runs discovery): the start lock makes them one after
     the other, the first takes its TaskManager's GPUs for its pid before letting go, so the second
-    finds them held and starts nothing, naming the first TaskManager. The lock is not inherited by
-    the TaskManager (it would keep every later start waiting)."""
+    finds the host's TaskManager running and starts nothing. The lock is not inherited by the
+    TaskManager (it would keep every later start waiting)."""
     args, env = start_host.command(HOST_MIX)
     both = [subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     results = [(p.wait(timeout=120), p.communicate()) for p in both]
-    codes = sorted(code for code, _ in results)
-    assert codes == [0, 1], results
+    assert [code for code, _ in results] == [0, 0], results
     (daemon,) = started_pids(start_host.pids)
-    refused = next(err for code, (_, err) in results if code == 1)
-    assert f"pid {daemon}, sleep" in refused and "are not free" in refused, refused
+    assert any("all 1 TaskManager(s) of vision run" in err for _, (_, err) in results), results
     lock = Path(f"{start_host.coordination}.start-lock")
     assert lock.is_file() and not lock.is_symlink()
     held = [os.readlink(f) for f in Path(f"/proc/{daemon}/fd").iterdir()]
     assert str(lock) not in held, held
+    # start-one at once twice more: the lock again makes them one after the other; each finds
+    # the TaskManager's count reached (the GPUs it holds are named by --check-free otherwise)
+    args, env = start_host.command(HOST_MIX, "start-one")
+    both = [subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    results = [(p.wait(timeout=120), p.communicate()) for p in both]
+    assert [code for code, _ in results] == [1, 1], results
+    assert all("1 of 1 TaskManager(s) already run here" in err for _, (_, err) in results), results
     # once that TaskManager is gone, its GPUs are free again and a start succeeds
     stop_all(start_host.pids)
     proc, _ = start_host(HOST_MIX)
@@ -437,9 +451,118 @@ def test_a_symlinked_start_lock_is_refused(start_host: Any, tmp_path: Path) -> N
     start_host.coordination.parent.mkdir(parents=True, exist_ok=True)
     Path(f"{start_host.coordination}.start-lock").symlink_to(tmp_path / "elsewhere")
     proc, started = start_host(HOST_T4)
-    assert (proc.returncode, started) == (1, [])
+    assert (proc.returncode, started) == (3, [])
     assert "is a symbolic link" in proc.stderr
     assert not (tmp_path / "elsewhere").exists()
+
+
+def test_a_fifo_planted_as_the_start_lock_never_blocks(start_host: Any) -> None:
+    """Issue 37.5: a FIFO in the start lock's place used to block the script forever (``exec 9<``
+    before ``flock -w``); the discovery script opens the lock once with O_NONBLOCK|O_NOFOLLOW and
+    refuses what is not a regular file."""
+    lock = Path(f"{start_host.coordination}.start-lock")
+    os.mkfifo(lock)
+    args, env = start_host.command(HOST_T4)
+    proc = subprocess.run(args, env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 3, proc.stderr
+    assert "not a regular file" in proc.stderr
+    assert not started_pids(start_host.pids) if start_host.pids.exists() else True
+
+
+def test_a_start_lock_of_another_user_is_refused(start_host: Any) -> None:
+    lock = Path(f"{start_host.coordination}.start-lock")
+    lock.write_text("")
+    os.chown(lock, 4321, 4321)
+    proc, started = start_host(HOST_T4)
+    assert (proc.returncode, started) == (3, [])
+    assert "belongs to uid 4321" in proc.stderr
+
+
+def test_the_script_refuses_another_host(start_host: Any) -> None:
+    """Issue 38.3: a host's script run on another host (edge-gpu-01's on edge-gpu-09) is refused
+    before anything starts; the host's short name is accepted."""
+    args, env = start_host.command(HOST_T4, on="gpu-t4-09.test.internal")
+    proc = subprocess.run(args, env=env, capture_output=True, text=True, check=False)
+    assert proc.returncode == 1
+    assert "this host is gpu-t4-09.test.internal; this script is for gpu-t4-01.test.internal only" in proc.stderr
+    args, env = start_host.command(HOST_T4, on="gpu-t4-01")
+    proc = subprocess.run(args, env=env, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_a_single_model_host_checks_its_model(tmp_path: Path) -> None:
+    """Issue 38.3: single-model pools pass --model too (a 4×T4 host ran the L4 pool's script)."""
+    data = copy.deepcopy(STANDALONE)
+    data["nodePools"][0]["gpu"]["model"] = "NVIDIA L4"
+    spec = write_spec(tmp_path, data)
+    scripts = {p: t for p, (t, _) in files_for(spec).items() if "/taskmanagers/" in p}
+    assert scripts
+    for text in scripts.values():
+        assert text.count("--model NVIDIA-L4") >= 2, text  # the preflight and the free check
+
+
+def test_a_pid_file_planted_by_another_user_is_refused(start_host: Any) -> None:
+    """Issue 37.2: the pid file lives in the cluster's own directory; one that is not the running
+    user's alone (here: group/other-writable, as a planted /tmp file is) is refused before any pid
+    in it is given GPUs or killed, and FLINK_PID_DIR from the environment is ignored."""
+    victim = subprocess.Popen(["sleep", "300"])
+    try:
+        start_host.pids.mkdir(parents=True, exist_ok=True)
+        planted = start_host.pids / f"flink-{os.environ.get('USER', '')}-taskexecutor.pid"
+        planted.write_text(f"{victim.pid}\n")
+        planted.chmod(0o666)
+        proc, started = start_host(HOST_T4)
+        assert (proc.returncode, started) == (1, [])
+        assert "is not a file of this user closed to group/other writes" in proc.stderr
+        assert victim.poll() is None
+    finally:
+        victim.kill()
+        victim.wait()
+
+
+def test_a_pid_that_is_not_this_clusters_taskmanager_is_neither_given_gpus_nor_killed(
+    start_host: Any, tmp_path: Path
+) -> None:
+    """Issue 37.2: the pid the script reads back must be a Java TaskManager of this user with this
+    cluster's configuration directory; a Flink whose daemon writes another pid (here: a planted
+    process's) makes the script refuse, without --owner-pid or kill for that process."""
+    victim = subprocess.Popen(["sleep", "300"])
+    try:
+        tm = start_host.home / "bin" / "taskmanager.sh"
+        tm.write_text(f'#!/bin/sh\nmkdir -p "$FLINK_PID_DIR"\necho {victim.pid} >> "$FLINK_PID_DIR/flink-$USER-taskexecutor.pid"\n')
+        proc, _ = start_host(HOST_T4)
+        assert proc.returncode == 1
+        assert f"pid {victim.pid} in" in proc.stderr and "is not a TaskManager of this cluster" in proc.stderr
+        assert victim.poll() is None
+        assert not start_host.coordination.exists() or str(victim.pid) not in start_host.coordination.read_text()
+    finally:
+        victim.kill()
+        victim.wait()
+
+
+def test_restart_after_a_kill_starts_only_the_missing_taskmanager(start_host: Any) -> None:
+    """Issue 38.4: after one TaskManager is killed (-9) the script no longer refuses (it needed all
+    GPUs free): it starts only the missing one, with its GPUs; stop-one stops the newest and waits
+    until it is gone, so its GPUs are free for start-one."""
+    proc, _ = start_host(HOST_MIX)
+    assert proc.returncode == 0, proc.stderr
+    (first,) = started_pids(start_host.pids)
+    os.kill(first, 9)
+    proc, started = start_host(HOST_MIX)
+    assert proc.returncode == 0, proc.stderr
+    assert len(started) == 2
+    pids = started_pids(start_host.pids)
+    second = pids[-1]
+    assert second != first and os.path.exists(f"/proc/{second}")
+    proc, _ = start_host(HOST_MIX, "start-one")
+    assert proc.returncode == 1 and "1 of 1 TaskManager(s) already run here" in proc.stderr
+    proc, _ = start_host(HOST_MIX, "stop-one")
+    assert proc.returncode == 0, proc.stderr
+    assert f"stopped TaskManager pid {second}" in proc.stderr
+    assert not os.path.exists(f"/proc/{second}/cmdline") or Path(f"/proc/{second}/stat").read_text().split()[2] == "Z"
+    proc, started = start_host(HOST_MIX, "start-one")
+    assert proc.returncode == 0, proc.stderr
+    assert len(started) == 3
 
 
 def test_pyflink_helper_parses_the_rendered_file(tmp_path: Path) -> None:

@@ -1,17 +1,21 @@
 """The discovery script's GPU-owner metrics on YARN/standalone hosts: what the coordination file
-records (format v3 with the owner label), the node-exporter textfile it writes (parsed by
+records (format v2, owner labels in the ``.labels`` side file), the node-exporter textfile it writes (parsed by
 prometheus_client's text parser), written atomically (a crash mid-write leaves the previous file),
 and the Flink config that asks for it."""
 
 from __future__ import annotations
 
+import fcntl
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from accelplane.discovery import gpu_discovery as gd
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests.support.discovery_runs import SCRIPT, fake_env
 from tests.support.paths import REPO_ROOT
 from tests.support.render import files_for
 
@@ -45,8 +49,10 @@ def test_allocation_and_release_rewrite_the_metrics(tmp_path: Path) -> None:
     chosen = gd.allocate(GPUS, 2, opts, gd.Log(), gd.Deadline(5))
     assert [g.key for g in chosen] == ["GPU-aaaa", "GPU-bbbb"]
     text = (tmp_path / "coordination").read_text()
-    assert text.startswith(gd.FILE_HEADER_V3 + "\n")
-    assert [r.label for r in gd.parse_records(text.encode(), "c")] == ["sessions-v100"] * 2
+    assert text.startswith(gd.FILE_HEADER + "\n")  # v2 always: an older version rolled back to reads it
+    assert [r.label for r in gd.parse_records(text.encode(), "c")] == ["-"] * 2
+    with gd.CoordinationFile(opts, gd.Log(), gd.Deadline(5)) as cf:
+        assert [r.label for r in cf.read()] == ["sessions-v100"] * 2
     host = os.uname().nodename
     assert _samples(tmp_path / "accelplane-gpu-owners.prom") == [
         {"flink_cluster": "sessions-v100", "gpu_index": str(i), "gpu_uuid": key, "host": host, "pid": str(os.getpid())}
@@ -152,11 +158,60 @@ def test_a_malformed_v3_record_is_refused(line: str) -> None:
 
 
 def test_a_v2_file_is_read_and_rewritten_with_labels(tmp_path: Path) -> None:
-    """An upgrade: the v2 file of an older version is read, and v3 written once a record has a label."""
+    """An upgrade: the v2 file of an older version is read; labels go to the side file."""
     opts = _opts(tmp_path)
     old = gd.Record("GPU-bbbb", 1, 1, 1, "0000-dead", "-", 0)  # from another boot
     (tmp_path / "coordination").write_bytes(gd.render_records([old]))
     assert (tmp_path / "coordination").read_text().startswith(gd.FILE_HEADER + "\n")
     gd.allocate(GPUS, 1, opts, gd.Log(), gd.Deadline(5))
-    records = gd.parse_records((tmp_path / "coordination").read_bytes(), "c")
+    with gd.CoordinationFile(opts, gd.Log(), gd.Deadline(5)) as cf:
+        records = cf.read()
     assert [(r.key, r.label) for r in records] == [("GPU-aaaa", "sessions-v100")]  # the stale record reclaimed
+    assert (tmp_path / "coordination.labels").read_text().startswith(gd.LABELS_HEADER + "\n")
+
+
+def test_export_writes_the_metrics_under_the_coordination_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 37.14: --export-metrics wrote the file after letting go of the lock, so an export that
+    read earlier could overwrite the file a later allocation wrote (0 series while 2 were held).
+    Now the metrics are written while the lock is held, in the order of coordination changes."""
+    opts = _opts(tmp_path)
+    gd.allocate(GPUS, 1, opts, gd.Log(), gd.Deadline(5))
+    seen: list[bool] = []
+    real = gd.write_metrics
+
+    def probe(path: str, records: list[gd.Record], log: gd.Log) -> None:
+        fd = os.open(str(tmp_path / "coordination.lock"), os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            seen.append(False)
+        except BlockingIOError:
+            seen.append(True)
+        finally:
+            os.close(fd)
+        real(path, records, log)
+
+    monkeypatch.setattr(gd, "write_metrics", probe)
+    exporter = _opts(tmp_path)
+    exporter.export_metrics = True
+    assert gd.run(exporter, gd.Log()) == 0
+    assert seen == [True]
+
+
+def test_an_undecodable_host_name_never_breaks_an_allocation(tmp_path: Path) -> None:
+    """Issue 37.15: a host name that is not UTF-8 made write_metrics raise outside its try (exit 70,
+    nothing on stdout) after the GPUs were recorded, so the TaskManager started without GPUs while
+    the file said it held them. Run for real in a UTS namespace whose host name is b'gpu\\xff'."""
+    metrics = tmp_path / "owners.prom"
+    env = fake_env(2)
+    proc = subprocess.run(
+        ["unshare", "--uts", "--", sys.executable, "-c",
+         "import socket, subprocess, sys; socket.sethostname(b'gpu\\xff-01');"
+         "sys.exit(subprocess.call(sys.argv[1:]))",
+         sys.executable, str(SCRIPT), "1", "--enable-coordination-mode", "--coordination-file",
+         str(tmp_path / "coordination"), "--owner-label", "c1", "--metrics-file", str(metrics)],
+        env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert (proc.returncode, proc.stdout) == (0, "0\n"), proc.stderr
+    assert _samples(metrics)[0]["host"] == "gpu\ufffd-01"

@@ -123,8 +123,11 @@ def test_content_and_commands(write_spec):
     assert rules == [
         "d /var/lib/accelplane 2770 flinkgpu gpu-users -",
         "r! /var/lib/accelplane/gpu-coordination",
+        "r! /var/lib/accelplane/gpu-coordination.labels",
         "d /var/lib/accelplane/yarn 2770 flinkgpu gpu-users -",
         "r! /var/lib/accelplane/yarn/t4-coordination",
+        "r! /var/lib/accelplane/yarn/t4-coordination.labels",
+        "d /var/lib/accelplane-flink-pids 755 flinkgpu gpu-users -",
     ]
     assert doc["runcmd"] == [
         "getent group gpu-users >/dev/null || groupadd --system gpu-users",

@@ -102,6 +102,8 @@ def test_provision_twice_second_run_changes_nothing(rendered, fake_root):
         *([f"owner of /var/lib/accelplane set to {uid}:{gid}"] if os.geteuid() == 0 else []),
         "created directory /var/lib/accelplane/yarn",
         *([f"owner of /var/lib/accelplane/yarn set to {uid}:{gid}"] if os.geteuid() == 0 else []),
+        "created directory /var/lib/accelplane-flink-pids",
+        *([f"owner of /var/lib/accelplane-flink-pids set to {uid}:{gid}"] if os.geteuid() == 0 else []),
     ]
 
     assert "not byte-compiled below --root" in first.stderr  # the image's python3 may differ
@@ -272,13 +274,15 @@ def test_real_mode_creates_missing_group_and_user(rendered, tmp_path):
     assert result.returncode == 1
     assert changes(result.stderr) == ["created system group gpu-users", "created system user flinkgpu"]
     calls = log.read_text().splitlines()
-    assert calls[:4] == [
+    assert calls[:6] == [
+        "getent passwd flinkgpu",  # the preflight: directories of another owner are refused first
+        "getent group gpu-users",
         "getent group gpu-users",
         "groupadd --system gpu-users",
         "getent passwd flinkgpu",
         "useradd --system --gid gpu-users --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin flinkgpu",
     ]
-    assert calls[4:] == ["mktemp -d"]
+    assert calls[6:] == ["mktemp -d"]
 
 
 def test_tmpfiles_rule_read_by_systemd_tmpfiles(rendered, fake_root):
@@ -475,3 +479,45 @@ def test_unprivileged_run_into_own_tree(rendered, fake_root):
     second = provision()
     assert second.returncode == 0 and changes(second.stderr) == [], second.stderr
     assert snapshot(fake_root) == before
+
+
+def test_a_user_change_fails_before_changing_anything(write_spec, tmp_path, fake_root):
+    """Issue 38.6: a discovery.user change used to exit 1 only after installing the new tmpfiles
+    rule (the coordination directory still the old user's), leaving the host half-configured; the
+    preflight refuses it before anything is installed."""
+    if os.geteuid() != 0:
+        pytest.skip("chown to the old user's uid needs root")
+    make_fake_root(fake_root, "flinkgpu", "gpu-users")
+    first = run_provisioner(write_rendered(files_for(write_spec(FULL_SPEC)), tmp_path / "a") / "node/provision.sh",
+                            "--root", str(fake_root))  # fmt: skip
+    assert first.returncode == 0, first.stderr
+    with (fake_root / "etc/passwd").open("a") as f:
+        f.write("newflink:x:4242:4242::/nonexistent:/usr/sbin/nologin\n")
+    changed = FULL_SPEC.replace("  user: flinkgpu\n", "  user: newflink\n")
+    assert changed != FULL_SPEC
+    before = snapshot(fake_root)
+    second = run_provisioner(write_rendered(files_for(write_spec(changed)), tmp_path / "b") / "node/provision.sh",
+                             "--root", str(fake_root))  # fmt: skip
+    assert second.returncode == 1
+    assert "did discovery.user or discovery.group change?" in second.stderr
+    assert "nothing was changed" in second.stderr
+    assert changes(second.stderr) == []
+    assert snapshot(fake_root) == before
+
+
+def test_the_compile_step_tolerates_a_concurrent_run(tmp_path):
+    """Issue 38.6: two provisioners at once raced on the bytecode source marker (one removed the
+    old marker the other was removing: FileNotFoundError). Replayed deterministically: every
+    unlink fails with ENOENT (strace fault injection), as when the other run got there first."""
+    module = tmp_path / "mod" / "accelplane_gpu_discovery.py"
+    module.parent.mkdir()
+    module.write_text("X = 1\n")
+    (module.parent / "__pycache__").mkdir()
+    (module.parent / "__pycache__" / "accelplane_gpu_discovery.source-old").write_text("")
+    proc = subprocess.run(
+        [tool("strace"), "-f", "-qq", "-o", "/dev/null", "-e", "inject=unlink,unlinkat:error=ENOENT",
+         "python3", "-I", "-S", "-c", COMPILE_PROGRAM, str(module)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert [p.name for p in (module.parent / "__pycache__").glob("*.source-*")] != []

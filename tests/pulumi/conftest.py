@@ -41,6 +41,13 @@ class Registration:
     provider: str
     inputs: dict[str, Any] = field(default_factory=dict)
     outputs: dict[str, Any] | None = None
+    alias_names: list[str] = field(default_factory=list)
+    """Names of the resource's aliases (``Alias(name=...)``), as the engine receives them."""
+
+    @property
+    def logical(self) -> str:
+        """The name without the platform's ``<prefix>:`` (``prod-eu:queue/streaming`` → ``queue/streaming``)."""
+        return self.name.split(":", 1)[1] if self.custom and ":" in self.name else self.name
 
 
 @dataclass
@@ -160,6 +167,7 @@ def pulumi_run(monkeypatch: pytest.MonkeyPatch) -> Iterator[RunProgram]:
                     provider=req.provider,
                     inputs=mocks.inputs.get((req.type, req.name), {}),
                     outputs=monitor.outputs.get(urn),
+                    alias_names=[a.spec.name for a in req.aliases if a.HasField("spec") and a.spec.name],
                 )
             )
         return ProgramRun(registrations, outputs, list(monitor.requests))

@@ -450,7 +450,7 @@ def test_every_supported_kind_round_trips_with_dependencies(prod_eu: Spec, pulum
     order = order_of(run)
 
     def deps(name: str) -> set[str]:
-        return {d.split("::")[-1] for d in n[name].dependencies}
+        return {d.split("::")[-1].split(":", 1)[-1] for d in n[name].dependencies}
 
     cm = f"configmap/flink/{DISCOVERY_CM}"
     assert deps("daemonset/kube-system/nvidia-device-plugin") == {
@@ -491,7 +491,7 @@ def test_every_supported_kind_round_trips_with_dependencies(prod_eu: Spec, pulum
 
     # only immutable (content-addressed) ConfigMaps, Namespaces and the adopted Volcano scheduler
     # ConfigMap are retained when they leave the program (accelplane.lifecycle)
-    retained = {r.name for r in run.kubernetes() if r.retain_on_delete}
+    retained = {r.logical for r in run.kubernetes() if r.retain_on_delete}
     assert retained == {cm, "namespace/flink", "configmap/volcano-system/volcano-scheduler-configmap"}
 
 
@@ -580,7 +580,7 @@ def test_program_reports_unsupported_objects_without_traceback(
 
     secret = k8s_object("v1", "Secret", "creds", family="flink", namespace="flink", labels=LABELS)
     monkeypatch.setattr(
-        program, "GpuPlatformArgs", lambda spec, bundle: GpuPlatformArgs(spec, with_objects(secret)(spec))
+        program, "GpuPlatformArgs", lambda spec, bundle, **kw: GpuPlatformArgs(spec, with_objects(secret)(spec), **kw)
     )
     with pytest.raises(
         pulumi.RunError,
@@ -666,27 +666,31 @@ def test_family_names_must_fit_a_type_token(prod_eu: Spec, pulumi_run: RunProgra
         run_platform(pulumi_run, prod_eu, only(queue("a", None, "Device_Plugins")))
 
 
-def test_every_supported_kind_reaches_the_engine_as_its_typed_class_sends_it(
-    prod_eu: Spec, pulumi_run: RunProgram, monkeypatch: pytest.MonkeyPatch
+def test_every_supported_kind_is_registered_through_its_public_typed_class(
+    prod_eu: Spec, pulumi_run: RunProgram
 ) -> None:
-    """Every kind of `KINDS` (the example stacks do not use them all): the plain registration the
-    program uses sends the same requests as the typed classes (tests/pulumi/test_lean_registration.py)."""
-    from accelplane.pulumi import kinds
-
-    from tests.pulumi.test_lean_registration import wire
+    """Every kind of `KINDS` (the example stacks do not use them all) becomes an instance of its
+    public typed class (``apiextensions.CustomResource`` for CRD kinds): what a user's
+    transformation and `GpuPlatform.get_resource` see."""
+    import pulumi_kubernetes as k8s
 
     objects = every_kind_bundle()
-    lean = wire(run_platform(pulumi_run, prod_eu, with_objects(*objects)).requests)
-    with monkeypatch.context() as patch:
-        patch.setattr(kinds.Prepared, "create", kinds.Prepared.create_typed)
-        typed = wire(run_platform(pulumi_run, prod_eu, with_objects(*objects)).requests)
-    assert lean.keys() == typed.keys()
+    platforms: list[GpuPlatform] = []
+    build = with_objects(*objects)
+
+    def program() -> None:
+        platforms.append(GpuPlatform(prod_eu.name, GpuPlatformArgs(prod_eu, build(prod_eu))))
+
+    pulumi_run({}, stack="prod-eu", program=program)
+    (platform,) = platforms
     assert {(o.api_version, o.kind) for o in objects} | {
         ("scheduling.k8s.io/v1", "PriorityClass"),
         (VOLCANO, "Queue"),
     } == set(KINDS)
-    for key in typed:
-        assert lean[key] == typed[key], key
+    for obj in platform.bundle.objects:
+        expected = KINDS[(obj.api_version, obj.kind)].resource_class or k8s.apiextensions.CustomResource
+        resource = platform.get_resource(f"{obj.api_version}/{obj.kind}", obj.name, obj.namespace)
+        assert type(resource) is expected, obj.key
 
 
 def test_yunikorn_cluster_registers_its_queue_configmap(pulumi_run: RunProgram) -> None:

@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import hashlib
 import runpy
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from tests.pulumi.conftest import RunProgram, stack_config
 from tests.support.paths import REPO_ROOT
 from tests.support.pulumi_program import (
     PULUMI_STACKS,
+    normalise,
     registered_objects,
     render_with_cli,
     rendered_objects,
@@ -41,6 +45,29 @@ def test_registered_objects_equal_rendered_objects(
         assert reg.inputs["metadata"]["name"] in reg.name
 
 
+def _subtrees(node: Any) -> Iterator[Any]:
+    yield node
+    children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+    for child in children:
+        yield from _subtrees(child)
+
+
+def reaches_kubernetes(text: str, applied: list[dict[str, Any]]) -> bool:
+    """Whether a Kubernetes API receives ``text``: it is a ConfigMap's data value, or the YAML/JSON
+    document it holds is part of an object (a pod template inside a FlinkDeployment, the rule file
+    as a PrometheusRule's spec)."""
+    if any(text in (inputs.get("data") or {}).values() for inputs in applied if inputs.get("kind") == "ConfigMap"):
+        return True
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return False
+    if not isinstance(document, dict):
+        return False
+    document = normalise(document)
+    return any(document == sub for inputs in applied for sub in _subtrees(normalise(inputs)))
+
+
 @pytest.mark.parametrize("stack", PULUMI_STACKS)
 def test_file_outputs_equal_rendered_files(stack: str, pulumi_run: RunProgram, tmp_path: Path) -> None:
     rendered = tree(render_with_cli(REPO_ROOT / spec_of(stack), tmp_path / "render"))
@@ -55,9 +82,14 @@ def test_file_outputs_equal_rendered_files(stack: str, pulumi_run: RunProgram, t
         assert files[path]["sha256"] == hashlib.sha256(data).hexdigest(), path
         assert files[path]["mode"] == f"{mode:04o}", path
     contents = run.outputs["fileContents"]
-    assert sorted(contents) == sorted(p for p in rendered if not p.startswith("kubernetes/"))
     for path, text in contents.items():
         assert text.encode("utf-8") == rendered[path][0], path
+    # lean state: the text of exactly the files no Kubernetes API receives (judged on what Pulumi
+    # registered: a ConfigMap's data value, or a document inside an object)
+    applied = [r.inputs for r in run.kubernetes()]
+    for path in (p for p in rendered if not p.startswith("kubernetes/")):
+        received = reaches_kubernetes(rendered[path][0].decode("utf-8"), applied)
+        assert (path not in contents) == received, path
 
 
 @pytest.mark.parametrize("stack", PULUMI_STACKS)
@@ -131,7 +163,7 @@ def test_file_texts_are_in_the_stack_outputs_only(pulumi_run: RunProgram) -> Non
     assert texts and set(run.outputs["files"]) > set(run.outputs["fileContents"])
     component_outputs = {r.type: r.outputs for r in run.registrations if not r.custom}
     assert set(component_outputs["accelplane:index:GpuPlatform"] or {}) == {
-        "cluster", "queueNames", "priorityClassNames", "podGroupNames", "objects"
+        "cluster", "queueNames", "priorityClassNames", "podGroupNames", "namespaces", "objects"
     }
     for type_, outputs in component_outputs.items():
         assert "fileContents" not in (outputs or {}), type_

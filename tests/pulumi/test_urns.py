@@ -85,7 +85,7 @@ def test_renaming_a_queue_changes_exactly_its_urn(old: str, pulumi_run: RunProgr
     # Dependants keep their URNs; they now depend on the renamed queue's new URN.
     dependants = [r for r in before.registrations if old_urn in r.dependencies]
     if old == "gpu-platform":
-        assert {r.name for r in dependants} >= {"queue/streaming", "queue/batch"}
+        assert {r.logical for r in dependants} >= {"queue/streaming", "queue/batch"}
     after_by_urn = after.by_urn()
     for r in dependants:
         assert new_urn in after_by_urn[r.urn].dependencies
@@ -102,7 +102,7 @@ def test_urns_depend_only_on_kind_namespace_and_name(pulumi_run: RunProgram) -> 
         )
         assert r.name == expected
         # The URN is stack, project, the type chain (kinds of the parents, never their names) and the
-        # logical name: neither the cluster name nor any other object takes part.
+        # logical name (the program's one platform per stack uses no prefix): nothing else takes part.
         stack, project, qualified_type, name = r.urn.removeprefix("urn:pulumi:").split("::")
         assert (stack, project, name) == ("prod-eu", "accelplane", expected)
         *parents, own_type = qualified_type.split("$")

@@ -3,8 +3,9 @@
 Like Flink's ``bin/flink-daemon.sh start`` (apache/flink ``flink-dist/src/main/flink-bin/bin/
 flink-daemon.sh``, release-1.20): the daemon runs in the background and its pid is appended to
 ``$FLINK_PID_DIR/flink-$FLINK_IDENT_STRING-taskexecutor.pid`` (``$USER`` when no ident string is
-set). The "daemon" is a ``sleep`` that lives until `stop_all` (it must be alive: the start script
-takes the TaskManager's GPUs for its pid). Each start also appends its arguments to a record file.
+set). The "daemon" is a process whose command line is a TaskManager JVM's (``java`` running
+``TaskManagerRunner --configDir $FLINK_CONF_DIR``, as the start script checks) that sleeps until
+`stop_all` (it must be alive: the start script takes the TaskManager's GPUs for its pid). Each start also appends its arguments to a record file.
 """
 
 from __future__ import annotations
@@ -14,12 +15,15 @@ import os
 import signal
 from pathlib import Path
 
-SCRIPT = """#!/bin/sh
+SCRIPT = """#!/bin/bash
 # fake bin/taskmanager.sh (tests only): record the arguments, start a daemon like flink-daemon.sh
 printf '%s\\n' "$*" >> '{record}'
 dir="${{FLINK_PID_DIR:-/tmp}}"
 mkdir -p "$dir"
-sleep 600 </dev/null >/dev/null 2>&1 &
+# what flink-daemon.sh runs: "$JAVA_RUN" ... TaskManagerRunner --configDir "$FLINK_CONF_DIR" ...
+(exec -a java python3 -c 'import time; time.sleep(600)' \\
+  org.apache.flink.runtime.taskexecutor.TaskManagerRunner --configDir "${{FLINK_CONF_DIR:-}}" "$@" \\
+  </dev/null >/dev/null 2>&1) &
 echo $! >> "$dir/flink-${{FLINK_IDENT_STRING:-$USER}}-taskexecutor.pid"
 """
 
@@ -50,3 +54,9 @@ def stop_all(pid_dir: Path) -> None:
             os.kill(pid, signal.SIGKILL)
     for f in pid_dir.glob("flink-*-taskexecutor.pid"):
         f.unlink()
+
+
+def on_host(name: str) -> list[str]:
+    """Command prefix that runs a command in its own UTS namespace whose host name is ``name``
+    (``unshare --uts``; the start scripts check ``uname -n``)."""
+    return ["unshare", "--uts", "--", "sh", "-c", 'hostname -- "$1" && shift && exec "$@"', "sh", name]

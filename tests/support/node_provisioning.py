@@ -36,6 +36,11 @@ nodePools:
     nodes: 1
     hosts: [gpu-01.example.internal]
     gpu: {vendor: nvidia, model: NVIDIA L4, perNode: 4}
+  - name: l4-solo
+    platform: standalone
+    nodes: 1
+    hosts: [gpu-02.example.internal]
+    gpu: {vendor: nvidia, model: NVIDIA L4, perNode: 4}
   - name: cpu
     platform: yarn
     nodes: 4
@@ -68,9 +73,9 @@ flink:
       target: yarn
       taskManager: {gpu: {amount: 1, pool: t4}}
       discovery: {coordinationFile: /var/lib/accelplane/yarn/t4-coordination}
-    - name: yarn-nocoord
-      target: yarn
-      taskManager: {gpu: {amount: 1, pool: t4}}
+    - name: standalone-nocoord
+      target: standalone
+      taskManager: {gpu: {amount: 1, pool: l4-solo}}  # a host of its own: coordination off is safe there
       discovery: {coordination: false, coordinationFile: /var/lib/unused/coordination}
     - name: standalone-l4
       target: standalone

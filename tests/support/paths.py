@@ -24,3 +24,19 @@ def reference(path: str) -> Path:
     p = REFERENCE_DIR / path
     assert p.is_file(), f"reference file {p} missing (see {REFERENCE_DIR / 'README.md'})"
     return p
+
+
+def host_dirs(tmp_path: Path, coordination_name: str = "coord") -> tuple[Path, Path]:
+    """A discovery install directory and a coordination file for a test that runs rendered host
+    scripts, unique per test: both in ``/run`` (root-owned, cleared at reboot, never below the
+    world-writable ``/tmp`` that AP8060 refuses for the install directory), the coordination file
+    in a directory accelplane owns (``/run/accelplane-t…``), the install directory beside it
+    (``…-bin``, outside the coordination directory as AP8005 requires). Returns (install
+    directory, created; coordination file, its directory created)."""
+    import os
+
+    base = f"/run/accelplane-t{os.getpid()}{abs(hash(str(tmp_path))) % 10**8}"
+    install, coordination = Path(f"{base}-bin"), Path(base) / coordination_name
+    install.mkdir(parents=True, exist_ok=True)
+    coordination.parent.mkdir(parents=True, exist_ok=True)  # as node/provision.sh prepares it
+    return install, coordination

@@ -98,4 +98,4 @@ def copy_project(dest: Path, transform: Callable[[str, Any], Any] | None = None)
 
 def by_name(run: ProgramRun) -> dict[str, Registration]:
     """Kubernetes registrations by logical name."""
-    return {r.name: r for r in run.kubernetes()}
+    return {r.logical: r for r in run.kubernetes()}

@@ -42,7 +42,7 @@ queues:
 yarn:
   nodeLabels: true
   cgroups: v2
-  docker: {enabled: true, runtime: nvidia, allowedDevices: [/dev/infiniband/uverbs0]}
+  docker: {enabled: true, runtime: nvidia, allowedDevices: [/dev/nvidia-caps/nvidia-cap1]}
   resourceTypes:
     - {name: yarn.io/gpu, minimumAllocation: 0, maximumAllocation: 4}
 flink:

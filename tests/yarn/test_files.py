@@ -14,6 +14,7 @@ from accelplane.builders.yarn import (
 )
 from accelplane.derive.gpu_resources import yarn_gpu_type
 from accelplane.derive.yarn_capacity import plan_queues
+from accelplane.derive.yarn_docker import NM_DOCKER_CAPABILITIES
 from accelplane.derive.yarn_labels import add_to_cluster_argument, taskmanager_label
 from accelplane.derive.yarn_types import (
     ConfProperty,
@@ -40,7 +41,7 @@ NO_LABELS = without_gpu_models(BASE).replace("  nodeLabels: true\n", "").replace
     "gpu: {amount: 2, model: Tesla V100-SXM2-32GB}", "gpu: {amount: 2}"
 )
 V1_NO_DOCKER = BASE.replace("cgroups: v2", "cgroups: v1").replace(
-    "docker: {enabled: true, runtime: nvidia, allowedDevices: [/dev/infiniband/uverbs0]}",
+    "docker: {enabled: true, runtime: nvidia, allowedDevices: [/dev/nvidia-caps/nvidia-cap1]}",
     "docker: {enabled: false}",
 )
 NO_GPUS = """\
@@ -79,7 +80,8 @@ def test_every_file_parses_back_to_exactly_the_intended_properties(write_spec: W
             expected["resourcemanager/yarn-site.xml"] = _pairs(rm_site)
         cfgs = {f"container-executor/{p.name}.cfg": p for p in yarn_pools(spec)}
         labels = {"resourcemanager/cluster-node-labels.txt"} if rm_site else set()
-        assert set(files) == set(expected) | set(cfgs) | labels
+        installer = {"install-container-executor-cfg.sh"} if cfgs else set()
+        assert set(files) == set(expected) | set(cfgs) | labels | installer
         if rm_site:
             assert files["resourcemanager/cluster-node-labels.txt"] == add_to_cluster_argument(spec) + "\n"
         for name, props in expected.items():
@@ -114,6 +116,7 @@ def test_layout_of_the_base_spec(write_spec: WriteSpec) -> None:
         "container-executor/mi.cfg",
         "container-executor/t4.cfg",
         "container-executor/v100.cfg",
+        "install-container-executor-cfg.sh",
         "node-resources/cpu.xml",
         "node-resources/mi.xml",
         "node-resources/t4.xml",
@@ -203,6 +206,9 @@ def test_yarn_site_per_pool(write_spec: WriteSpec) -> None:
     assert f"{nm}resource-plugins.gpu.docker-plugin" not in v1
 
 
+NM_DIRS = "/var/lib/hadoop-yarn/nm-local-dir,/var/log/hadoop-yarn/containers"
+
+
 def test_container_executor_sections(write_spec: WriteSpec) -> None:
     files = yarn_files(write_spec(BASE))
     ce = {
@@ -215,25 +221,36 @@ def test_container_executor_sections(write_spec: WriteSpec) -> None:
         "docker": {
             "module.enabled": "true",
             "docker.allowed.devices": "/dev/nvidiactl,/dev/nvidia-uvm,/dev/nvidia-uvm-tools,"
-            "/dev/nvidia0,/dev/nvidia1,/dev/nvidia3,/dev/infiniband/uverbs0",
+            "/dev/nvidia0,/dev/nvidia1,/dev/nvidia3,/dev/nvidia-caps/nvidia-cap1",
             "docker.allowed.runtimes": "nvidia",
             # what the Flink containers mount (tests/yarn/test_docker.py): the host's discovery script
-            # and module (the image is not accelplane's node image) and the coordination directory
+            # and module (the image is not accelplane's node image) and the coordination directory;
+            # the NodeManager's own local and log directories (every container's work and log dirs)
             "docker.allowed.ro-mounts": "/opt/accelplane/discovery,"
             "/opt/flink/plugins/external-resource-gpu/accelplane-gpu-discovery",
-            "docker.allowed.rw-mounts": "/var/lib/accelplane",
+            "docker.allowed.rw-mounts": f"/var/lib/accelplane,{NM_DIRS}",
+            "docker.trusted.registries": "registry.example.com",  # the image's registry/namespace
+            "docker.allowed.capabilities": ",".join(NM_DOCKER_CAPABILITIES),  # the NodeManager's 14
+            "docker.allowed.networks": "host",  # the NodeManager's default network
         },
     }
     assert ce["mi"] == {
         "cgroups": {"root": "/sys/fs/cgroup", "yarn-hierarchy": "yarn"},
         "docker": {
             "module.enabled": "true",
-            "docker.allowed.devices": "/dev/infiniband/uverbs0",
+            "docker.allowed.devices": "/dev/nvidia-caps/nvidia-cap1",
             "docker.allowed.ro-mounts": "/opt/accelplane/discovery,"
             "/opt/flink/plugins/external-resource-gpu/accelplane-gpu-discovery",
-            "docker.allowed.rw-mounts": "/var/lib/accelplane",
+            "docker.allowed.rw-mounts": f"/var/lib/accelplane,{NM_DIRS}",
+            "docker.trusted.registries": "registry.example.com",
+            "docker.allowed.capabilities": ",".join(NM_DOCKER_CAPABILITIES),
+            "docker.allowed.networks": "host",
         },
     }
+    # CPU-only NodeManagers: no GPU TaskManager runs there, so none of its mounts is allowed (an
+    # allowed entry missing on the node would fail every container there, error 52)
+    assert "docker.allowed.ro-mounts" not in ce["cpu"]["docker"]
+    assert ce["cpu"]["docker"]["docker.allowed.rw-mounts"] == NM_DIRS
     assert "gpu" not in ce["cpu"]
     v1 = parse_container_executor(
         yarn_files(write_spec(V1_NO_DOCKER, "v1.yaml"))["container-executor/v100.cfg"]

@@ -61,7 +61,7 @@ SPECS = {
         "gpu: {amount: 2, model: Tesla V100-SXM2-32GB}", "gpu: {amount: 2}"
     ),
     "cgroups-v1-no-docker": BASE.replace("cgroups: v2", "cgroups: v1").replace(
-        "docker: {enabled: true, runtime: nvidia, allowedDevices: [/dev/infiniband/uverbs0]}",
+        "docker: {enabled: true, runtime: nvidia, allowedDevices: [/dev/nvidia-caps/nvidia-cap1]}",
         "docker: {enabled: false}",
     ),
 }

@@ -147,6 +147,8 @@ def test_random_yarn_specs_are_rejected_or_render_cleanly(doc: dict[str, Any]) -
             parse_configuration(text)
         elif path.endswith(".txt"):
             assert text.endswith("(exclusive=true)\n"), text
+        elif path.endswith(".sh"):
+            assert path == "yarn/install-container-executor-cfg.sh"  # tests/yarn/test_container_executor_install.py
         else:
             parse_container_executor(text)
     plan = plan_queues(model)

@@ -37,7 +37,7 @@ REGEX_PATTERNS = {
     '^AP[1-9][0-9]{3}\\Z': re.compile('^AP[1-9][0-9]{3}\\Z'),
     '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?\\Z': re.compile('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?\\Z'),
     '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\\Z': re.compile('^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\\Z'),
-    '^([0-9]+(ms|s|m|h|d|w|y))+\\Z': re.compile('^([0-9]+(ms|s|m|h|d|w|y))+\\Z'),
+    '^(0|([0-9]+y)?([0-9]+w)?([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?([0-9]+ms)?)\\Z': re.compile('^(0|([0-9]+y)?([0-9]+w)?([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?([0-9]+ms)?)\\Z'),
     '^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*(:(?!latest\\Z)[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[a-f0-9]{64})\\Z': re.compile('^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*(:(?!latest\\Z)[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[a-f0-9]{64})\\Z'),
     '^[a-z_][a-z0-9_-]{0,31}\\Z': re.compile('^[a-z_][a-z0-9_-]{0,31}\\Z'),
     '^[A-Za-z0-9][A-Za-z0-9_.-]*\\Z': re.compile('^[A-Za-z0-9][A-Za-z0-9_.-]*\\Z'),
@@ -46,6 +46,7 @@ REGEX_PATTERNS = {
     '^[a-z]([-a-z0-9]*[a-z0-9])?\\Z': re.compile('^[a-z]([-a-z0-9]*[a-z0-9])?\\Z'),
     '^[A-Za-z][A-Za-z0-9+.-]*:[^\\s]+\\Z': re.compile('^[A-Za-z][A-Za-z0-9+.-]*:[^\\s]+\\Z'),
     '^[A-Za-z0-9](( ?[A-Za-z0-9._()-])* ?[A-Za-z0-9)])?\\Z': re.compile('^[A-Za-z0-9](( ?[A-Za-z0-9._()-])* ?[A-Za-z0-9)])?\\Z'),
+    "^[A-Za-z][A-Za-z0-9+.-]*:([A-Za-z0-9._~:/?#@!\\$&'()*+,;=-]|%[0-9A-Fa-f]{2})+\\Z": re.compile("^[A-Za-z][A-Za-z0-9+.-]*:([A-Za-z0-9._~:/?#@!\\$&'()*+,;=-]|%[0-9A-Fa-f]{2})+\\Z"),
     '^[A-Za-z_\\$][A-Za-z0-9_\\$]*(\\.[A-Za-z_\\$][A-Za-z0-9_\\$]*)*\\Z': re.compile('^[A-Za-z_\\$][A-Za-z0-9_\\$]*(\\.[A-Za-z_\\$][A-Za-z0-9_\\$]*)*\\Z'),
     '^[A-Za-z0-9][A-Za-z0-9_.\\-]*\\Z': re.compile('^[A-Za-z0-9][A-Za-z0-9_.\\-]*\\Z'),
     '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?\\Z': re.compile('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?\\Z'),
@@ -54,7 +55,7 @@ REGEX_PATTERNS = {
     '^sha256:[a-f0-9]{64}\\Z': re.compile('^sha256:[a-f0-9]{64}\\Z'),
     '^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*\\Z': re.compile('^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*\\Z'),
     '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}\\Z': re.compile('^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}\\Z'),
-    '^[1-8]g\\.[0-9]+gb(\\+me)?\\Z': re.compile('^[1-8]g\\.[0-9]+gb(\\+me)?\\Z'),
+    '^[1-8]g\\.[0-9]+gb(\\+me|\\+me\\.all|\\+gfx|-me)?\\Z': re.compile('^[1-8]g\\.[0-9]+gb(\\+me|\\+me\\.all|\\+gfx|-me)?\\Z'),
     '^[0-9]+:[0-9]+\\Z': re.compile('^[0-9]+:[0-9]+\\Z'),
     '^[a-z0-9]([-a-z0-9]*[a-z0-9])?\\Z': re.compile('^[a-z0-9]([-a-z0-9]*[a-z0-9])?\\Z')
 }
@@ -491,6 +492,38 @@ def validate_https___accelplane_io_schemas_spec_schema_json(data, custom_formats
                     data__yarn__nvidiaSmiPath = data__yarn["nvidiaSmiPath"]
                     validate_https___accelplane_io_schemas_spec_schema_json___defs_abspath(data__yarn__nvidiaSmiPath, custom_formats, (name_prefix or "data") + ".yarn.nvidiaSmiPath")
                 else: data__yarn["nvidiaSmiPath"] = '/usr/bin/nvidia-smi'
+                if "localDirs" in data__yarn_keys:
+                    data__yarn_keys.remove("localDirs")
+                    data__yarn__localDirs = data__yarn["localDirs"]
+                    if not isinstance(data__yarn__localDirs, (list, tuple)):
+                        raise JsonSchemaValueException('invalid')
+                    data__yarn__localDirs_is_list = isinstance(data__yarn__localDirs, (list, tuple))
+                    if data__yarn__localDirs_is_list:
+                        data__yarn__localDirs_len = len(data__yarn__localDirs)
+                        if data__yarn__localDirs_len < 1:
+                            raise JsonSchemaValueException('invalid')
+                        def fn(var): return frozenset(dict((k, fn(v)) for k, v in var.items()).items()) if hasattr(var, "items") else tuple(fn(v) for v in var) if isinstance(var, (dict, list)) else (bool, var) if isinstance(var, bool) else var
+                        if data__yarn__localDirs_len > len(set(fn(data__yarn__localDirs_x) for data__yarn__localDirs_x in data__yarn__localDirs)):
+                            raise JsonSchemaValueException('invalid')
+                        for data__yarn__localDirs_x, data__yarn__localDirs_item in enumerate(data__yarn__localDirs):
+                            validate_https___accelplane_io_schemas_spec_schema_json___defs_abspath(data__yarn__localDirs_item, custom_formats, (name_prefix or "data") + ".yarn.localDirs[{data__yarn__localDirs_x}]".format(**locals()))
+                else: data__yarn["localDirs"] = ['/var/lib/hadoop-yarn/nm-local-dir']
+                if "logDirs" in data__yarn_keys:
+                    data__yarn_keys.remove("logDirs")
+                    data__yarn__logDirs = data__yarn["logDirs"]
+                    if not isinstance(data__yarn__logDirs, (list, tuple)):
+                        raise JsonSchemaValueException('invalid')
+                    data__yarn__logDirs_is_list = isinstance(data__yarn__logDirs, (list, tuple))
+                    if data__yarn__logDirs_is_list:
+                        data__yarn__logDirs_len = len(data__yarn__logDirs)
+                        if data__yarn__logDirs_len < 1:
+                            raise JsonSchemaValueException('invalid')
+                        def fn(var): return frozenset(dict((k, fn(v)) for k, v in var.items()).items()) if hasattr(var, "items") else tuple(fn(v) for v in var) if isinstance(var, (dict, list)) else (bool, var) if isinstance(var, bool) else var
+                        if data__yarn__logDirs_len > len(set(fn(data__yarn__logDirs_x) for data__yarn__logDirs_x in data__yarn__logDirs)):
+                            raise JsonSchemaValueException('invalid')
+                        for data__yarn__logDirs_x, data__yarn__logDirs_item in enumerate(data__yarn__logDirs):
+                            validate_https___accelplane_io_schemas_spec_schema_json___defs_abspath(data__yarn__logDirs_item, custom_formats, (name_prefix or "data") + ".yarn.logDirs[{data__yarn__logDirs_x}]".format(**locals()))
+                else: data__yarn["logDirs"] = ['/var/log/hadoop-yarn/containers']
                 if "docker" in data__yarn_keys:
                     data__yarn_keys.remove("docker")
                     data__yarn__docker = data__yarn["docker"]
@@ -827,7 +860,10 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_promduration(
     if not isinstance(data, (str)):
         raise JsonSchemaValueException('invalid')
     if isinstance(data, str):
-        if not REGEX_PATTERNS['^([0-9]+(ms|s|m|h|d|w|y))+\\Z'].search(data):
+        data_len = len(data)
+        if data_len < 1:
+            raise JsonSchemaValueException('invalid')
+        if not REGEX_PATTERNS['^(0|([0-9]+y)?([0-9]+w)?([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?([0-9]+ms)?)\\Z'].search(data):
             raise JsonSchemaValueException('invalid')
     return data
 
@@ -922,6 +958,8 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_yarnresourcet
             if isinstance(data__minimumAllocation, (int, float, Decimal)) and not isinstance(data__minimumAllocation, bool):
                 if data__minimumAllocation < 0:
                     raise JsonSchemaValueException('invalid')
+                if data__minimumAllocation > 9223372036854775807:
+                    raise JsonSchemaValueException('invalid')
         if "maximumAllocation" in data_keys:
             data_keys.remove("maximumAllocation")
             data__maximumAllocation = data["maximumAllocation"]
@@ -929,6 +967,8 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_yarnresourcet
                 raise JsonSchemaValueException('invalid')
             if isinstance(data__maximumAllocation, (int, float, Decimal)) and not isinstance(data__maximumAllocation, bool):
                 if data__maximumAllocation < 0:
+                    raise JsonSchemaValueException('invalid')
+                if data__maximumAllocation > 9223372036854775807:
                     raise JsonSchemaValueException('invalid')
         if "units" in data_keys:
             data_keys.remove("units")
@@ -1195,7 +1235,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_job(data, cus
                     raise JsonSchemaValueException('invalid')
                 if data__jarURI_len > 2048:
                     raise JsonSchemaValueException('invalid')
-                if not REGEX_PATTERNS['^[A-Za-z][A-Za-z0-9+.-]*:[^\\s]+\\Z'].search(data__jarURI):
+                if not REGEX_PATTERNS["^[A-Za-z][A-Za-z0-9+.-]*:([A-Za-z0-9._~:/?#@!\\$&'()*+,;=-]|%[0-9A-Fa-f]{2})+\\Z"].search(data__jarURI):
                     raise JsonSchemaValueException('invalid')
         if "entryClass" in data_keys:
             data_keys.remove("entryClass")
@@ -1255,6 +1295,9 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_flinksettings
             for data_key in data:
                 try:
                     if isinstance(data_key, str):
+                        data_key_len = len(data_key)
+                        if data_key_len > 1024:
+                            raise JsonSchemaValueException('invalid')
                         if not REGEX_PATTERNS['^[A-Za-z0-9][A-Za-z0-9_.\\-]*\\Z'].search(data_key):
                             raise JsonSchemaValueException('invalid')
                 except (JsonSchemaValueException, JsonSchemaValuesException):
@@ -1574,6 +1617,9 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_flinksettings
                     for data__config_key in data__config:
                         try:
                             if isinstance(data__config_key, str):
+                                data__config_key_len = len(data__config_key)
+                                if data__config_key_len > 1024:
+                                    raise JsonSchemaValueException('invalid')
                                 if not REGEX_PATTERNS['^[A-Za-z0-9][A-Za-z0-9_.\\-]*\\Z'].search(data__config_key):
                                     raise JsonSchemaValueException('invalid')
                         except (JsonSchemaValueException, JsonSchemaValuesException):
@@ -2032,7 +2078,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_gpu(data, cus
                             for data__mig__devices_key in data__mig__devices:
                                 try:
                                     if isinstance(data__mig__devices_key, str):
-                                        if not REGEX_PATTERNS['^[1-8]g\\.[0-9]+gb(\\+me)?\\Z'].search(data__mig__devices_key):
+                                        if not REGEX_PATTERNS['^[1-8]g\\.[0-9]+gb(\\+me|\\+me\\.all|\\+gfx|-me)?\\Z'].search(data__mig__devices_key):
                                             raise JsonSchemaValueException('invalid')
                                 except (JsonSchemaValueException, JsonSchemaValuesException):
                                     data__mig__devices_property_names = False

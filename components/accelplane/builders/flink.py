@@ -72,8 +72,9 @@ def build_cluster(spec: Spec, cluster: FlinkCluster) -> Bundle:
         JOBMANAGER_POD_TEMPLATE: _pod_template_text(spec, cluster, "jobmanager"),
         TASKMANAGER_POD_TEMPLATE: _pod_template_text(spec, cluster, "taskmanager"),
     }
+    operator = cluster.target == "kubernetes-operator"  # its FlinkDeployment embeds the templates
     for name, text in templates.items():
-        bundle.files.append(FileArtifact(f"{base}/{name}", text, family=FAMILY))
+        bundle.files.append(FileArtifact(f"{base}/{name}", text, family=FAMILY, in_object=operator))
     if not spec.uses_yunikorn:  # YuniKorn gangs by task groups in the pod templates
         bundle.objects.append(podgroup(spec, cluster, FAMILY))
     if cluster.target == "kubernetes-operator":

@@ -214,7 +214,9 @@ def build(spec: Spec) -> Bundle:
 
     rules = rules_document(spec)
     dashboard = dashboard_json(spec)
-    bundle.files.append(FileArtifact(RULES_FILE, dump_yaml(rules), family=FAMILY))
+    # on Kubernetes the PrometheusRule below carries the same document
+    in_object = spec.has_platform("kubernetes")
+    bundle.files.append(FileArtifact(RULES_FILE, dump_yaml(rules), family=FAMILY, in_object=in_object))
     bundle.files.append(FileArtifact(DASHBOARD_FILE, dashboard, family=FAMILY))
     if not spec.has_platform("kubernetes"):
         return bundle

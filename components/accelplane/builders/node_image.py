@@ -42,10 +42,13 @@ from accelplane.derive.discovery_paths import (
     CoordinationFile,
     accelplane_base,
     coordination_files,
+    flink_pid_root,
+    gpu_clusters,
     node_gpu_pools,
     node_platforms,
 )
 from accelplane.digests import sha256
+from accelplane.discovery.gpu_discovery import LABELS_SUFFIX
 from accelplane.discovery_install import (
     COMPILE_PROGRAM,
     COORDINATION_DIR_MODE,
@@ -199,10 +202,26 @@ def parent_dirs(directories: list[str]) -> list[str]:
     return sorted(out)
 
 
+PID_ROOT_MODE = "755"
+"""The pid root (`flink_pid_root`): only the Flink user writes it, everyone may read pids."""
+
+
+def pid_root(spec: Spec) -> str:
+    """`flink_pid_root` when a standalone GPU cluster in coordination mode may run on the hosts
+    (its start scripts keep their pid files below it), else ``""``."""
+    if any(c.coordination for c in gpu_clusters(spec, ("standalone",))):
+        return flink_pid_root(spec)
+    return ""
+
+
 def tmpfiles_rule(spec: Spec, dirs: list[CoordinationDir]) -> str:
-    """The ``tmpfiles.d`` file: one ``d`` line per coordination directory, one ``r!`` per file."""
+    """The ``tmpfiles.d`` file: one ``d`` line per coordination directory, one ``r!`` per file
+    (and its owner-labels side file), and the pid root when standalone clusters need one."""
     return render_template(
         "node/accelplane-gpu.tmpfiles.j2",
+        pid_root=pid_root(spec),
+        pid_root_mode=PID_ROOT_MODE,
+        labels_suffix=LABELS_SUFFIX,
         cluster=_safe(spec.name),
         tmpfiles_path=TMPFILES_PATH,
         coordination_dirs=dirs,
@@ -298,6 +317,8 @@ def provision_script(spec: Spec, dirs: list[CoordinationDir], tmpfiles_text: str
         dir_mode=DIR_MODE,
         coordination_dirs=[c.path for c in dirs],
         coordination_files=[f for c in dirs for f in c.files],
+        pid_root=pid_root(spec),
+        pid_root_mode=PID_ROOT_MODE,
         script_text=script,
         script_delimiter=heredoc_delimiter("ACCELPLANE_SCRIPT_EOF", script),
         module_path=MODULE_PATH,

@@ -18,6 +18,7 @@ from accelplane.derive.flink_keys import (
     CHECK_FREE_FLAG,
     COORDINATION_FILE_FLAG,
     MODEL_FLAG,
+    PID_DIR_KEY,
     effective_config,
     model_argument,
 )
@@ -25,6 +26,7 @@ from accelplane.derive.slot_groups import (
     GROUP_FILE,
     gpu_resources,
     host_script_name,
+    pool_models,
     slot_groups_document,
     spans_models,
     standalone_hosts,
@@ -59,27 +61,28 @@ def host_scripts(spec: Spec, cluster: FlinkCluster, base: str, family: str) -> l
     hosts span GPU models, it also names the host's model resources on the command line."""
     models = {r.name: r.model for r in gpu_resources(spec, cluster)}
     multimodel = spans_models(spec, cluster)
+    pools_models = pool_models(spec, cluster)
+    host_models = pools_models if len(pools_models) == 1 else {}
     amount = cluster.gpus_per_task_manager
     config = effective_config(spec, cluster)
     out = []
     for h in standalone_hosts(spec, cluster):
         if not h.taskmanagers:
             continue
-        need = amount * h.taskmanagers
         # Coordination mode: the GPUs must also be free, or a second start of this script (or another
         # cluster's TaskManager) would make TaskManagers whose discovery fails but which register anyway.
         free_args = [CHECK_FREE_FLAG, COORDINATION_FILE_FLAG, cluster.coordination_file] if cluster.coordination else []
         resources = []
         for name, _ in h.resources:
-            model = models.get(name) if multimodel else None
-            what = f"{need} GPU(s) of model {model}" if model else f"{need} GPU(s)"
+            # --model always where the pools name one: a host with other GPUs is refused
+            model = models.get(name) if multimodel else next(iter(host_models.values()), None)
+            what = f" of model {model}" if model else ""
             resources.append(
                 {
                     "name": name,
-                    "model": model or models.get(name) or "any",
-                    "need": need,
+                    "model": model or "any",
                     "args": [MODEL_FLAG, model_argument(model)] if model else [],
-                    "failure": f"GPU discovery did not find {what} for external resource {name} (its messages are above)",
+                    "failure": f"{what} for external resource {name} (its messages are above)",
                     "free_args": free_args,
                     "busy": (
                         f"{what} for external resource {name} are not free: live owners hold them in "
@@ -109,7 +112,7 @@ def host_scripts(spec: Spec, cluster: FlinkCluster, base: str, family: str) -> l
             script_path=spec.discovery.script_path,
             start_lock=start_lock_path(cluster),
             lock_wait_seconds=START_LOCK_WAIT_SECONDS,
-            pid_dir=str(config.get("env.pid.dir", FLINK_DEFAULT_PID_DIR)),
+            pid_dir=str(config.get(PID_DIR_KEY, FLINK_DEFAULT_PID_DIR)),
             file_mode=spec.discovery.file_mode,
             lock_umask=f"{0o777 & ~int(spec.discovery.file_mode, 8):04o}",
         )

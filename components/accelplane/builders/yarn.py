@@ -8,8 +8,9 @@
 * ``node-resources/<pool>.xml`` — NodeManagers of a ``platform: yarn`` pool: per-type amounts.
 * ``yarn-site/<pool>.xml`` — NodeManager ``yarn-site.xml`` fragment of that pool: container
   executor, cgroups, GPU plugin, Docker runtime.
-* ``container-executor/<pool>.cfg`` — ``[gpu]``, ``[cgroups]``, ``[docker]`` sections to append to
-  that pool's ``container-executor.cfg``.
+* ``container-executor/<pool>.cfg`` — ``[gpu]``, ``[cgroups]``, ``[docker]`` sections of that pool's
+  ``container-executor.cfg``; ``install-container-executor-cfg.sh`` merges them into a NodeManager's
+  file (before the site's sections, root-owned 0400, parents checked as container-executor does).
 * with ``yarn.maximumAllocation`` or ``yarn.nodeLabels``: ``resourcemanager/yarn-site.xml`` (the
   scheduler's maximum allocation; node labels on, distributed configuration) and, with node labels,
   ``resourcemanager/cluster-node-labels.txt`` (the argument of ``yarn rmadmin -addToClusterNodeLabels``);
@@ -26,7 +27,14 @@ from collections.abc import Iterable
 from accelplane.artifacts import Bundle, FileArtifact
 from accelplane.derive.node_fit import Resource, yarn_maximum_allocation, yarn_nodemanager_offer
 from accelplane.derive.yarn_capacity import plan_queues
-from accelplane.derive.yarn_docker import allowed_mounts
+from accelplane.derive.yarn_docker import (
+    CFG_PATH,
+    DEFAULT_NETWORK,
+    NM_DOCKER_CAPABILITIES,
+    allowed_mounts,
+    docker_clusters,
+    trusted_registries,
+)
 from accelplane.derive.yarn_labels import add_to_cluster_argument, cluster_labels, pool_label
 from accelplane.derive.yarn_types import (
     NM_RESOURCE_PREFIX,
@@ -49,8 +57,19 @@ NVIDIA_CONTROL_DEVICES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-
 NM = "yarn.nodemanager."
 LCE = f"{NM}linux-container-executor."
 GPU_PLUGIN = f"{NM}resource-plugins.gpu."
+DOCKER_RUNTIME = f"{NM}runtime.linux.docker."
 
 
+CFG_MERGE_RULE = (
+    "Sections of container-executor.cfg for the NodeManagers of the node pool named like this file.\n"
+    "# Merge: put them after the site's top-level keys (yarn.nodemanager.linux-container-executor.group,\n"
+    "# banned.users, min.user.id, allowed.system.users: before any [section]) and delete the site's own\n"
+    "# copies of these keys. container-executor merges repeated sections and reads the FIRST occurrence\n"
+    "# of a key, so a key the site sets earlier wins (Hadoop 3.4.1 configuration.c:454-474, 520-524,\n"
+    "# 561-572). install-container-executor-cfg.sh does this and installs the file root-owned, 0400, in\n"
+    "# directories only root can write (configuration.c:82-100, 137-159; docs/yarn.md)."
+)
+"""The header of each rendered ``container-executor/<pool>.cfg``: how it is merged with a site's file."""
 _MAXIMUM_ALLOCATION_KEYS: tuple[tuple[Resource, str, str], ...] = (
     ("memory", "yarn.scheduler.maximum-allocation-mb", "largest container (MiB): yarn.maximumAllocation.memory"),
     ("cpu", "yarn.scheduler.maximum-allocation-vcores", "largest container (vcores): yarn.maximumAllocation.vcores"),
@@ -173,6 +192,19 @@ def yarn_site_properties(spec: Spec, pool: NodePool) -> list[ConfProperty]:
         ]
     if y.docker_enabled:
         props.append(ConfProperty(f"{NM}runtime.linux.allowed-runtimes", "default,docker"))
+        props += [
+            ConfProperty(f"{NM}local-dirs", ",".join(y.local_dirs), "yarn.localDirs: allowed rw in container-executor.cfg"),
+            ConfProperty(f"{NM}log-dirs", ",".join(y.log_dirs), "yarn.logDirs: allowed rw in container-executor.cfg"),
+            ConfProperty(
+                f"{DOCKER_RUNTIME}capabilities",
+                ",".join(NM_DOCKER_CAPABILITIES),
+                "Hadoop's default list, written out: docker.allowed.capabilities must hold every one",
+            ),
+            ConfProperty(f"{DOCKER_RUNTIME}allowed-container-networks", DEFAULT_NETWORK),
+            ConfProperty(
+                f"{DOCKER_RUNTIME}default-container-network", DEFAULT_NETWORK, "as docker.allowed.networks"
+            ),
+        ]
         if uses_gpu_plugin(pool):
             props.append(
                 ConfProperty(
@@ -184,6 +216,29 @@ def yarn_site_properties(spec: Spec, pool: NodePool) -> list[ConfProperty]:
     return props
 
 
+def _docker_entries(spec: Spec, pool: NodePool) -> list[tuple[str, str]]:
+    """The ``[docker]`` keys container-executor needs to run every Flink container that may land on
+    the pool as the NodeManager asks for it (checked against Hadoop 3.4.1's docker-util.c in
+    tests/yarn/test_container_executor.py): sorted by key, empty lists left out."""
+    y = spec.yarn
+    assert y is not None
+    auto = [*NVIDIA_CONTROL_DEVICES, *gpu_device_files(pool)] if uses_gpu_plugin(pool) else []
+    devices = auto + [d for d in sorted(set(y.docker_allowed_devices)) if d not in auto]
+    allowed = allowed_mounts(spec, pool)
+    runs_flink = bool(docker_clusters(spec))
+    entries = {
+        "module.enabled": "true",
+        "docker.allowed.capabilities": ",".join(NM_DOCKER_CAPABILITIES),
+        "docker.allowed.devices": ",".join(devices),
+        "docker.allowed.networks": DEFAULT_NETWORK,
+        "docker.allowed.ro-mounts": ",".join(allowed["ro"]),
+        "docker.allowed.runtimes": "nvidia" if uses_gpu_plugin(pool) and y.docker_runtime == "nvidia" else "",
+        "docker.allowed.rw-mounts": ",".join(allowed["rw"]),
+        "docker.trusted.registries": ",".join(trusted_registries(spec)) if runs_flink else "",
+    }
+    return [(k, v) for k, v in entries.items() if v]
+
+
 def container_executor_sections(spec: Spec, pool: NodePool) -> list[tuple[str, list[tuple[str, str]]]]:
     """``container-executor.cfg`` sections of a pool as ``(section, [(key, value)])``."""
     y = spec.yarn
@@ -193,18 +248,7 @@ def container_executor_sections(spec: Spec, pool: NodePool) -> list[tuple[str, l
         sections.append(("gpu", [("module.enabled", "true")]))
     sections.append(("cgroups", [("root", y.cgroups_mount_path), ("yarn-hierarchy", y.cgroups_hierarchy)]))
     if y.docker_enabled:
-        auto = [*NVIDIA_CONTROL_DEVICES, *gpu_device_files(pool)] if uses_gpu_plugin(pool) else []
-        devices = auto + [d for d in sorted(set(y.docker_allowed_devices)) if d not in auto]
-        entries = [("module.enabled", "true")]
-        if devices:
-            entries.append(("docker.allowed.devices", ",".join(devices)))
-        if uses_gpu_plugin(pool) and y.docker_runtime == "nvidia":
-            entries.append(("docker.allowed.runtimes", "nvidia"))
-        allowed = allowed_mounts(spec)
-        for mode in ("ro", "rw"):
-            if allowed[mode]:
-                entries.append((f"docker.allowed.{mode}-mounts", ",".join(allowed[mode])))
-        sections.append(("docker", entries))
+        sections.append(("docker", _docker_entries(spec, pool)))
     for _, entries in sections:
         for key, value in entries:
             if any(c in value for c in "\n\r=") or any(c in key for c in "\n\r=[]"):
@@ -258,6 +302,17 @@ def build(spec: Spec) -> Bundle:
                 family=FAMILY,
             )
         )
+    if yarn_pools(spec):
+        bundle.files.append(
+            FileArtifact(
+                path="yarn/install-container-executor-cfg.sh",
+                text=render_template(
+                    "yarn/install-container-executor-cfg.sh.j2", spec_name=spec.name, default_target=CFG_PATH
+                ),
+                mode=0o755,
+                family=FAMILY,
+            )
+        )
     for pool in yarn_pools(spec):
         bundle.files.append(
             _xml(
@@ -275,7 +330,7 @@ def build(spec: Spec) -> Bundle:
         )
         text = render_template(
             "yarn/container-executor.cfg.j2",
-            purpose="Append to container-executor.cfg of the NodeManagers of the node pool named like this file.",
+            purpose=CFG_MERGE_RULE,
             sections=[{"name": n, "entries": e} for n, e in container_executor_sections(spec, pool)],
         )
         bundle.files.append(

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from accelplane.checks.mig_layout import layout_checked_by_model
 from accelplane.derive.device_plugin_placement import (
     Placement,
     kubernetes_gpu_pools,
@@ -201,7 +202,7 @@ def _check_pool_gpu(spec: Spec, pool: NodePool) -> Iterator[Problem]:
             "profile is advertised as nvidia.com/mig-<profile>", MIG_MIXED_EMPTY,
         )
     slices = sum(int(m.group(1)) * n for p, n in mig.devices if (m := _PROFILE_RE.match(p)))
-    if mig.strategy != "none" and slices > MAX_MIG_SLICES:
+    if mig.strategy != "none" and slices > MAX_MIG_SLICES and not layout_checked_by_model(pool):
         yield Problem(
             (*base, "mig", "devices"),
             f"the MIG profiles use {slices} compute slices per GPU, more than the {MAX_MIG_SLICES} a MIG "

@@ -30,6 +30,44 @@ COORDINATION_DIR_HOLDS_SCRIPT = declare(
     'AP8005', ERROR, 'the coordination directory contains the discovery script',
     fix='use a separate directory',
 )
+DISCOVERY_INSTALL_UNSAFE = declare(
+    'AP8060', ERROR,
+    'discovery.installDir is a directory other users can write or the system reads on its own '
+    '(/tmp, /dev/shm, /etc/…, /proc/…)',
+    fix='install into a root-owned directory of its own, e.g. /opt/flink/plugins/external-resource-gpu',
+)
+
+UNSAFE_INSTALL_TREES = (
+    # any user can create entries here (1777), or re-create the path after a reboot clears it
+    "/tmp", "/var/tmp", "/dev", "/run/shm", "/run/lock", "/var/lock", "/var/crash", "/run/user",
+    "/var/run",
+    # kernel interfaces, not directories
+    "/proc", "/sys",
+    # read on their own by the system: configuration, cron, sudoers, motd, profile, boot
+    "/etc", "/boot", "/root", "/home", "/var/spool", "/var/mail", "/lost+found",
+    # run or parsed by systemd, udev, the kernel, PAM or polkit without anyone calling them
+    "/usr/lib/systemd", "/lib/systemd", "/usr/lib/udev", "/lib/udev", "/usr/lib/modules", "/lib/modules",
+    "/usr/lib/modules-load.d", "/usr/lib/modprobe.d", "/usr/lib/sysctl.d", "/usr/lib/tmpfiles.d",
+    "/usr/lib/binfmt.d", "/usr/lib/environment.d", "/usr/lib/kernel", "/usr/lib/NetworkManager",
+    "/usr/lib/security", "/usr/lib/polkit-1", "/usr/share/polkit-1",
+)  # fmt: skip
+"""Trees the discovery script may not be installed in or below (docs/hardening.md, "Install
+directory"). The script and its entry stub run as the Flink user on every TaskManager start;
+installed where another local user can write (or re-create the directory after a reboot), that
+user runs code as the Flink user; installed where the system reads files on its own, the files
+become configuration (``/etc/sudoers.d``, ``/etc/cron.d``) or programs (systemd generators,
+``/etc/update-motd.d``) of root. ``node/provision.sh`` checks the real directories at install
+time as well (`check_install_path`: every directory on the path owned by root and writable by
+nobody else)."""
+
+
+def install_dir_problem(install_dir: str) -> str | None:
+    """Why the discovery script may not be installed into ``install_dir`` (a normalized absolute
+    path), or None when it may."""
+    for tree in UNSAFE_INSTALL_TREES:
+        if install_dir == tree or install_dir.startswith(tree + "/"):
+            return f"{install_dir} is in {tree}"
+    return None
 
 
 def check(spec: Spec) -> Iterator[Problem]:
@@ -47,6 +85,14 @@ def check(spec: Spec) -> Iterator[Problem]:
             ("discovery", "installDir"),
             f"{install_dir!r} is not a normalized path (no '.', '..', '//' or trailing '/'); "
             f"write {posixpath.normpath(install_dir)!r}", DISCOVERY_INSTALL_NOT_NORMAL,
+        )
+    elif (unsafe := install_dir_problem(install_dir)) is not None:
+        yield Problem(
+            ("discovery", "installDir"),
+            f"{unsafe}, which other local users can write (or re-create after a reboot) or the system "
+            "reads on its own; the discovery script there would run their code as the Flink user, or "
+            "become root's configuration; install it into a root-owned directory of its own, e.g. "
+            "/opt/flink/plugins/external-resource-gpu", DISCOVERY_INSTALL_UNSAFE,
         )
     for f in used_coordination_files(spec):
         if posixpath.normpath(f.path) != f.path:

@@ -125,6 +125,15 @@ def _check_pool(pool: NodePool) -> Iterator[Problem]:
         return
     if _reported_elsewhere(pool, kind, gpu.model):
         return
+    if found.match is Match.UNCONFIRMED:
+        yield Problem(
+            path,
+            f"{gpu.model!r} is the name accelplane's GPU name table expects for this GPU, but no public "
+            f"capture shows a driver reporting it (docs/gpu-names.md); {consumer} exactly as the driver "
+            "reports it, so check it against a node (nvidia-smi -L, or sysfs product_name for AMD)",
+            GPU_MODEL_UNKNOWN,
+        )
+        return
     nearest = f"; nearest known: {_names(found.rows)}" if found.rows else ""
     yield Problem(
         path,

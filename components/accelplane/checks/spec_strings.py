@@ -17,10 +17,12 @@ newline or surrounding space: `accelplane.schema_document.python_pattern`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from accelplane.derive.file_names import NAME_MAX, named_files
 from accelplane.derive.flink_state import ha_type_keys
+from accelplane.display import short_repr
 from accelplane.errors import Problem
 from accelplane.findings import ERROR, WARNING, declare
 from accelplane.model import Spec
@@ -42,6 +44,33 @@ CONFIG_VALUE_WHITESPACE = declare(
     "flink-conf.yaml trims and its config.yaml keeps",
     fix="remove the whitespace (or put it inside the value)",
 )  # fmt: skip
+SCRIPT_VALUE_CONTROL = declare(
+    "AP1560", ERROR,
+    "a Flink setting that accelplane writes into a start script holds a control character (NUL, a line "
+    "break, …), which a shell script cannot carry",
+    fix="remove the control character",
+)  # fmt: skip
+
+SCRIPT_KEYS = re.compile(r"env\.pid\.dir|external-resource\.[^.]+\.param\.discovery-script\.args")
+"""Flink settings the standalone start scripts also read (`accelplane.builders.slot_groups`): the
+pid directory and the discovery script's arguments. A Flink configuration file escapes any
+character (``config.yaml``) or refuses it (``flink-conf.yaml``, `accelplane.derive.flink_values`);
+a shell script has no escape for NUL (the file turns binary: git shows "Binary files differ" and a
+review sees nothing), and a line break in a path is never meant."""
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def _check_script_values(spec: Spec) -> Iterator[Problem]:
+    for cluster in spec.flink_clusters:
+        for key, value in cluster.config:
+            if isinstance(value, str) and SCRIPT_KEYS.fullmatch(key) and (bad := _CONTROL.search(value)):
+                yield Problem(
+                    cluster.field_path("config", key),
+                    f"{short_repr(value)} holds the control character U+{ord(bad.group()):04X}; accelplane "
+                    "also writes this setting into the TaskManager start scripts, which cannot carry it; "
+                    "remove it",
+                    SCRIPT_VALUE_CONTROL,
+                )
 
 
 def _check_file_names(spec: Spec) -> Iterator[Problem]:
@@ -85,3 +114,4 @@ def check(spec: Spec) -> Iterator[Problem]:
     """Every file-name and Flink-value whitespace problem of the spec."""
     yield from _check_file_names(spec)
     yield from _check_config_whitespace(spec)
+    yield from _check_script_values(spec)

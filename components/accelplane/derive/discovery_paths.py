@@ -63,6 +63,29 @@ def accelplane_base(directory: str) -> str:
     raise ValueError(f"{directory} is not below a coordination root")
 
 
+FLINK_PID_SUFFIX = "-flink-pids"
+"""``<base>-flink-pids``: beside accelplane's coordination tree, the directory of standalone
+clusters' pid directories (``env.pid.dir``), one per cluster."""
+
+
+def flink_pid_root(spec: Spec) -> str:
+    """The host directory that holds each standalone cluster's pid directory: owned by the Flink
+    user, mode 0755, in a root-owned parent (``/run`` or ``/var/lib``), made by ``node/provision.sh``
+    and the tmpfiles rule. Not inside the coordination directory: that one is group-writable
+    (2770), so any member of the group could rename a pid directory there and plant its own."""
+    directory = posixpath.dirname(spec.discovery.coordination_file)
+    if coordination_dir_problem(directory) is not None:
+        return f"/run/accelplane{FLINK_PID_SUFFIX}"  # an invalid spec (refused by the checks)
+    return accelplane_base(directory) + FLINK_PID_SUFFIX
+
+
+def flink_pid_dir(spec: Spec, cluster: FlinkCluster) -> str:
+    """``env.pid.dir`` accelplane renders for a standalone GPU cluster: its own directory below
+    `flink_pid_root`, so two clusters run by one user never share ``flink-$USER-taskexecutor.pid``
+    and no other local user can plant a pid file in it (Flink's default is ``/tmp``)."""
+    return f"{flink_pid_root(spec)}/{cluster.name}"
+
+
 @dataclass(frozen=True)
 class CoordinationFile:
     """A coordination file some TaskManagers use, with the spec path that sets it."""

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from accelplane.derive.cluster_facts import GPU_RESOURCE
+from accelplane.derive.discovery_paths import flink_pid_dir
 from accelplane.derive.dra import cluster_device_class
 from accelplane.derive.flink_java import JAVA_OPTS_KEY, USER_JAVA_OPTS_KEYS, java_options
 from accelplane.derive.flink_values import ConfigValue
@@ -23,6 +24,7 @@ from accelplane.derive.gpu_resources import (
     kubernetes_gpu_resource,
     yarn_gpu_type,
 )
+from accelplane.derive.images import flink_image as flink_image  # re-exported (its home moved)
 from accelplane.derive.monitoring import exports_owner_metrics, textfile_path
 from accelplane.derive.slot_groups import gpu_resources, spans_models
 from accelplane.derive.yarn_docker import (
@@ -35,7 +37,7 @@ from accelplane.derive.yarn_docker import (
     runs_in_docker,
 )
 from accelplane.derive.yarn_labels import taskmanager_label
-from accelplane.model import FlinkCluster, Spec
+from accelplane.model import FlinkCluster, FlinkTarget, Spec
 from accelplane.quantity import Quantity
 
 ConfigFormat = Literal["config.yaml", "flink-conf.yaml"]
@@ -178,11 +180,6 @@ def image_key(cluster: FlinkCluster) -> str:
 def cpu_key(cluster: FlinkCluster, role: Literal["jobmanager", "taskmanager"]) -> str:
     """``kubernetes.<role>.cpu.amount`` (Flink ≥ 1.17) or ``kubernetes.<role>.cpu``."""
     return _versioned(cluster, f"kubernetes.{role}.cpu.amount", f"kubernetes.{role}.cpu", (1, 17))
-
-
-def flink_image(cluster: FlinkCluster) -> str:
-    """The Flink image of the cluster's pods (``flink:<version>-java17`` when unset)."""
-    return cluster.image or f"flink:{cluster.version}-java17"
 
 
 def pod_template_path(name: str) -> str:
@@ -485,11 +482,26 @@ def _generated_keys(spec: Spec, cluster: FlinkCluster) -> list[GeneratedKey]:
         keys += _yarn_keys(spec, cluster)
     if cluster.job is not None and cluster.job.parallelism is not None:
         keys.append(GeneratedKey("parallelism.default", cluster.job.parallelism, "job.parallelism"))
+    keys += _pid_dir_key(spec, cluster)
     if cluster.migrate_from is not None:
         # Flink >= 1.20 reads execution.state-recovery.path (execution.savepoint.path before)
         key = "execution.state-recovery.path" if cluster.version_tuple >= (1, 20) else "execution.savepoint.path"
         keys.append(GeneratedKey(key, cluster.migrate_from.savepoint, "migrateFrom.savepoint"))
     return keys + slot_group_keys(cluster) + _gpu_keys(spec, cluster)
+
+
+PID_DIR_KEY = "env.pid.dir"
+
+
+def _pid_dir_key(spec: Spec, cluster: FlinkCluster) -> list[GeneratedKey]:
+    """``env.pid.dir`` of a standalone GPU cluster in coordination mode that does not set it: its
+    own directory the Flink user owns (`flink_pid_dir`), never Flink's default ``/tmp``, where any
+    local user could plant the pid file the start script gives GPUs to (and kills on failure)."""
+    if cluster.target != FlinkTarget.STANDALONE or not cluster.coordination or not cluster.uses_gpus:
+        return []
+    if PID_DIR_KEY in dict(cluster.config):
+        return []
+    return [GeneratedKey(PID_DIR_KEY, flink_pid_dir(spec, cluster), "discovery.coordinationFile")]
 
 
 @dataclass(frozen=True)

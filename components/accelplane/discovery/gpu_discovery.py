@@ -29,12 +29,13 @@ Flags
 
 Inventory
 =========
-NVIDIA: NVML through ``pynvml`` (import and failures are silent unless ``--verbose``), else
-``nvidia-smi --query-gpu=index,uuid,pci.bus_id,mig.mode.current,name
+NVIDIA: ``nvidia-smi --query-gpu=index,uuid,pci.bus_id,mig.mode.current,name
 --format=csv,noheader`` (``name`` comes last so a comma inside a name cannot shift the
 columns; lines that do not parse, such as nvidia-smi's "WARNING: infoROM is corrupted"
 notices on stdout, are skipped with a warning; drivers without ``mig.mode.current`` are
-retried without it) plus ``nvidia-smi -L`` for the MIG devices of MIG-enabled GPUs.
+retried without it) plus ``nvidia-smi -L`` for the MIG devices of MIG-enabled GPUs, else NVML
+through ``pynvml`` (import and failures are silent unless ``--verbose``): nvidia-smi first
+because it measured faster on a real H100 (`NVIDIA_AUTO_ORDER`).
 AMD: ``amdsmi`` (ROCm's Python package, when importable), ``amd-smi list --json`` (+
 ``amd-smi static --asic --json`` for names), ``rocm-smi ... --json``, and ``kfd``: the
 kernel's KFD topology in /sys with the GPUs whose /dev/dri render node exists here (standard
@@ -67,10 +68,14 @@ files (same records, written in place by older versions) are read and replaced b
     ...
     # end crc32=<8 hex digits>
 
-one record per allocated GPU, fields separated by ONE space (format v3, written only when a
-record carries an owner label from ``--owner-label``, appends ``<label>``, ``-`` for none, to
-every record; v2 is written otherwise, so older versions keep reading files of hosts that do not
-export metrics):
+one record per allocated GPU, fields separated by ONE space. Always written as v2, the format
+every release since the lock-file protocol reads, so a rollback keeps working (docs/discovery.md,
+"Rollback"); v3 (v2 + an owner label per record), which some 1.0.0 builds wrote with
+``--owner-label``, is read and rewritten as v2. Owner labels live in a side file old versions
+never open, ``<file>.labels`` (same framing, header ``# accelplane-gpu-labels v1``, lines
+``<gpu-key> <pid> <starttime> <boot-id> <label>``): a label applies only to the record of exactly
+that owner, so labels left by a newer version for owners an older version replaced never apply.
+A side file that cannot be read only costs the metrics their labels:
 
 * gpu-key: NVIDIA UUID (``GPU-...``, ``MIG-...`` for a MIG device); for AMD
   ``pci:<domain:bus:dev.fn>`` (the backends print different UUID forms, the PCI address is
@@ -172,7 +177,9 @@ __version__ = "1.0.0"
 
 PROG = "accelplane-gpu-discovery"
 FILE_HEADER = "# accelplane-gpu-coordination v2"
-FILE_HEADER_V3 = "# accelplane-gpu-coordination v3"  # v2 + an owner label per record (--owner-label)
+FILE_HEADER_V3 = "# accelplane-gpu-coordination v3"  # v2 + an owner label per record: read, never written
+LABELS_HEADER = "# accelplane-gpu-labels v1"
+LABELS_SUFFIX = ".labels"
 FILE_HEADERS_READ = (FILE_HEADER, "# accelplane-gpu-coordination v1")  # v1: same records, locked in place
 NO_LABEL = "-"
 MAX_LABEL_CHARS = 63
@@ -201,6 +208,12 @@ EXIT_INVENTORY = 4
 EXIT_INTERNAL = 70
 
 NVIDIA_BACKENDS = ("nvml", "nvidia-smi")
+NVIDIA_AUTO_ORDER = ("nvidia-smi", "nvml")
+"""``--backend auto`` tries nvidia-smi first: on an H100 (driver 580) one call of ours through
+nvidia-smi took 33.6 ms, through NVML 81.6 ms (loading ``site`` and pynvml, ``nvmlInit``; the
+median of 30 interleaved samples, bench/bench_discovery_gpu.py, docs/benchmarks.md). NVML is the
+fallback where nvidia-smi is missing or fails (a container without the ``utility`` capability's
+binaries, a broken tool)."""
 AMD_BACKENDS = ("amdsmi", "amd-smi", "rocm-smi", "kfd")
 AMD_ISOLATED_BACKENDS = ("kfd", "amdsmi", "amd-smi", "rocm-smi")  # a container: ROCm's own view first
 ALL_BACKENDS = NVIDIA_BACKENDS + AMD_BACKENDS
@@ -217,6 +230,7 @@ usage: {prog} AMOUNT [flags]
        {prog} [AMOUNT] --release [--coordination-file PATH] [--owner-pid PID]
        {prog} AMOUNT --check-free [--coordination-file PATH] [flags]
        {prog} --export-metrics --metrics-file PATH [--coordination-file PATH]
+       {prog} --hold-start-lock PATH [--timeout S] [--file-mode OCTAL] -- COMMAND [ARG...]
 Prints the chosen GPU indexes on one stdout line; everything else goes to stderr.
 Arguments cannot contain spaces (Flink splits the command line on whitespace).
 
@@ -1266,10 +1280,10 @@ def inventory(opts: Options, log: Log, deadline: Deadline) -> tuple[list[Gpu], s
     if backend != "auto":
         order: tuple[str, ...] = (backend,)
     elif opts.vendor == "nvidia":
-        order = NVIDIA_BACKENDS
+        order = NVIDIA_AUTO_ORDER
     else:
         amd = AMD_ISOLATED_BACKENDS if opts.isolated_devices else AMD_BACKENDS
-        order = amd if opts.vendor == "amd" else NVIDIA_BACKENDS + amd
+        order = amd if opts.vendor == "amd" else NVIDIA_AUTO_ORDER + amd
     need_names = opts.model is not None or opts.fmt == "json"
     problems = []
     nvidia_hangs = False
@@ -1736,15 +1750,51 @@ def _end_line(body: bytes) -> str:
     return f"{FILE_END_PREFIX}{binascii.crc32(body):08x}"
 
 
-def render_records(records: list[Record]) -> bytes:
-    """The file: format v2 unless a record carries an owner label (v3, one more field), so hosts
-    that do not export owner metrics keep files older versions read."""
-    if any(r.label != NO_LABEL for r in records):
-        lines = [FILE_HEADER_V3] + [r.line() + " " + r.label for r in records]
-    else:
-        lines = [FILE_HEADER] + [r.line() for r in records]
+def _framed(lines: list[str]) -> bytes:
     body = "".join(line + "\n" for line in lines).encode("utf-8")
     return body + (_end_line(body) + "\n").encode("ascii")
+
+
+def render_records(records: list[Record]) -> bytes:
+    """The file, always format v2 (labels go to the side file, `render_labels`): every release
+    since the lock-file protocol reads it, so rolling back to one never finds a file it refuses."""
+    return _framed([FILE_HEADER] + [r.line() for r in records])
+
+
+def _label_key(r: Record) -> tuple[str, int, int, str]:
+    return (r.key, r.pid, r.start, r.boot)
+
+
+def render_labels(records: list[Record]) -> bytes:
+    """The labels side file: one line per labelled record, keyed by GPU and exact owner."""
+    return _framed(
+        [LABELS_HEADER] + [f"{r.key} {r.pid} {r.start} {r.boot} {r.label}" for r in records if r.label != NO_LABEL]
+    )
+
+
+def parse_labels(content: bytes) -> dict[tuple[str, int, int, str], str]:
+    """Labels by (GPU key, pid, start time, boot id); raises ValueError on anything malformed
+    (the caller then goes without labels: they only name series in the metrics)."""
+    if not content:
+        return {}
+    lines = content.decode("utf-8").split("\n")
+    if lines[0] != LABELS_HEADER or lines[-1] != "" or len(lines) < 3:
+        raise ValueError("not a labels file")
+    body_len = len(content) - len(lines[-2]) - 1
+    if lines[-2] != _end_line(content[:body_len]):
+        raise ValueError("checksum mismatch")
+    out = {}
+    for line in lines[1:-2]:
+        f = line.split(" ")
+        if (
+            len(f) != 5
+            or not _KEY_CHARS.issuperset(f[0])
+            or not (_is_digits(f[1]) and _is_digits(f[2]))
+            or not (0 < len(f[4]) <= MAX_LABEL_CHARS and _KEY_CHARS.issuperset(f[4]))
+        ):
+            raise ValueError(f"bad line {line[:80]!r}")
+        out[(f[0], int(f[1]), int(f[2]), f[3])] = f[4]
+    return out
 
 
 def _check_opened(fd: int, path: str, opts: Options, log: Log, what: str, check_owner: bool = True) -> None:
@@ -1892,6 +1942,7 @@ class CoordinationFile:
         self.path = opts.coordination_file
         self.lock_path = self.path + LOCK_SUFFIX
         self.tmp_path = self.path + TMP_SUFFIX
+        self.labels_path = self.path + LABELS_SUFFIX
         # Check the data file before creating anything next to it.
         _lstat_checked(self.path, "coordination file")
         # Read-only is enough for flock, so a lock file another user left (e.g. root) still works.
@@ -1917,46 +1968,81 @@ class CoordinationFile:
         if fd is None:
             return []
         try:
-            return parse_records(read_bounded(fd, self.path), self.path)
+            content = read_bounded(fd, self.path)
+            records = parse_records(content, self.path)
         finally:
             os.close(fd)
+        if content.startswith((FILE_HEADER_V3 + "\n").encode()) and not self.opts.check_free:
+            # a v3 file (some 1.0.0 builds wrote it): rewrite it as v2 + labels side file now, so a
+            # rollback to a version that reads only v1/v2 finds a file it reads
+            self.log.info(f"rewriting {self.path} from format v3 to v2 (labels to {self.labels_path})")
+            self.write(records)
+            return records
+        if any(r.label == NO_LABEL for r in records):
+            labels = self._read_labels()
+            for r in records:
+                if r.label == NO_LABEL:
+                    r.label = labels.get(_label_key(r), NO_LABEL)
+        return records
+
+    def _read_labels(self) -> dict[tuple[str, int, int, str], str]:
+        """The side file's labels; none (with a warning) when it is unsafe or unreadable."""
+        try:
+            fd = _open_checked(self.labels_path, os.O_RDONLY, self.opts, self.log, "owner labels file", create=False)
+            if fd is None:
+                return {}
+            try:
+                return parse_labels(read_bounded(fd, self.labels_path))
+            finally:
+                os.close(fd)
+        except (DiscoveryError, ValueError, UnicodeDecodeError) as e:
+            self.log.warning(f"ignoring owner labels in {self.labels_path}: {e} (only metrics labels are lost)")
+            return {}
 
     def write(self, records: list[Record]) -> None:
-        data = render_records(records)
+        self._replace(self.path, self.tmp_path, render_records(records))
+        if any(r.label != NO_LABEL for r in records) or os.path.lexists(self.labels_path):
+            try:
+                self._replace(self.labels_path, self.labels_path + TMP_SUFFIX, render_labels(records))
+            except DiscoveryError as e:
+                self.log.warning(f"{e.message} (only metrics labels are lost)")
+        self._sync_directory()
+
+    def _replace(self, path: str, tmp_path: str, data: bytes) -> None:
+        """Replace ``path`` whole by ``data`` (temporary file, fsync, rename; we hold the lock)."""
         try:
-            old = os.lstat(self.path)
+            old = os.lstat(path)
         except FileNotFoundError:
             old = None
         except OSError as e:
-            raise DiscoveryError(f"cannot inspect coordination file {self.path}: {e.strerror}",
+            raise DiscoveryError(f"cannot inspect coordination file {path}: {e.strerror}",
                                  EXIT_COORDINATION) from e
         mode = stat.S_IMODE(old.st_mode) if old is not None else self.opts.file_mode
         try:
             try:
-                os.unlink(self.tmp_path)  # a leftover of a writer that died (we hold the lock)
-                self.log.info(f"removed leftover {self.tmp_path}")
+                os.unlink(tmp_path)  # a leftover of a writer that died (we hold the lock)
+                self.log.info(f"removed leftover {tmp_path}")
             except FileNotFoundError:
                 pass
-            fd = os.open(self.tmp_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+            fd = os.open(tmp_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
             try:
                 os.fchmod(fd, mode)
                 if old is not None and old.st_gid != os.fstat(fd).st_gid:
                     try:
                         os.fchown(fd, -1, old.st_gid)  # keep the shared group when we may
                     except OSError:
-                        self.log.info(f"cannot keep group {old.st_gid} on {self.path}")
+                        self.log.info(f"cannot keep group {old.st_gid} on {path}")
                 write_all(fd, data)
                 os.fsync(fd)
             finally:
                 os.close(fd)
-            os.rename(self.tmp_path, self.path)
+            os.rename(tmp_path, path)
         except OSError as e:
-            _remove_quietly(self.tmp_path)
+            _remove_quietly(tmp_path)
             raise DiscoveryError(
-                f"cannot write coordination file {self.path}: {e.strerror} (the previous state is kept)",
+                f"cannot write coordination file {path}: {e.strerror} (the previous state is kept)",
                 EXIT_COORDINATION,
             ) from e
-        self._sync_directory()
 
     def _sync_directory(self) -> None:
         """Make the rename durable; the new state is already visible, so a failure only warns."""
@@ -2104,7 +2190,9 @@ def export_metrics(opts: Options, log: Log, deadline: Deadline) -> list[Record]:
     boot, pidns = boot_id(), pid_namespace()
     with CoordinationFile(opts, log, deadline) as cf:
         live = [r for r in cf.read() if owner_alive(r, boot, pidns)]
-    write_metrics(opts.metrics_file, live, log)
+        # Under the lock, as every allocation and release writes it: an export that read earlier
+        # can never overwrite the file a later change wrote.
+        write_metrics(opts.metrics_file, live, log)
     return live
 
 
@@ -2138,10 +2226,13 @@ def write_metrics(path: str, records: list[Record], log: Log) -> None:
     """Write the metrics file atomically: a private temporary file in the same directory, fsync,
     rename over the file (node-exporter never reads a half-written file: a crash leaves the
     previous file and at most a ``.tmp`` file, which the collector ignores: it reads ``*.prom``
-    only). A failure only warns: monitoring must never cost a TaskManager its GPUs."""
-    data = render_metrics(records, os.uname().nodename).encode("utf-8")
+    only). A failure only warns: monitoring must never cost a TaskManager its GPUs. Callers hold
+    the coordination lock, so metrics files are written in the order of coordination changes."""
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
+        # The kernel's host name is bytes; undecodable ones (surrogate escapes) become U+FFFD.
+        host = os.uname().nodename.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        data = render_metrics(records, host).encode("utf-8")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
         try:
             os.fchmod(fd, 0o644)
@@ -2153,6 +2244,9 @@ def write_metrics(path: str, records: list[Record], log: Log) -> None:
     except OSError as e:
         _remove_quietly(tmp)
         log.warning(f"cannot write metrics file {path}: {e.strerror} (GPU allocation is unaffected)")
+    except Exception as e:  # never let metrics break a call whose GPUs are already recorded
+        _remove_quietly(tmp)
+        log.warning(f"cannot write metrics file {path}: {type(e).__name__}: {e} (GPU allocation is unaffected)")
 
 
 # ==================== 12. output, result: the one stdout line (flink, spark or json)
@@ -2194,6 +2288,83 @@ def emit(line: str) -> None:
 
 
 # ==================== 13. CLI: entry points (run, main, console_main)
+
+
+START_LOCK_FD = 9
+START_LOCK_ENV = "ACCELPLANE_START_LOCK_HELD"
+
+
+def hold_start_lock(argv: list[str], log: Log) -> int:
+    """``--hold-start-lock PATH [--timeout S] [--file-mode OCTAL] -- COMMAND...``: the start
+    scripts' host-wide start lock, opened ONCE: without following links (O_NOFOLLOW), without
+    blocking on a FIFO or device planted in its place (O_NONBLOCK), created with O_EXCL and
+    --file-mode when missing; then checked on the descriptor itself (a regular file with one link,
+    owned by us or by the owner of its directory, the Flink user), locked (flock, polled until
+    --timeout) and handed to COMMAND as descriptor 9 with ``ACCELPLANE_START_LOCK_HELD=PATH``
+    (exec: the lock lives exactly as long as COMMAND's process and the children it does not
+    close it for). There is no check-then-use step a local user could race. Returns an exit
+    code only on refusal (3) or a usage error (2); otherwise it does not return."""
+    if "--" not in argv or len(argv) < 2:
+        raise _usage_error("--hold-start-lock needs PATH, then '--' and the command to run")
+    sep = argv.index("--")
+    head, command = argv[:sep], argv[sep + 1 :]
+    if not command:
+        raise _usage_error("--hold-start-lock needs a command after '--'")
+    path = head[1]
+    opts = Options()
+    rest = head[2:]
+    while rest:
+        flag = rest.pop(0)
+        if flag not in ("--timeout", "--file-mode") or not rest:
+            raise _usage_error(f"--hold-start-lock takes only --timeout S and --file-mode OCTAL, not {flag!r}")
+        _set_value(opts, _VALUE_FLAGS[flag], flag, rest.pop(0))
+    if not path.startswith("/"):
+        raise _usage_error(f"--hold-start-lock needs an absolute path, not {path!r}")
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+    try:
+        try:
+            fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, opts.file_mode)
+            os.fchmod(fd, opts.file_mode)
+        except FileExistsError:
+            fd = os.open(path, flags)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise DiscoveryError(f"refusing the start lock {path}: it is a symbolic link; remove it",
+                                 EXIT_COORDINATION) from e
+        raise DiscoveryError(f"cannot open the start lock {path}: {e.strerror}", EXIT_COORDINATION) from e
+    fst = os.fstat(fd)
+    try:
+        dir_uid = os.stat(os.path.dirname(path) or "/").st_uid
+    except OSError:
+        dir_uid = -1
+    why = None
+    if not stat.S_ISREG(fst.st_mode):
+        why = "it is not a regular file (a FIFO, device or directory planted in its place?)"
+    elif fst.st_nlink != 1:
+        why = f"it has {fst.st_nlink} hard links"
+    elif fst.st_uid not in (os.geteuid(), dir_uid):
+        why = f"it belongs to uid {fst.st_uid}, neither us ({os.geteuid()}) nor its directory's owner ({dir_uid})"
+    if why is not None:
+        os.close(fd)
+        raise DiscoveryError(f"refusing the start lock {path}: {why}; remove it", EXIT_COORDINATION)
+    try:
+        lock_file(fd, path, Deadline(opts.timeout))
+    except DiscoveryError:
+        os.close(fd)
+        raise DiscoveryError(
+            f"another start on this host held the start lock {path} for {opts.timeout:g} s; try again",
+            EXIT_COORDINATION,
+        ) from None
+    os.dup2(fd, START_LOCK_FD)  # inheritable (dup2's default): COMMAND gets the locked descriptor
+    os.close(fd)
+    os.environ[START_LOCK_ENV] = path
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        os.execvp(command[0], command)
+    except OSError as e:
+        raise DiscoveryError(f"cannot run {command[0]}: {e.strerror}", EXIT_USAGE) from e
+    return EXIT_INTERNAL  # not reached
 
 
 def run(opts: Options, log: Log) -> int:
@@ -2239,6 +2410,8 @@ def main(argv: list[str] | None = None) -> int:
         argv = sys.argv[1:]
     log = Log()
     try:
+        if argv and argv[0] == "--hold-start-lock":
+            return hold_start_lock(list(argv), log)
         opts = parse_args(list(argv), log)
         if opts.help:
             sys.stderr.write(USAGE.format(prog=PROG, backend_env=BACKEND_ENV))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Self
+from typing import Any
 
 import pulumi
 
@@ -44,26 +44,10 @@ class FamilyComponent(pulumi.ComponentResource):
 
     resources: dict[ObjectKey, pulumi.CustomResource]
 
-    @classmethod
-    def create(cls, name: str, args: FamilyArgs, opts: pulumi.ResourceOptions | None = None) -> Self:
-        """The component, registered outside any constructor: how `GpuPlatform` makes its families.
-
-        Pulumi captures the call stack of a resource registered below a third ``__init__`` frame
-        (`accelplane.pulumi.platform.GpuPlatform.create` says why that is worth avoiding), and a
-        component's own constructor is that frame. The component is the same either way; only the
-        source position the engine records differs (none instead of the platform's line)."""
-        component = cls.__new__(cls)
-        component._register(name, args, opts)
-        return component
-
     def __init__(self, name: str, args: FamilyArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        """Register the component (`create` does the same without a captured call stack)."""
-        self._register(name, args, opts)
-
-    def _register(self, name: str, args: FamilyArgs, opts: pulumi.ResourceOptions | None) -> None:
-        """Register the component and keep what `add` and `complete` need (the constructor's body)."""
+        """Register the component; `GpuPlatform` adds its objects (`add`) and completes it."""
         module, type_name = family_token(args.family)
-        pulumi.ComponentResource.__init__(self, f"accelplane:{module}:{type_name}", name, None, opts)
+        super().__init__(f"accelplane:{module}:{type_name}", name, None, opts)
         self.family = args.family
         self.objects = args.objects
         self.file_artifacts = args.files
@@ -75,10 +59,18 @@ class FamilyComponent(pulumi.ComponentResource):
         self.file_digests: dict[str, str] = {f.path: sha256(f.text) for f in args.files}
 
     def add(
-        self, obj: K8sObject, depends_on: Sequence[pulumi.Resource] = (), prepared: kinds.Prepared | None = None
+        self,
+        obj: K8sObject,
+        depends_on: Sequence[pulumi.Resource] = (),
+        prepared: kinds.Prepared | None = None,
+        *,
+        name: str | None = None,
+        aliases: Sequence[pulumi.Alias] = (),
     ) -> pulumi.CustomResource:
         """Register one of this family's objects as a child resource that depends on ``depends_on``
-        and return it. ``prepared`` is `kinds.prepare(obj)` when the caller has it already."""
+        and return it. ``prepared`` is `kinds.prepare(obj)` when the caller has it already; ``name``
+        the resource's name (default: its logical name), ``aliases`` its earlier identities. The
+        object's own options come from `accelplane.pulumi.object_options` (one table for all)."""
         member = self._members.get(obj.key)
         if member is not obj and member != obj:
             raise PlanError(
@@ -86,10 +78,20 @@ class FamilyComponent(pulumi.ComponentResource):
             )
         if prepared is None or prepared.obj is not obj:
             prepared = kinds.prepare(obj)
-        opts = pulumi.ResourceOptions(parent=self, depends_on=list(depends_on), **prepared.lifecycle_options())
-        resource = prepared.create(opts)
+        opts = pulumi.ResourceOptions(
+            parent=self,
+            depends_on=list(depends_on),
+            aliases=list(aliases) or None,
+            **prepared.options.resource_options(),
+        )
+        resource = prepared.create(name or prepared.name, opts)
         self.resources[obj.key] = resource
         return resource
+
+    def share(self, obj: K8sObject, resource: pulumi.CustomResource) -> None:
+        """Record ``resource``, registered by another platform of the same program for the same
+        Kubernetes object (`accelplane.pulumi.ownership`), as this family's resource for ``obj``."""
+        self.resources[obj.key] = resource
 
     def complete(self) -> None:
         """Register the component's outputs (after every object was added)."""

@@ -6,38 +6,22 @@ is the camelCase wire format the provider expects); kinds served by a CRD (Volca
 Flink operator FlinkDeployment/FlinkSessionJob) use ``apiextensions.CustomResource``. A kind that is
 not in the table is an error naming the object and the table, never a silent skip.
 
-Registration (`Prepared.create`) sends exactly what the typed class would send, for less: the
-typed class's type token and options (plugin version, download URL, aliases) are learnt once per
-kind by constructing the class over a recorder instead of Pulumi's base class (`class_registration`),
-and the manifest itself (camelCase, the provider's wire format) is registered as a plain
-``pulumi.CustomResource``. Pulumi then serialises plain dicts instead of walking the typed input
-classes' type hints through every nested level (about a quarter of registering these manifests);
-tests/pulumi/test_lean_registration.py checks that every resource of every example stack reaches the
-engine as the same ``RegisterResourceRequest`` both ways.
+Registration (`Prepared.create`) goes through the public typed classes only (the class's own
+constructor, never its generated internals), so a user's transformations see what they would see
+for a resource they wrote themselves (a ``k8s.core.v1.ConfigMap`` with snake_case top-level
+arguments) and any pulumi-kubernetes 4.x release that has the classes works. Each resource gets its
+own copy of the manifest: an in-place edit by a user's transformation changes that resource, never
+the bundle `accelplane render` writes and the ``files`` digests describe.
 
-Resource options derived from the object itself:
-
-* ``metadata.name`` is always explicit (the builders set it), so Pulumi never auto-names;
-* ConfigMaps with ``immutable: true`` are content-addressed (their name carries a hash of their
-  data, see `accelplane.discovery_install`): new content is a new object, and the old one is
-  kept in the cluster when it leaves the program (``retain_on_delete``) because pods started from
-  an older pod template — e.g. TaskManagers a running Flink JobManager still creates — mount it
-  by its old name. See docs/pulumi.md, "ConfigMap update strategy".
-* Namespaces are ``retain_on_delete`` too: deleting a Namespace deletes everything in it, including
-  objects other tools put there (the Flink operator's service account, running Flink pods), so a
-  namespace that leaves the program (no longer used, or marked ``managed: false``) is only
-  forgotten by Pulumi, never deleted. See docs/pulumi.md, "A fresh cluster".
-* Adopted objects (``volcano-scheduler-configmap``, created by Volcano's Helm chart) are
-  ``retain_on_delete``: leaving the program must not take Volcano's configuration with it.
-* ResourceClaimTemplates (``spec``) and PriorityClasses (``value``, ``preemptionPolicy``) have
-  fields Kubernetes refuses to update and pulumi-kubernetes does not replace on: they get
-  ``replace_on_changes`` and ``delete_before_replace`` (`accelplane.lifecycle`, docs/diff.md).
+Resource options derived from the object itself (``retain_on_delete`` of Namespaces and immutable
+ConfigMaps, …) come from `accelplane.pulumi.object_options`, the one table of per-object options.
 """
 
 from __future__ import annotations
 
 import inspect
 import re
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -46,7 +30,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from accelplane.artifacts import K8sObject
-from accelplane.lifecycle import object_options
+from accelplane.pulumi.object_options import ObjectOptions, object_options
 from accelplane.pulumi.planning import PlanError, logical_name
 
 
@@ -108,17 +92,16 @@ def snake_case(name: str) -> str:
 
 
 _ACCEPTED: dict[type[pulumi.CustomResource], frozenset[str]] = {}
-_NOT_FIELDS = frozenset({"__self__", "resource_name", "opts", "__props__", "api_version", "kind", "metadata"})
+_NOT_FIELDS = frozenset({"self", "__self__", "api_version", "kind", "metadata"})
 
 
 def _accepted_arguments(cls: type[pulumi.CustomResource]) -> frozenset[str]:
-    """Top-level fields a typed resource class accepts (the keyword parameters of its generated
-    ``_internal_init``, the one signature every pulumi_kubernetes resource class has); introspected
-    once per class."""
+    """Top-level fields a typed resource class accepts: the keyword parameters of its public
+    ``<Kind>InitArgs`` class (``ConfigMap`` → ``ConfigMapInitArgs``, exported beside it), introspected once per class."""
     accepted = _ACCEPTED.get(cls)
     if accepted is None:
-        init = cls._internal_init  # type: ignore[attr-defined]
-        accepted = _ACCEPTED[cls] = frozenset(inspect.signature(init).parameters) - _NOT_FIELDS
+        args_class = getattr(sys.modules[cls.__module__], f"{cls.__name__}InitArgs")
+        accepted = _ACCEPTED[cls] = frozenset(inspect.signature(args_class.__init__).parameters) - _NOT_FIELDS
     return accepted
 
 
@@ -143,49 +126,15 @@ def mapping_for(obj: K8sObject) -> KindMapping:
     return mapping
 
 
-class _Recorder(pulumi.CustomResource):
-    """Takes the place of ``pulumi.CustomResource`` under a typed class in a probe (`class_registration`):
-    it keeps the type token and options the class passes to its base and registers nothing."""
-
-    recorded: tuple[str, pulumi.ResourceOptions | None]
-
-    def __init__(
-        self,
-        t: str,
-        name: str,
-        props: Any = None,
-        opts: pulumi.ResourceOptions | None = None,
-        dependency: bool = False,
-    ) -> None:
-        self.recorded = (t, opts)
-
-
-@dataclass(frozen=True)
-class ClassRegistration:
-    """What a typed class adds to a registration: its type token and its options (the provider
-    plugin's version and download URL, aliases of the kind's older API versions)."""
-
-    token: str
-    opts: pulumi.ResourceOptions
-
-
-_CLASS_REGISTRATIONS: dict[tuple[str, str], ClassRegistration] = {}
-
-
-def class_registration(obj: K8sObject, mapping: KindMapping, kwargs: dict[str, Any]) -> ClassRegistration:
-    """The typed class's token and options for ``obj``'s kind, learnt once per (apiVersion, kind) by
-    running the class's own constructor with ``kwargs`` over `_Recorder` (a subclass whose next
-    base after the typed class is the recorder, so the class's ``super().__init__`` call lands there
-    and nothing is registered)."""
-    key = (obj.api_version, obj.kind)
-    found = _CLASS_REGISTRATIONS.get(key)
-    if found is None:
-        cls: type[pulumi.CustomResource] = mapping.resource_class or k8s.apiextensions.CustomResource
-        probe_type = type(f"_Probe{cls.__name__}", (cls, _Recorder), {})
-        probe = probe_type(logical_name(obj), **kwargs)
-        token, opts = probe.recorded
-        found = _CLASS_REGISTRATIONS[key] = ClassRegistration(token, opts or pulumi.ResourceOptions())
-    return found
+def copy_manifest(value: Any) -> Any:
+    """A copy of a manifest's nested dicts and lists (strings, numbers and booleans are shared):
+    each resource gets its own, so nothing Pulumi or a user's transformation does to a resource's
+    inputs reaches the bundle."""
+    if isinstance(value, dict):
+        return {k: copy_manifest(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [copy_manifest(v) for v in value]
+    return value
 
 
 @dataclass(frozen=True)
@@ -196,40 +145,25 @@ class Prepared:
     resource_class: type[pulumi.CustomResource] | None
     """The typed class, or None for ``apiextensions.CustomResource``."""
     name: str
-    """The logical name (`logical_name`)."""
+    """The logical name (`logical_name`), without the platform's prefix."""
     kwargs: dict[str, Any]
     """Constructor keyword arguments besides name and opts: the manifest's fields (see `_resource_arguments`)."""
-    retain_on_delete: bool | None
-    """``retain_on_delete`` as the object asks for it (`_retain_on_delete`, see the module docstring)."""
-    replace_on_changes: tuple[str, ...]
-    """Immutable input paths replaced on change (`accelplane.lifecycle.REPLACE_ON_CHANGES`)."""
-    delete_before_replace: bool
-    """True with ``replace_on_changes``: the replacement keeps the name, so the old object goes first."""
-    registration: ClassRegistration
-    """The typed class's token and options (`class_registration`)."""
+    options: ObjectOptions
+    """The object's own resource options (`accelplane.pulumi.object_options.object_options`)."""
 
-    def lifecycle_options(self) -> dict[str, Any]:
-        """``retain_on_delete``/``replace_on_changes``/``delete_before_replace`` as
-        `pulumi.ResourceOptions` keyword arguments (only those the object sets)."""
-        found: dict[str, Any] = {"retain_on_delete": self.retain_on_delete}
-        if self.replace_on_changes:
-            found["replace_on_changes"] = list(self.replace_on_changes)
-            found["delete_before_replace"] = self.delete_before_replace
-        return found
+    @property
+    def type_token(self) -> str:
+        """The Pulumi type token the resource is registered with (``kubernetes:<apiVersion>:<kind>``,
+        what both the typed classes and ``apiextensions.CustomResource`` use)."""
+        return f"kubernetes:{self.obj.api_version}:{self.obj.kind}"
 
-    def create(self, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
-        """Register the resource with exactly ``opts`` (which must already carry ``retain_on_delete``)
-        merged into the typed class's options, as the typed class would: the manifest as a plain
-        ``pulumi.CustomResource`` of the class's type token (see the module docstring)."""
-        merged = pulumi.ResourceOptions.merge(self.registration.opts, opts)
-        return pulumi.CustomResource(self.registration.token, self.name, dict(self.obj.manifest), merged)
-
-    def create_typed(self, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
-        """Register the resource through its typed class (what `create` reproduces; the tests and
-        the benchmark compare both)."""
+    def create(self, name: str, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
+        """Register the resource as ``name`` through its public typed class with ``opts`` (which
+        must already carry `options`), on a fresh copy of the manifest (`copy_manifest`)."""
+        kwargs = copy_manifest(self.kwargs)
         if self.resource_class is None:
-            return k8s.apiextensions.CustomResource(self.name, opts=opts, **self.kwargs)
-        resource: pulumi.CustomResource = self.resource_class(self.name, opts=opts, **self.kwargs)
+            return k8s.apiextensions.CustomResource(name, opts=opts, **kwargs)
+        resource: pulumi.CustomResource = self.resource_class(name, opts=opts, **kwargs)
         return resource
 
 
@@ -238,10 +172,7 @@ def prepare(obj: K8sObject) -> Prepared:
     `_resource_arguments` raise it."""
     mapping = mapping_for(obj)
     kwargs = _resource_arguments(obj, mapping)
-    options = object_options(obj.manifest)
-    return Prepared(obj, mapping.resource_class, logical_name(obj), kwargs, _retain_on_delete(obj),
-                    options.replace_on_changes, options.delete_before_replace,
-                    class_registration(obj, mapping, kwargs))
+    return Prepared(obj, mapping.resource_class, logical_name(obj), kwargs, object_options(obj))
 
 
 def prepare_all(objects: Iterable[K8sObject]) -> list[Prepared]:
@@ -268,9 +199,7 @@ def check_supported(objects: Iterable[K8sObject]) -> None:
 def _resource_arguments(obj: K8sObject, mapping: KindMapping) -> dict[str, Any]:
     """Constructor keyword arguments (besides name and opts) carrying the manifest verbatim.
 
-    The top-level dict is new; nested values are the manifest's own (not deep-copied): Pulumi only
-    reads inputs to serialise them, and the parity test compares what was applied with the render
-    tree written after every resource was applied."""
+    Nested values are the manifest's own here; `Prepared.create` copies them for each resource."""
     if mapping.resource_class is None:
         body = {k: v for k, v in obj.manifest.items() if k not in ("apiVersion", "kind")}
         extra = sorted(set(body) - {"metadata", "spec"})
@@ -287,9 +216,3 @@ def _resource_arguments(obj: K8sObject, mapping: KindMapping) -> dict[str, Any]:
             f"{mapping.resource_class.__module__}.{mapping.resource_class.__name__} does not accept"
         )
     return kwargs
-
-
-def _retain_on_delete(obj: K8sObject) -> bool | None:
-    """True for immutable ConfigMaps, Namespaces and adopted objects (see the module docstring and
-    `accelplane.lifecycle.ADOPTED`), else None (Pulumi's default)."""
-    return object_options(obj.manifest).retain_on_delete

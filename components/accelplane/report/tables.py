@@ -247,7 +247,7 @@ def _dec(value: Decimal | None) -> int | float | None:
 
 def to_json(report: Report) -> dict[str, Any]:
     """Plain data (``warnings`` only when the spec has some)."""
-    warnings = {"warnings": [as_dict(w, line=False) for w in report.warnings]} if report.warnings else {}
+    warnings = {"warnings": [as_dict(w) for w in report.warnings]} if report.warnings else {}
     return {
         "cluster": report.cluster,
         "basis": report.basis,

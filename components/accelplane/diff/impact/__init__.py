@@ -17,6 +17,7 @@ from accelplane.diff.impact.node_wide import node_impacts
 from accelplane.diff.impact.pulumi import pulumi_impacts
 from accelplane.diff.impact.queues import queue_impacts
 from accelplane.diff.impact.yarn import yarn_impacts
+from accelplane.diff.impact.yarn_day2 import yarn_day2_impacts
 from accelplane.diff.values import same
 from accelplane.model import Spec
 
@@ -38,6 +39,7 @@ def impacts(
         *flink_impacts(artifacts),
         *node_impacts(artifacts, list(manifests), old, new),
         *yarn_impacts(artifacts),
+        *yarn_day2_impacts(artifacts),
         *pulumi_impacts(artifacts),
         *day2_impacts(artifacts, list(manifests), old, new),
     ]

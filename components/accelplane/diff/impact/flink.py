@@ -80,9 +80,47 @@ def _dra_impact(a: ArtifactDiff) -> Impact:
     return Impact("flink", subject, f"{a.title}: {what}")
 
 
+_DISCOVERY_ARGS = re.compile(r"external-resource\.[^.]+\.param\.discovery-script\.args")
+
+
+def _coordination_file(args: Any) -> str | None:
+    """The ``--coordination-file`` of a discovery-args value (None without coordination)."""
+    words = str(args).split() if args is not None else []
+    if "--enable-coordination-mode" not in words:
+        return None
+    for flag in ("--coordination-file", "--assign-file"):
+        if flag in words and words.index(flag) + 1 < len(words):
+            return words[words.index(flag) + 1]
+    return "/var/tmp/flink-gpu-coordination"  # the script's default
+
+
+def coordination_file_impacts(a: ArtifactDiff) -> Iterator[Impact]:
+    """A TaskManager config whose coordination file (or coordination mode) changed: the new file
+    knows nothing of the GPUs running TaskManagers hold in the old one, so TaskManagers started
+    with the new config would be given those GPUs again. Say so, with what to do."""
+    seen: set[tuple[str | None, str | None]] = set()
+    for c in a.changes:
+        if not _DISCOVERY_ARGS.fullmatch(c.leaf):
+            continue
+        old, new = _coordination_file(c.old), _coordination_file(c.new)
+        if old == new or (old, new) in seen or c.op != "changed":
+            continue
+        seen.add((old, new))
+        what = f"coordination file {old or '(none: coordination off)'} → {new or '(none: coordination off)'}"
+        yield Impact(
+            "flink",
+            _flink_subject(a),
+            f"{what}: stop this cluster's TaskManagers on every host BEFORE starting any with the new "
+            "config (the new file does not know the GPUs the running ones hold, so new TaskManagers "
+            "would get the same GPUs); every cluster on a host must use the host's one file",
+        )
+
+
 def flink_impacts(artifacts: list[ArtifactDiff]) -> Iterator[Impact]:
     for a in artifacts:
         subject = _flink_subject(a)
+        if a.kind == "flink-config":
+            yield from coordination_file_impacts(a)
         if a.kind == "kubernetes" and group_kind(a)[0] == DRA_GROUP:
             yield _dra_impact(a)
             continue

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from accelplane.diff.changes import ArtifactDiff
+from accelplane.diff.changes import ArtifactDiff, Change
 from accelplane.diff.impact.common import Impact, brief
 
 # -- YARN daemons ----------------------------------------------------------------------------------
@@ -17,8 +17,10 @@ def yarn_impacts(artifacts: list[ArtifactDiff]) -> Iterator[Impact]:
         if a.kind != "hadoop-xml":
             continue
         types = [c for c in a.changes if c.leaf.startswith("yarn.resource-types")]
-        nodes = [c for c in a.changes if c.leaf.startswith("yarn.nodemanager.resource-type.")]
-        plugins = [c for c in a.changes if c.leaf.startswith("yarn.nodemanager.resource-plugins")]
+        # every yarn.nodemanager.* key (types, plugins, the memory-mb/cpu-vcores offer, directories,
+        # Docker runtime, partition): a NodeManager reads its yarn-site and node-resources only at start
+        nodes = [c for c in a.changes if c.leaf.startswith("yarn.nodemanager.")]
+        plugins: list[Change] = []
         if types:
             yield Impact(
                 "yarn",
