@@ -228,3 +228,28 @@ def test_reordering_clusters_and_pools_says_nothing(tmp_path: Path) -> None:
         d["queues"].reverse()
 
     assert _day2(tmp_path, "prod-eu", reorder) == []
+
+
+def test_a_migration_in_one_apply_is_refused_and_the_second_apply_is_named(tmp_path: Path) -> None:
+    savepoint = "s3://prod-eu-flink/savepoints/embeddings-amd/savepoint-1"
+
+    def one_apply(d: dict[str, Any]) -> None:
+        c = _cluster(d, "embeddings-amd")
+        c.update(name="embeddings", migrateFrom={"name": "embeddings-amd", "savepoint": savepoint})
+
+    lines = _day2(tmp_path, "prod-eu", one_apply)
+    assert _has(lines, "[AP1601]", "which this same apply removes", "Keep the old cluster declared")
+
+    stacks = copy_stacks(tmp_path / "second")
+    first = load(stacks / "prod-eu.yaml")
+    new = copy.deepcopy(_cluster(first, "embeddings-amd"))
+    new.update(name="embeddings", migrateFrom={"name": "embeddings-amd", "savepoint": savepoint})
+    first["flink"]["clusters"].append(new)
+    second = copy.deepcopy(first)
+    second["flink"]["clusters"] = [c for c in second["flink"]["clusters"] if c["name"] != "embeddings-amd"]
+    result = compare(
+        load_side(str(write_spec(stacks, first, "first.yaml"))), load_side(str(write_spec(stacks, second, "second.yaml")))
+    )
+    lines = [i.message for i in result.impacts if i.category == "day2"]
+    assert _has(lines, "removed after the migration", "second apply")
+    assert not _has(lines, "[AP1601]")

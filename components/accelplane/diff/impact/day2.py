@@ -172,15 +172,32 @@ def _cluster_impacts(artifacts: list[ArtifactDiff], old: Spec | None, new: Spec 
     old_clusters = {_cluster_key(c): c for c in old.flink_clusters}
     new_clusters = {_cluster_key(c): c for c in new.flink_clusters}
     for c in new.flink_clusters:
-        if c.migrate_from is not None:
-            source = (c.migrate_from.namespace or c.namespace, c.migrate_from.name)
-            kept = "still declared: its objects (Role included) stay" if source in new_clusters else (
-                "NOT declared any more: its objects are deleted in this run")
+        if c.migrate_from is None:
+            continue
+        source = (c.migrate_from.namespace or c.namespace, c.migrate_from.name)
+        subject = f"Flink cluster {c.name}"
+        if source in new_clusters:
             yield Impact(
-                "day2", f"Flink cluster {c.name}",
-                f"Flink cluster {c.namespace}/{c.name} migrates from {source[0]}/{source[1]} ({kept}); "
-                f"it starts from savepoint {c.migrate_from.savepoint}. Stop the old job with a savepoint "
-                "before this apply; drop the old cluster and migrateFrom in a second apply",
+                "day2", subject,
+                f"Flink cluster {c.namespace}/{c.name} migrates from {source[0]}/{source[1]} (still declared: "
+                f"its objects, Role included, stay); it starts from savepoint {c.migrate_from.savepoint}. Stop "
+                "the old job with a savepoint before this apply; drop the old cluster and migrateFrom in a "
+                "second apply",
+            )
+        elif _cluster_key(c) in old_clusters:
+            yield Impact(
+                "day2", subject,
+                f"Flink cluster {source[0]}/{source[1]} removed after the migration to {c.namespace}/{c.name} "
+                "(second apply); migrateFrom can go too (the savepoint was read only when the new cluster "
+                "was first deployed)",
+            )
+        elif source in old_clusters:
+            yield Impact(
+                "day2", subject,
+                f"{_code(CLUSTER_MOVE_WITHOUT_MIGRATION)}Flink cluster {c.namespace}/{c.name} migrates from "
+                f"{source[0]}/{source[1]}, which this same apply removes: its objects (Role included) are "
+                "changed or deleted while the old JobManager may still run. Keep the old cluster declared for "
+                "this apply and remove it in a second one",
             )
     added = [k for k in new_clusters if k not in old_clusters]
     for key, c in sorted(old_clusters.items()):
