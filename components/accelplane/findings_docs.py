@@ -23,10 +23,12 @@ END = "<!-- end of findings table -->"
 
 def load_all_findings() -> dict[str, Finding]:
     """`REGISTRY` once every module that can declare findings is imported (all of
-    ``accelplane.checks`` and ``accelplane.derive``, whatever modules they gain)."""
+    ``accelplane.checks`` and ``accelplane.derive``, whatever modules they gain, and the diff's
+    day-two findings)."""
     import accelplane.checks
     import accelplane.cli
     import accelplane.derive
+    import accelplane.diff.impact.day2  # AP16xx: changes between two specs (`accelplane diff`)
     import accelplane.lint
     import accelplane.model_convert
     import accelplane.pipeline

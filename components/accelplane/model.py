@@ -335,6 +335,15 @@ class SlotGroup:
 
 
 @dataclass(frozen=True)
+class MigrateFrom:
+    """The cluster a moved or renamed cluster replaces, and the savepoint it starts from."""
+
+    name: str
+    namespace: str | None
+    savepoint: str
+
+
+@dataclass(frozen=True)
 class FlinkCluster:
     """A Flink cluster with `flink.defaults` applied (by the loader, `accelplane.spec_loader`)."""
 
@@ -358,6 +367,8 @@ class FlinkCluster:
     from_defaults: frozenset[tuple[str, ...]] = frozenset()
     """Key paths the cluster inherited from ``flink.defaults`` (`LoadedSpec.inherited_defaults`)."""
     slot_groups: tuple[SlotGroup, ...] = ()
+    migrate_from: MigrateFrom | None = None
+    """``migrateFrom``: the cluster this one replaces (docs/diff.md, "Moving a Flink cluster")."""
     config_renamed: tuple[tuple[str, str], ...] = ()
     """``config`` keys written under the name the cluster's Flink reads, as ``(that name, the key
     as the spec wrote it)`` (`accelplane.flink_options.resolve_config`); ``config`` holds the new names."""

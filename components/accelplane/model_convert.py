@@ -26,6 +26,7 @@ from accelplane.model import (
     GpuSpec,
     Job,
     MigConfig,
+    MigrateFrom,
     Monitoring,
     NamespaceSettings,
     NodeImage,
@@ -227,6 +228,11 @@ def _flink_cluster(
         coordination_file=disc.get("coordinationFile", discovery.coordination_file),
         config=tuple(config),
         config_renamed=tuple(renamed),
+        migrate_from=(
+            MigrateFrom(c["migrateFrom"]["name"], c["migrateFrom"].get("namespace"), c["migrateFrom"]["savepoint"])
+            if "migrateFrom" in c
+            else None
+        ),
         job=(
             Job(
                 job.get("jarURI"),

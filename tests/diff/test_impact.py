@@ -160,12 +160,10 @@ def test_pulumi_replacements_and_immutable_fields() -> None:
         "that still mount it — delete it by hand once unused"
     ]
     pc = "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {{name: hi}}\nvalue: 10\npreemptionPolicy: {p}\n"
-    assert messages(
-        objects(pc.format(p="Never")), objects(pc.format(p="PreemptLowerPriority")), "pulumi"
-    ) == [
-        "PriorityClass hi: preemptionPolicy Never → PreemptLowerPriority — immutable in Kubernetes: the update is "
-        "rejected (pulumi-kubernetes does not replace on it); delete and recreate the object"
-    ]
+    # immutable in Kubernetes; accelplane replaces it (replaceOnChanges + deleteBeforeReplace, issue 41)
+    assert messages(objects(pc.format(p="Never")), objects(pc.format(p="PreemptLowerPriority")), "pulumi") == []
+    (line,) = messages(objects(pc.format(p="Never")), objects(pc.format(p="PreemptLowerPriority")), "day2")
+    assert line.startswith("PriorityClass hi: preemptionPolicy is immutable — replaced (replaceOnChanges, ")
     old_ds = DAEMONSET.format(sel="p", strategy="RollingUpdate")
     new_ds = DAEMONSET.format(sel="q", strategy="RollingUpdate")
     assert messages(objects(old_ds), objects(new_ds), "pulumi") == [

@@ -30,7 +30,7 @@ def test_a_claim_change_is_an_impact(tmp_path: Path) -> None:
     found = _messages(tmp_path, more_gpus)
     assert any(
         "ResourceClaimTemplate" in m and "fraud-scoring-taskmanager-gpu" in m and "2 → 4" in m
-        and "only TaskManager pods created afterwards" in m
+        and "replaced delete-first" in m
         for m in found
     ), found
     assert any("deviceclass/nvidia-a100-sxm4-80gb" in m and "8 → 16" in m for m in found), found

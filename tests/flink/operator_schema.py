@@ -63,6 +63,12 @@ FLINK_DEPLOYMENT_SCHEMA: dict[str, Any] = {
                 "name": {"type": "string", "pattern": "^[a-z]([-a-z0-9]{0,43}[a-z0-9])?$"},
                 "namespace": {"type": "string"},
                 "labels": _STRING_MAP,
+                # pulumi-kubernetes' await annotation only (accelplane.lifecycle.AWAITED)
+                "annotations": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "properties": {"pulumi.com/waitFor": {"type": "string", "pattern": "^jsonpath=\\{[^}]+\\}="}},
+                },
             },
         },
         "spec": {
@@ -115,6 +121,8 @@ FLINK_DEPLOYMENT_SCHEMA: dict[str, Any] = {
                         "parallelism": {"type": "integer"},
                         "state": {"enum": ["running", "suspended"]},
                         "upgradeMode": {"enum": ["last-state", "savepoint", "stateless"]},
+                        # migrateFrom (docs/diff.md): read only when the deployment is first created
+                        "initialSavepointPath": {"type": "string"},
                     },
                 },
             },

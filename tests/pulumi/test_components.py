@@ -489,9 +489,10 @@ def test_every_supported_kind_round_trips_with_dependencies(prod_eu: Spec, pulum
         for d in r.dependencies:
             assert order[d] < order[r.urn], f"{r.name} registered before its dependency {d}"
 
-    # only immutable (content-addressed) ConfigMaps and Namespaces are retained when they leave the program
+    # only immutable (content-addressed) ConfigMaps, Namespaces and the adopted Volcano scheduler
+    # ConfigMap are retained when they leave the program (accelplane.lifecycle)
     retained = {r.logical for r in run.kubernetes() if r.retain_on_delete}
-    assert retained == {cm, "namespace/flink"}
+    assert retained == {cm, "namespace/flink", "configmap/volcano-system/volcano-scheduler-configmap"}
 
 
 def test_family_components_and_parents(prod_eu: Spec, pulumi_run: RunProgram) -> None:

@@ -44,6 +44,7 @@ REGEX_PATTERNS = {
     '^/[A-Za-z0-9_./-]*\\Z': re.compile('^/[A-Za-z0-9_./-]*\\Z'),
     '^\\+?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?\\Z': re.compile('^\\+?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?\\Z'),
     '^[a-z]([-a-z0-9]*[a-z0-9])?\\Z': re.compile('^[a-z]([-a-z0-9]*[a-z0-9])?\\Z'),
+    '^[A-Za-z][A-Za-z0-9+.-]*:[^\\s]+\\Z': re.compile('^[A-Za-z][A-Za-z0-9+.-]*:[^\\s]+\\Z'),
     '^[A-Za-z0-9](( ?[A-Za-z0-9._()-])* ?[A-Za-z0-9)])?\\Z': re.compile('^[A-Za-z0-9](( ?[A-Za-z0-9._()-])* ?[A-Za-z0-9)])?\\Z'),
     "^[A-Za-z][A-Za-z0-9+.-]*:([A-Za-z0-9._~:/?#@!\\$&'()*+,;=-]|%[0-9A-Fa-f]{2})+\\Z": re.compile("^[A-Za-z][A-Za-z0-9+.-]*:([A-Za-z0-9._~:/?#@!\\$&'()*+,;=-]|%[0-9A-Fa-f]{2})+\\Z"),
     '^[A-Za-z_\\$][A-Za-z0-9_\\$]*(\\.[A-Za-z_\\$][A-Za-z0-9_\\$]*)*\\Z': re.compile('^[A-Za-z_\\$][A-Za-z0-9_\\$]*(\\.[A-Za-z_\\$][A-Za-z0-9_\\$]*)*\\Z'),
@@ -1094,6 +1095,40 @@ def validate_https___accelplane_io_schemas_spec_schema_json___defs_flinkcluster(
             data_keys.remove("job")
             data__job = data["job"]
             validate_https___accelplane_io_schemas_spec_schema_json___defs_job(data__job, custom_formats, (name_prefix or "data") + ".job")
+        if "migrateFrom" in data_keys:
+            data_keys.remove("migrateFrom")
+            data__migrateFrom = data["migrateFrom"]
+            if not isinstance(data__migrateFrom, (dict)):
+                raise JsonSchemaValueException('invalid')
+            data__migrateFrom_is_dict = isinstance(data__migrateFrom, dict)
+            if data__migrateFrom_is_dict:
+                data__migrateFrom__missing_keys = set(['name', 'savepoint']) - data__migrateFrom.keys()
+                if data__migrateFrom__missing_keys:
+                    raise JsonSchemaValueException('invalid')
+                data__migrateFrom_keys = set(data__migrateFrom.keys())
+                if "name" in data__migrateFrom_keys:
+                    data__migrateFrom_keys.remove("name")
+                    data__migrateFrom__name = data__migrateFrom["name"]
+                    validate_https___accelplane_io_schemas_spec_schema_json___defs_dnslabel(data__migrateFrom__name, custom_formats, (name_prefix or "data") + ".migrateFrom.name")
+                if "namespace" in data__migrateFrom_keys:
+                    data__migrateFrom_keys.remove("namespace")
+                    data__migrateFrom__namespace = data__migrateFrom["namespace"]
+                    validate_https___accelplane_io_schemas_spec_schema_json___defs_dnslabel(data__migrateFrom__namespace, custom_formats, (name_prefix or "data") + ".migrateFrom.namespace")
+                if "savepoint" in data__migrateFrom_keys:
+                    data__migrateFrom_keys.remove("savepoint")
+                    data__migrateFrom__savepoint = data__migrateFrom["savepoint"]
+                    if not isinstance(data__migrateFrom__savepoint, (str)):
+                        raise JsonSchemaValueException('invalid')
+                    if isinstance(data__migrateFrom__savepoint, str):
+                        data__migrateFrom__savepoint_len = len(data__migrateFrom__savepoint)
+                        if data__migrateFrom__savepoint_len < 1:
+                            raise JsonSchemaValueException('invalid')
+                        if data__migrateFrom__savepoint_len > 2048:
+                            raise JsonSchemaValueException('invalid')
+                        if not REGEX_PATTERNS['^[A-Za-z][A-Za-z0-9+.-]*:[^\\s]+\\Z'].search(data__migrateFrom__savepoint):
+                            raise JsonSchemaValueException('invalid')
+                if data__migrateFrom_keys:
+                    raise JsonSchemaValueException('invalid')
         if "slotGroups" in data_keys:
             data_keys.remove("slotGroups")
             data__slotGroups = data["slotGroups"]

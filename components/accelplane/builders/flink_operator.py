@@ -21,6 +21,7 @@ from accelplane.derive.flink_keys import (
     mebibytes,
 )
 from accelplane.derive.flink_values import operator_value
+from accelplane.lifecycle import FLINK_DEPLOYMENT_WAIT_FOR, WAIT_FOR_ANNOTATION
 from accelplane.model import FlinkCluster, ProcessResources, Spec
 
 FLINK_DEPLOYMENT_API = "flink.apache.org/v1beta1"
@@ -71,12 +72,16 @@ def flink_deployment_spec(spec: Spec, cluster: FlinkCluster) -> dict[str, Any]:
         if job.parallelism is not None:
             job_body["parallelism"] = job.parallelism
         job_body["upgradeMode"] = job.upgrade_mode or "stateless"
+        if cluster.migrate_from is not None:
+            # used only when the FlinkDeployment is first deployed (SpecDiff IGNORE afterwards)
+            job_body["initialSavepointPath"] = cluster.migrate_from.savepoint
         body["job"] = job_body
     return body
 
 
 def flink_deployment(spec: Spec, cluster: FlinkCluster, family: str) -> K8sObject:
-    """The FlinkDeployment manifest."""
+    """The FlinkDeployment manifest, annotated so `pulumi up` waits for the operator's reconcile
+    (``pulumi.com/waitFor``, `accelplane.lifecycle.FLINK_DEPLOYMENT_WAIT_FOR`)."""
     labels = flink_cluster_labels(spec, cluster)
     return k8s_object(
         FLINK_DEPLOYMENT_API,
@@ -85,5 +90,6 @@ def flink_deployment(spec: Spec, cluster: FlinkCluster, family: str) -> K8sObjec
         family=family,
         namespace=cluster.namespace,
         labels=labels,
+        annotations={WAIT_FOR_ANNOTATION: FLINK_DEPLOYMENT_WAIT_FOR},
         body={"spec": flink_deployment_spec(spec, cluster)},
     )

@@ -20,6 +20,7 @@ from accelplane.checks import (
     host_accounts,
     mig,
     mig_layout,
+    migration,
     monitoring,
     namespaces,
     node_fit,
@@ -42,6 +43,7 @@ Check = Callable[[Spec], Iterable[Problem]]
 
 CHECKS: tuple[Check, ...] = (
     scheduling.check,
+    migration.check,
     yunikorn.check,
     references.check,
     device_plugins.check,

@@ -483,6 +483,10 @@ def _generated_keys(spec: Spec, cluster: FlinkCluster) -> list[GeneratedKey]:
     if cluster.job is not None and cluster.job.parallelism is not None:
         keys.append(GeneratedKey("parallelism.default", cluster.job.parallelism, "job.parallelism"))
     keys += _pid_dir_key(spec, cluster)
+    if cluster.migrate_from is not None:
+        # Flink >= 1.20 reads execution.state-recovery.path (execution.savepoint.path before)
+        key = "execution.state-recovery.path" if cluster.version_tuple >= (1, 20) else "execution.savepoint.path"
+        keys.append(GeneratedKey(key, cluster.migrate_from.savepoint, "migrateFrom.savepoint"))
     return keys + slot_group_keys(cluster) + _gpu_keys(spec, cluster)
 
 

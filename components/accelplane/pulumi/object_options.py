@@ -15,6 +15,13 @@ Current rules (see docs/pulumi.md):
 * ConfigMaps with ``immutable: true`` are content-addressed (their name carries a hash of their
   data, see `accelplane.discovery_install`): new content is a new object, and the old one is kept
   (``retain_on_delete``) because pods started from an older pod template still mount it by name.
+* Adopted objects (`accelplane.lifecycle.ADOPTED`: ``volcano-scheduler-configmap``, created by
+  Volcano's Helm chart) are ``retain_on_delete``: leaving the program must not take Volcano's
+  configuration with it.
+* ResourceClaimTemplates (``spec``) and PriorityClasses (``value``, ``preemptionPolicy``) have
+  fields Kubernetes refuses to update and pulumi-kubernetes does not replace on: they get
+  ``replace_on_changes`` and ``delete_before_replace`` (the engine creates first on a replacement
+  it decides from ``replaceOnChanges``, and a second object of the same name cannot exist).
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from accelplane import lifecycle
 from accelplane.artifacts import K8sObject
 
 
@@ -51,13 +59,22 @@ DEFAULT = ObjectOptions()
 BY_KIND: dict[tuple[str, str], ObjectOptions] = {
     ("v1", "Namespace"): ObjectOptions(retain_on_delete=True),
 }
-"""Options per (apiVersion, kind); a kind not listed gets `DEFAULT`."""
+"""Options per (apiVersion, kind); a kind not listed gets `DEFAULT`. Rules that hold for every API
+version of a kind (the immutable fields of `accelplane.lifecycle.REPLACE_ON_CHANGES`, adopted
+objects) come from `accelplane.lifecycle.object_options`, where they are cited."""
 
 
 def object_options(obj: K8sObject) -> ObjectOptions:
     """The options of ``obj``: its kind's row of `BY_KIND`, then the content rules (an immutable
-    ConfigMap is retained on delete, see the module docstring)."""
+    ConfigMap and an adopted object are retained on delete, see the module docstring)."""
     options = BY_KIND.get((obj.api_version, obj.kind), DEFAULT)
     if obj.api_version == "v1" and obj.kind == "ConfigMap" and obj.manifest.get("immutable") is True:
         options = replace(options, retain_on_delete=True)
+    life = lifecycle.object_options(obj.manifest)
+    if life.retain_on_delete:
+        options = replace(options, retain_on_delete=True)
+    if life.replace_on_changes:
+        options = replace(
+            options, replace_on_changes=life.replace_on_changes, delete_before_replace=life.delete_before_replace
+        )
     return options

@@ -1,6 +1,6 @@
 """The short "what does this change do to the cluster" summary, derived from the artifact diffs.
 
-One module per category (`queues`, `flink`, `node_wide`, `yarn`, `pulumi`); every rule is generic
+One module per category (`queues`, `flink`, `node_wide`, `yarn`, `pulumi`, `day2`); every rule is generic
 over file kinds, so families that land later are covered. `impacts` runs them all.
 """
 
@@ -11,6 +11,7 @@ from typing import Any
 
 from accelplane.diff.changes import ArtifactDiff
 from accelplane.diff.impact.common import CATEGORY_TITLES, Impact
+from accelplane.diff.impact.day2 import day2_impacts
 from accelplane.diff.impact.flink import flink_impacts
 from accelplane.diff.impact.node_wide import node_impacts
 from accelplane.diff.impact.pulumi import pulumi_impacts
@@ -40,6 +41,7 @@ def impacts(
         *yarn_impacts(artifacts),
         *yarn_day2_impacts(artifacts),
         *pulumi_impacts(artifacts),
+        *day2_impacts(artifacts, list(manifests), old, new),
     ]
     order = list(CATEGORY_TITLES)
     unique: list[Impact] = []

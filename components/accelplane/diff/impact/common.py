@@ -16,6 +16,7 @@ CATEGORY_TITLES: dict[str, str] = {
     "node-wide": "Node-wide restarts",
     "yarn": "YARN daemons",
     "pulumi": "Pulumi replacements and immutable fields",
+    "day2": "Running work and transitions",
 }
 VOLCANO_GROUP = "scheduling.volcano.sh"
 FLINK_KEY = re.compile(

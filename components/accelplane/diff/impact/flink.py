@@ -73,7 +73,10 @@ def _dra_impact(a: ArtifactDiff) -> Impact:
         return Impact("flink", subject, f"{a.ident} removed (was {_dra_summary(a.old_data)}); pods claiming it fail")
     what = brief([c for c in a.changes if starts(c.path, "spec")]) or "metadata changed"
     if kind == "ResourceClaimTemplate":
-        what += " (only TaskManager pods created afterwards get the new claim)"
+        what += (
+            " (spec immutable: the template is replaced delete-first, see 'Running work and transitions'; "
+            "running TaskManagers keep their claims, pods created afterwards get the new one)"
+        )
     return Impact("flink", subject, f"{a.title}: {what}")
 
 

@@ -2,8 +2,7 @@
 namespace changed (paired remove+add: a new URN, replaced; a content-hashed immutable ConfigMap's
 old version is retained), data changes of ``immutable: true`` ConfigMaps under the same name
 (mutable ConfigMaps are updated in place: the provider sets ``enableConfigMapMutable``),
-pulumi-kubernetes' other replace-on-change fields, and fields Kubernetes refuses to update in
-place that Pulumi does not replace on (PriorityClass ``value``/``preemptionPolicy``); Namespaces,
+pulumi-kubernetes' other replace-on-change fields (`accelplane.lifecycle.FORCE_NEW`); Namespaces,
 which the program never deletes (``retain_on_delete``), and their Pod Security level, which decides
 whether new pods are admitted.
 """
@@ -14,36 +13,17 @@ from collections.abc import Iterator
 from typing import Any
 
 from accelplane.diff.changes import ArtifactDiff
-from accelplane.diff.impact.common import Impact, brief, group_kind, k8s_artifacts, starts
+from accelplane.diff.impact.common import Impact, group_kind, k8s_artifacts, starts
 from accelplane.diff.pairing import hash_stem
 from accelplane.display import show_value
+from accelplane.lifecycle import FORCE_NEW
 
-# pulumi-kubernetes "forceNew" properties (provider/pkg/provider/diff.go): a change replaces the object.
-# ConfigMaps are special (see `_configmap_pulumi`): accelplane's provider sets enableConfigMapMutable,
-# so only ``immutable: true`` ConfigMaps are replaced when their data changes (docs/pulumi.md).
-PULUMI_FORCE_NEW: dict[tuple[str, str], tuple[str, ...]] = {
-    ("", "Secret"): ("type", "stringData", "data"),
-    ("", "Service"): ("spec.clusterIP",),
-    ("", "PersistentVolumeClaim"): ("spec",),
-    ("apps", "DaemonSet"): ("spec.selector",),
-    ("apps", "Deployment"): ("spec.selector",),
-    ("apps", "StatefulSet"): (
-        "spec.podManagementPolicy",
-        "spec.revisionHistoryLimit",
-        "spec.selector",
-        "spec.serviceName",
-        "spec.volumeClaimTemplates",
-    ),
-    ("batch", "Job"): ("spec.completions", "spec.parallelism", "spec.selector", "spec.template"),
-    ("rbac.authorization.k8s.io", "RoleBinding"): ("roleRef",),
-    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): ("roleRef",),
-    ("storage.k8s.io", "StorageClass"): ("parameters", "provisioner"),
-}
-# Fields the API server refuses to update in place and pulumi-kubernetes does not replace on:
-# `pulumi up` would fail with "field is immutable".
-K8S_IMMUTABLE: dict[tuple[str, str], tuple[str, ...]] = {
-    ("scheduling.k8s.io", "PriorityClass"): ("value", "preemptionPolicy"),
-}
+# pulumi-kubernetes' replace table (provider/pkg/provider/diff.go), ported with citations in
+# accelplane.lifecycle. ConfigMaps are special (see `_configmap_pulumi`): accelplane's provider sets
+# enableConfigMapMutable, so only ``immutable: true`` ConfigMaps are replaced when their data changes
+# (docs/pulumi.md). Fields Kubernetes refuses to update in place are the day-2 category's
+# (`accelplane.diff.impact.day2`: replaced by our replaceOnChanges, or refused).
+PULUMI_FORCE_NEW: dict[tuple[str, str], tuple[str, ...]] = FORCE_NEW
 PSA_ENFORCE = "pod-security.kubernetes.io/enforce"
 
 
@@ -108,12 +88,3 @@ def pulumi_impacts(artifacts: list[ArtifactDiff]) -> Iterator[Impact]:
                 a.ident,
                 f"{a.ident}: {', '.join(reasons)} changed — replaced under Pulumi (delete and recreate)",
             )
-        for prefix in K8S_IMMUTABLE.get(gk, ()):
-            hits = [c for c in a.changes if starts(c.path, prefix)]
-            if hits:
-                yield Impact(
-                    "pulumi",
-                    a.ident,
-                    f"{a.ident}: {brief(hits)} — immutable in Kubernetes: the update is rejected "
-                    "(pulumi-kubernetes does not replace on it); delete and recreate the object",
-                )
