@@ -308,6 +308,7 @@ nodePools:
   - {name: l4, platform: yarn, nodes: 2, cpu: 32, memory: 128Gi, gpu: {vendor: nvidia, model: NVIDIA L4, perNode: 4}}
 yarn:
   cgroups: v1
+  maximumAllocation: {memory: 8Gi}
   resourceTypes: [{name: yarn.io/gpu, minimumAllocation: 0, maximumAllocation: 4}]
 flink:
   clusters:
