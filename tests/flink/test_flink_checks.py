@@ -108,8 +108,17 @@ CASES = [
         _edited(_k8s(), (("queues", 0, "capability", "nvidia.com/gpu"), DELETE)),
         [
             "spec.yaml: flink.clusters[0].queue: queue 'streaming' limits cpu, memory, pods but not "
-            "nvidia.com/gpu, which this cluster requests; add nvidia.com/gpu to its capability (a partial "
-            "capability blocks jobs, volcano#3426)",
+            "nvidia.com/gpu, which this cluster requests; Volcano 1.15 leaves a dimension the capability does not "
+            "set unlimited, so the queue's jobs may take every nvidia.com/gpu: add nvidia.com/gpu to its capability",
+        ],
+    ),
+    Case(
+        "queue-capability-without-the-gpu-resource-on-volcano-1.8",
+        _edited(_k8s(), (("queues", 0, "capability", "nvidia.com/gpu"), DELETE), (("volcano",), {"version": "1.8"})),
+        [
+            "spec.yaml: flink.clusters[0].queue: queue 'streaming' limits cpu, memory, pods but not "
+            "nvidia.com/gpu, which this cluster requests; add nvidia.com/gpu to its capability (on Volcano 1.8 a "
+            "partial capability blocks jobs, volcano#3426)",
         ],
     ),
     Case(

@@ -454,7 +454,7 @@ FIXES: dict[str, tuple[str, str, list[tuple[str, Any]]]] = {
         [("nodePools, 2", {"name": "edge", "platform": "yarn", "nodes": 4, "cpu": 48, "memory": "192Gi"})],
     ),
     "partial-gpu-capability": (
-        HEAD + POOL + "queues:\n  - {name: a, capability: {nvidia.com/gpu: 4}}\n",
+        HEAD + POOL + "volcano: {version: '1.8'}\nqueues:\n  - {name: a, capability: {nvidia.com/gpu: 4}}\n",
         "AP2013",
         [("queues, 0, capability", {"nvidia.com/gpu": 4, "cpu": 16, "memory": "64Gi", "pods": 10})],
     ),

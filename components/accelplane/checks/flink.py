@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from accelplane.checks.scheduling import volcano_unset_capability_blocks
 from accelplane.derive.cluster_facts import standalone_workers
 from accelplane.derive.dra import kubernetes_gpu_key, pool_gpu_resources
 from accelplane.derive.flink_keys import (
@@ -160,7 +161,12 @@ FLINK_PODGROUP_OVER_QUEUE = declare(
     fix="raise the queue's capability or shrink the cluster",
 )
 FLINK_QUEUE_LACKS_GPU_RESOURCE = declare(
-    'AP2041', ERROR, 'a queue limits resources but not the GPU resource the cluster requests',
+    'AP2041', ERROR, 'a queue limits resources but not the GPU resource the cluster requests (Volcano before 1.9)',
+    fix="add the resource to the queue's capability", whole_spec=True,
+)
+FLINK_QUEUE_GPU_UNLIMITED = declare(
+    'AP2070', WARNING,
+    'a queue limits resources but not the GPU resource the cluster requests, so its GPUs are unlimited (Volcano 1.9+)',
     fix="add the resource to the queue's capability", whole_spec=True,
 )
 FLINK_PODS_OVER_QUEUE = declare(
@@ -487,12 +493,21 @@ def _check_queue(spec: Spec, c: FlinkCluster, leaves: set[str]) -> Iterator[Prob
             )
     gpu_resource = kubernetes_gpu_key(spec, c)
     if q.capability and gpu_resource is not None and q.capability.get(gpu_resource) is None:
-        yield Problem(
-            c.field_path("queue"),
-            f"queue {q.name!r} limits {', '.join(q.capability.names())} but not {gpu_resource}, which this "
-            f"cluster requests; add {gpu_resource} to its capability (a partial capability blocks jobs, "
-            "volcano#3426)", FLINK_QUEUE_LACKS_GPU_RESOURCE,
-        )
+        if volcano_unset_capability_blocks(spec):
+            yield Problem(
+                c.field_path("queue"),
+                f"queue {q.name!r} limits {', '.join(q.capability.names())} but not {gpu_resource}, which this "
+                f"cluster requests; add {gpu_resource} to its capability (on Volcano {spec.volcano.version} a "
+                "partial capability blocks jobs, volcano#3426)", FLINK_QUEUE_LACKS_GPU_RESOURCE,
+            )
+        else:
+            yield Problem(
+                c.field_path("queue"),
+                f"queue {q.name!r} limits {', '.join(q.capability.names())} but not {gpu_resource}, which this "
+                f"cluster requests; Volcano {spec.volcano.version} leaves a dimension the capability does not "
+                f"set unlimited, so the queue's jobs may take every {gpu_resource}: add {gpu_resource} to its "
+                "capability", FLINK_QUEUE_GPU_UNLIMITED,
+            )
     pods = q.capability.get("pods")
     if pods is not None and pod_count(c) > pods.value:
         yield Problem(
