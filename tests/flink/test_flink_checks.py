@@ -253,8 +253,11 @@ CASES = [
         ),
         [
             "spec.yaml: flink.clusters[0].discovery.coordination: pool 'a100' shares each GPU between containers "
-            "(timeSlicing); coordination mode would give every physical GPU to a single TaskManager; set "
-            "discovery.coordination: false for this cluster",
+            "(timeSlicing), so the device plugin hands the same physical GPU to several TaskManagers; coordination "
+            "mode has no effect there: the discovery script runs with --isolated-devices on Kubernetes, so each "
+            "TaskManager takes the GPU its container was given and drops another pod's record for it, and the "
+            "coordination file names only the last TaskManager started on each GPU; set discovery.coordination: "
+            "false for this cluster",
         ],
     ),
     Case(

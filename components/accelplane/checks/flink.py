@@ -149,7 +149,7 @@ FLINK_GPUS_OVER_HOST = declare(
     fix='lower replicas or add hosts',
 )
 FLINK_COORDINATION_ON_SHARED = declare(
-    'AP8006', ERROR, 'discovery coordination on a pool that shares GPUs',
+    'AP8006', WARNING, 'discovery coordination on a pool that shares GPUs has no effect',
     fix='set discovery.coordination: false',
 )
 FLINK_MODEL_NEEDS_GFD = declare(
@@ -456,9 +456,12 @@ def _check_kubernetes_gpu(spec: Spec, c: FlinkCluster, pools: list[NodePool]) ->
         assert pool.gpu is not None
         yield Problem(
             c.field_path("discovery", "coordination"),
-            f"pool {pool.name!r} shares each GPU between containers ({pool.gpu.sharing.strategy}); coordination "
-            "mode would give every physical GPU to a single TaskManager; set discovery.coordination: false "
-            "for this cluster", FLINK_COORDINATION_ON_SHARED,
+            f"pool {pool.name!r} shares each GPU between containers ({pool.gpu.sharing.strategy}), so the "
+            "device plugin hands the same physical GPU to several TaskManagers; coordination mode has no effect "
+            "there: the discovery script runs with --isolated-devices on Kubernetes, so each TaskManager takes "
+            "the GPU its container was given and drops another pod's record for it, and the coordination file "
+            "names only the last TaskManager started on each GPU; set discovery.coordination: false for this "
+            "cluster", FLINK_COORDINATION_ON_SHARED,
         )
     if (
         gpu.model is not None
