@@ -50,6 +50,7 @@ from accelplane.derive.gpu_resources import (
     is_shared,
     yarn_gpu_type,
 )
+from accelplane.derive.images import is_stock_flink_image
 from accelplane.derive.queues import leaf_queue_names
 from accelplane.errors import Problem
 from accelplane.findings import ERROR, WARNING, declare
@@ -89,8 +90,8 @@ FLINK_REPLICAS_MISMATCH = declare(
     fix='set replicas or parallelism as the message says',
 )
 FLINK_STOCK_IMAGE = declare(
-    'AP8010', ERROR, 'GPU TaskManagers would run the stock image without python3',
-    fix='set image or nodeImage.image',
+    'AP8010', ERROR, 'GPU TaskManagers would run the stock Flink image (unset or explicit), which has no python3',
+    fix='set nodeImage.image to the image nodeImage builds (or image to an image with python3)',
 )
 FLINK_CONFIG_FORMAT = declare(
     'AP4035', ERROR, 'configFormat does not fit the Flink version',
@@ -290,8 +291,20 @@ def _check_parallelism(c: FlinkCluster) -> Iterator[Problem]:
         )
 
 
-def _check_image(c: FlinkCluster) -> Iterator[Problem]:
-    if not c.on_kubernetes or not c.uses_gpus or c.image is not None:
+def _check_image(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
+    if not c.on_kubernetes or not c.uses_gpus:
+        return
+    if c.image is not None:
+        if is_stock_flink_image(c.image):
+            inherited = spec.node_image is not None and spec.node_image.image == c.image
+            yield Problem(
+                ("nodeImage", "image") if inherited else c.field_path("image"),
+                f"GPU TaskManagers would run the stock Flink image {c.image}, which has no python3: the GPU "
+                "discovery script cannot run, so the GPU preflight refuses to start every TaskManager — use "
+                "the image nodeImage builds (FROM this image plus python3 and the script; set nodeImage.image "
+                "to where it is pushed and leave image unset) or an image of your own with python3",
+                FLINK_STOCK_IMAGE,
+            )
         return
     yield Problem(
         c.field_path("image"),
@@ -621,7 +634,7 @@ def check(spec: Spec) -> Iterator[Problem]:
         yield from _check_target(spec, c)
         yield from _check_version(c)
         yield from _check_parallelism(c)
-        yield from _check_image(c)
+        yield from _check_image(spec, c)
         yield from _check_resources(c)
         yield from _check_gpu(spec, c)
         yield from _check_queue(spec, c, leaves)
