@@ -36,8 +36,8 @@ from accelplane.derive.flink_keys import (
 )
 from accelplane.derive.flink_pods import (
     GROUP_NAME_ANNOTATION,
+    cluster_resources,
     format_min_resources,
-    min_resources,
     pod_count,
     podgroup_name,
     taskmanagers_for_parallelism,
@@ -497,7 +497,7 @@ def _check_queue(spec: Spec, c: FlinkCluster, leaves: set[str]) -> Iterator[Prob
     q = spec.queue(c.queue)
     if q is None or c.queue not in leaves:
         return  # references.check reports undefined and non-leaf queues
-    need = min_resources(spec, c)
+    need = cluster_resources(spec, c)
     text = format_min_resources(need)
     for name, value in need.items():
         cap = q.capability.get(name)
