@@ -14,7 +14,9 @@ Per cluster, by target:
   their hosts also a start script per host (``taskmanagers/<host>.sh``; TaskManagers spread
   round-robin over the hosts) that refuses to start TaskManagers whose GPU discovery cannot work.
   No ``workers`` file: ``bin/start-cluster.sh`` would start them without that check.
-* with ``slotGroups``: ``slot-groups.json`` (also in the native-Kubernetes ConfigMap).
+* with ``slotGroups``: ``slot-groups.json`` (also in the native-Kubernetes ConfigMap; for the
+  operator in a ConfigMap ``accelplane-slot-groups-<c>`` that the JobManager mounts at
+  ``/opt/flink/accelplane``, where the job helpers read it).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from accelplane.derive.flink_keys import (
     TASKMANAGER_POD_TEMPLATE,
     effective_config,
 )
-from accelplane.derive.slot_groups import GROUP_FILE
+from accelplane.derive.slot_groups import GROUP_FILE, group_configmap_name, ships_group_file
 from accelplane.model import FlinkCluster, Spec
 from accelplane.yaml_io import dump_yaml
 
@@ -78,6 +80,18 @@ def build_cluster(spec: Spec, cluster: FlinkCluster) -> Bundle:
         bundle.objects.append(podgroup(spec, cluster, FAMILY))
     if cluster.target == "kubernetes-operator":
         bundle.objects.append(flink_deployment(spec, cluster, FAMILY))
+        if ships_group_file(cluster):
+            bundle.objects.append(
+                k8s_object(
+                    "v1",
+                    "ConfigMap",
+                    group_configmap_name(cluster),
+                    family=FAMILY,
+                    namespace=cluster.namespace,
+                    labels=flink_cluster_labels(spec, cluster),
+                    body={"data": {GROUP_FILE: group_file_text(spec, cluster)}},
+                )
+            )
     else:
         assert config_text is not None
         labels = flink_cluster_labels(spec, cluster)
