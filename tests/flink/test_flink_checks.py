@@ -108,7 +108,7 @@ CASES = [
         _edited(_k8s(), (("queues", 0, "capability", "nvidia.com/gpu"), DELETE)),
         [
             "spec.yaml: flink.clusters[0].queue: queue 'streaming' limits cpu, memory, pods but not "
-            "nvidia.com/gpu, which this cluster requests; Volcano 1.15 leaves a dimension the capability does not "
+            "nvidia.com/gpu, which cluster(s) 'job1' request; Volcano 1.15 leaves a dimension the capability does not "
             "set unlimited, so the queue's jobs may take every nvidia.com/gpu: add nvidia.com/gpu to its capability",
         ],
     ),
@@ -117,7 +117,7 @@ CASES = [
         _edited(_k8s(), (("queues", 0, "capability", "nvidia.com/gpu"), DELETE), (("volcano",), {"version": "1.8"})),
         [
             "spec.yaml: flink.clusters[0].queue: queue 'streaming' limits cpu, memory, pods but not "
-            "nvidia.com/gpu, which this cluster requests; add nvidia.com/gpu to its capability (on Volcano 1.8 a "
+            "nvidia.com/gpu, which cluster(s) 'job1' request; add nvidia.com/gpu to its capability (on Volcano 1.8 a "
             "partial capability blocks jobs, volcano#3426)",
         ],
     ),
@@ -308,9 +308,9 @@ CASES = [
             (("yarn",), {"cgroups": "v1", "resourceTypes": [{"name": "yarn.io/gpu", "maximumAllocation": 1}]}),
         ),
         [
-            "spec.yaml: flink.clusters[0].taskManager.gpu.amount: 2 GPUs per TaskManager exceed the "
-            "maximum-allocation 1 of yarn.io/gpu (yarn.resourceTypes); the ResourceManager would reject the "
-            "container — raise maximumAllocation to at least 2 or lower the amount",
+            "spec.yaml: flink.clusters[0].taskManager.gpu.amount: GPUs per TaskManager of cluster(s) edge-gpu (2) "
+            "exceed the maximum-allocation 1 of yarn.io/gpu (yarn.resourceTypes); the ResourceManager would reject "
+            "the containers — raise maximumAllocation to at least 2 or lower the amount",
         ],
     ),
     Case(

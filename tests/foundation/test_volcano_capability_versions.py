@@ -69,3 +69,14 @@ def test_a_capability_without_the_requested_gpu_resource_is_an_error_only_before
     ]
     assert [f.path for f in found] == ["flink.clusters[0].queue"]
     assert found[0].is_warning == (code == "AP2070")
+
+
+def test_two_clusters_in_a_queue_without_the_gpu_resource_are_one_finding(write_spec: WriteSpec) -> None:
+    """One root cause (the queue's capability), one finding naming both clusters (#39 item 4)."""
+    text = NO_GPU.replace("VERSION", "1.8") + (
+        '    - {name: g, queue: a, image: "registry.example.com/flink-gpu:1.20", '
+        "taskManager: {replicas: 1, memory: 4Gi, cpu: 2, gpu: {amount: 1}}}\n"
+    )
+    found = [f for f in findings_of(write_spec(text)) if f.finding and f.finding.code == "AP2041"]
+    assert [f.path for f in found] == ["flink.clusters[0].queue"]
+    assert "cluster(s) 'f', 'g' request" in found[0].message

@@ -507,23 +507,6 @@ def _check_queue(spec: Spec, c: FlinkCluster, leaves: set[str]) -> Iterator[Prob
                 f"PodGroup {podgroup_name(c)} needs {name} {text[name]} ({_members(c)}) but queue {q.name!r} has capability {cap}; Volcano "
                 "would never admit it: raise the queue's capability or shrink the cluster", FLINK_PODGROUP_OVER_QUEUE,
             )
-    gpu_resource = kubernetes_gpu_key(spec, c)
-    if q.capability and gpu_resource is not None and q.capability.get(gpu_resource) is None:
-        if volcano_unset_capability_blocks(spec):
-            yield Problem(
-                c.field_path("queue"),
-                f"queue {q.name!r} limits {', '.join(q.capability.names())} but not {gpu_resource}, which this "
-                f"cluster requests; add {gpu_resource} to its capability (on Volcano {spec.volcano.version} a "
-                "partial capability blocks jobs, volcano#3426)", FLINK_QUEUE_LACKS_GPU_RESOURCE,
-            )
-        else:
-            yield Problem(
-                c.field_path("queue"),
-                f"queue {q.name!r} limits {', '.join(q.capability.names())} but not {gpu_resource}, which this "
-                f"cluster requests; Volcano {spec.volcano.version} leaves a dimension the capability does not "
-                f"set unlimited, so the queue's jobs may take every {gpu_resource}: add {gpu_resource} to its "
-                "capability", FLINK_QUEUE_GPU_UNLIMITED,
-            )
     pods = q.capability.get("pods")
     if pods is not None and pod_count(c) > pods.value:
         yield Problem(
@@ -627,6 +610,43 @@ def _check_config(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
             yield Problem(path, problem, FLINK_CONFIG_VALUE)
 
 
+def _check_queue_gpu_limits(spec: Spec, leaves: set[str]) -> Iterator[Problem]:
+    """Queues that limit resources but not the GPU resource their Kubernetes clusters request: one
+    finding per queue and resource (the queue's capability is the one root cause), at the first
+    such cluster's ``queue``, naming every cluster: an error before Volcano 1.9 (the dimension is 0,
+    volcano#3426), a warning from 1.9 (it is unlimited)."""
+    if spec.uses_yunikorn:
+        return  # YuniKorn leaves a resource the queue's max does not name unlimited (docs/yunikorn.md)
+    found: dict[tuple[str, str], list[FlinkCluster]] = {}
+    for c in spec.flink_clusters:
+        if not c.on_kubernetes or c.queue is None or c.queue not in leaves:
+            continue
+        q = spec.queue(c.queue)
+        gpu_resource = kubernetes_gpu_key(spec, c)
+        if q is not None and q.capability and gpu_resource is not None and q.capability.get(gpu_resource) is None:
+            found.setdefault((q.name, gpu_resource), []).append(c)
+    for (name, gpu_resource), clusters in found.items():
+        q = spec.queue(name)
+        assert q is not None
+        limits = ", ".join(q.capability.names())
+        who = ", ".join(repr(c.name) for c in clusters)
+        if volcano_unset_capability_blocks(spec):
+            yield Problem(
+                clusters[0].field_path("queue"),
+                f"queue {name!r} limits {limits} but not {gpu_resource}, which cluster(s) {who} request; add "
+                f"{gpu_resource} to its capability (on Volcano {spec.volcano.version} a partial capability "
+                "blocks jobs, volcano#3426)", FLINK_QUEUE_LACKS_GPU_RESOURCE,
+            )
+        else:
+            yield Problem(
+                clusters[0].field_path("queue"),
+                f"queue {name!r} limits {limits} but not {gpu_resource}, which cluster(s) {who} request; "
+                f"Volcano {spec.volcano.version} leaves a dimension the capability does not set unlimited, so "
+                f"the queue's jobs may take every {gpu_resource}: add {gpu_resource} to its capability",
+                FLINK_QUEUE_GPU_UNLIMITED,
+            )
+
+
 def check(spec: Spec) -> Iterator[Problem]:
     """Every Flink cluster problem."""
     leaves = leaf_queue_names(spec)  # once: per cluster it made validation clusters × queues
@@ -640,3 +660,4 @@ def check(spec: Spec) -> Iterator[Problem]:
         yield from _check_queue(spec, c, leaves)
         yield from _check_config(spec, c)
         yield from _check_kubernetes_config(spec, c)
+    yield from _check_queue_gpu_limits(spec, leaves)
