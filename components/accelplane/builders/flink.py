@@ -85,11 +85,11 @@ def build_cluster(spec: Spec, cluster: FlinkCluster) -> Bundle:
                 k8s_object(
                     "v1",
                     "ConfigMap",
-                    group_configmap_name(cluster),
+                    group_configmap_name(spec, cluster),
                     family=FAMILY,
                     namespace=cluster.namespace,
                     labels=flink_cluster_labels(spec, cluster),
-                    body={"data": {GROUP_FILE: group_file_text(spec, cluster)}},
+                    body={"immutable": True, "data": {GROUP_FILE: group_file_text(spec, cluster)}},
                 )
             )
     else:

@@ -395,7 +395,7 @@ def _pod_template(spec: Spec, cluster: FlinkCluster, role: Role) -> dict[str, An
         pod_spec["volumes"] = [
             {
                 "name": GROUP_FILE_VOLUME,
-                "configMap": {"name": group_configmap_name(cluster), "items": [{"key": GROUP_FILE, "path": GROUP_FILE}]},
+                "configMap": {"name": group_configmap_name(spec, cluster), "items": [{"key": GROUP_FILE, "path": GROUP_FILE}]},
             }
         ]
         container["volumeMounts"] = [{"name": GROUP_FILE_VOLUME, "mountPath": GROUP_FILE_DIR, "readOnly": True}]

@@ -21,6 +21,7 @@ resource is ``gpu`` as everywhere else in accelplane.
 
 from __future__ import annotations
 
+import json
 import re
 import struct
 from collections.abc import Iterator, Mapping
@@ -34,6 +35,7 @@ from accelplane.derive.gpu_resources import (
     kubernetes_gpu_resource,
     stands_for,
 )
+from accelplane.digests import short_sha256
 from accelplane.model import FlinkCluster, NodePool, SlotGroup, Spec
 from accelplane.names import normalize_gpu_model
 
@@ -46,9 +48,16 @@ path, ``accelplane.job_helpers``: ``/opt/flink/accelplane/slot-groups.json``).""
 GROUP_FILE_VOLUME = "accelplane-slot-groups"
 
 
-def group_configmap_name(cluster: FlinkCluster) -> str:
-    """ConfigMap that carries an operator cluster's ``slot-groups.json`` into its JobManager pods."""
-    return f"accelplane-slot-groups-{cluster.name}"
+def group_file_text(spec: Spec, cluster: FlinkCluster) -> str:
+    """Text of ``slot-groups.json`` (sorted keys, two-space indent, final newline)."""
+    return json.dumps(slot_groups_document(spec, cluster), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def group_configmap_name(spec: Spec, cluster: FlinkCluster) -> str:
+    """Immutable, content-named ConfigMap that carries an operator cluster's ``slot-groups.json``
+    into its JobManager pods: new groups are a new name, so the pod template changes and the pods
+    roll (docs/pulumi.md, "ConfigMap update strategy")."""
+    return f"accelplane-slot-groups-{cluster.name}-{short_sha256(group_file_text(spec, cluster))}"
 
 
 def ships_group_file(cluster: FlinkCluster) -> bool:

@@ -412,8 +412,6 @@ def _gpu_partition_split(
         entry = q.gpu_model(part.model)
         if entry is not None and entry.deserved is not None:
             explicit[q.name] = entry.deserved
-        elif (share := implicit_share(spec, q, q.deserved, part.model)) is not None:
-            explicit[q.name] = share
     rest = have - sum(explicit.values())
     if rest < 0:
         where = f"queue {parent.name!r} gets" if parent else "the YARN node pools provide"
@@ -430,6 +428,12 @@ def _gpu_partition_split(
                 )
             )
         rest = 0
+    # a queue without gpuModels: its share of its cluster-wide deserved (`implicit_share`), within
+    # what is left (a cluster-wide deserved above the GPUs is reported where it is written)
+    for q in children:
+        if q.name not in explicit and (share := implicit_share(spec, q, q.deserved, part.model)) is not None:
+            explicit[q.name] = min(share, rest)
+            rest -= explicit[q.name]
     shares = distribute(rest, [(q.name, q.weight) for q in children if q.name not in explicit])
     out: dict[str, Vector] = {}
     for q in children:
