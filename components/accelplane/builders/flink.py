@@ -26,13 +26,13 @@ from accelplane.builders.flink_config import config_file_name, render_config
 from accelplane.builders.flink_operator import flink_deployment
 from accelplane.builders.pod_templates import Role, flink_cluster_labels, pod_template
 from accelplane.builders.podgroups import podgroup
-from accelplane.builders.slot_groups import group_file, group_file_text, host_scripts
+from accelplane.builders.slot_groups import group_file, host_scripts
 from accelplane.derive.flink_keys import (
     JOBMANAGER_POD_TEMPLATE,
     TASKMANAGER_POD_TEMPLATE,
     effective_config,
 )
-from accelplane.derive.slot_groups import GROUP_FILE, group_configmap_name, ships_group_file
+from accelplane.derive.slot_groups import GROUP_FILE, group_configmap_name, group_file_text, ships_group_file
 from accelplane.model import FlinkCluster, Spec
 from accelplane.yaml_io import dump_yaml
 
