@@ -163,7 +163,12 @@ def test_slot_groups_per_group_figures() -> None:
     default = rows[("fraud-scoring", "default")]
     assert (default.resource, default.gpu_total, default.taskmanager_gpus) == (None, 0, 0)
     text = render_report(report, "text")
-    assert "  fraud-scoring  scoring     8      cpu 1, heap 4Gi, managed 1Gi, gpu 1  gpu (NVIDIA A100-SXM4-80GB)" in text
+    assert [
+        "fraud-scoring", "scoring", "8", "cpu", "1,", "heap", "4Gi,", "managed", "1Gi,", "gpu", "1", "gpu", "(NVIDIA",
+        "A100-SXM4-80GB)", "8", "8", "(100.0%)",
+    ] in [line.split() for line in text.splitlines()]  # fmt: skip
+    embed = rows[("embeddings-amd", "embed")]  # an operator cluster's groups (slot-groups.json in a ConfigMap)
+    assert (embed.slots, embed.gpu_total) == (2, 8)
     multi = build_report(model_of(STACKS / "edge-multimodel.yaml"))
     by_group = {g.group: g for g in multi.groups}
     # hosts: gpu-a100-01 (A100), gpu-mix-01 (A100 + T4), gpu-t4-01 (T4), one TaskManager × 2 GPUs each

@@ -357,6 +357,19 @@ def test_isolated_devices_reclaims_visible_gpus_from_other_pid_namespaces(env: E
     assert [(x.key, x.pid) for x in kept] == [("GPU-ffffffff-0000-0000-0000-000000000000", live_elsewhere.pid), (gpu_uuid(0), owner.pid)]
 
 
+def test_time_sliced_taskmanagers_with_coordination_each_get_their_gpu_and_the_file_keeps_the_last(
+    env: Env, coord: Path, procs: Processes
+) -> None:
+    """What AP8006 states (a warning): two TaskManager pods given replicas of the same time-sliced
+    GPU, both with coordination and --isolated-devices (as accelplane renders them on Kubernetes).
+    Neither is refused; the second drops the first's live record, so coordination has no effect."""
+    first, second = procs.sleeper(), procs.sleeper()
+    write_records(coord, [Rec(gpu_uuid(0), 0, first.pid, proc_starttime(first.pid), boot_id(), "1")])
+    r = alloc(coord, second.pid, env(1), 1, "--isolated-devices")
+    assert (r.returncode, r.stdout) == (0, "0\n")
+    assert [(x.key, x.pid) for x in read_records(coord)] == [(gpu_uuid(0), second.pid)]
+
+
 def test_isolated_devices_keeps_live_owners_of_the_same_namespace(env: Env, coord: Path, procs: Processes) -> None:
     holder, owner = procs.sleeper(), procs.sleeper()
     write_records(coord, [record_for(0, holder.pid)])

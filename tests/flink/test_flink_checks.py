@@ -108,8 +108,17 @@ CASES = [
         _edited(_k8s(), (("queues", 0, "capability", "nvidia.com/gpu"), DELETE)),
         [
             "spec.yaml: flink.clusters[0].queue: queue 'streaming' limits cpu, memory, pods but not "
-            "nvidia.com/gpu, which this cluster requests; add nvidia.com/gpu to its capability (a partial "
-            "capability blocks jobs, volcano#3426)",
+            "nvidia.com/gpu, which cluster(s) 'job1' request; Volcano 1.15 leaves a dimension the capability does not "
+            "set unlimited, so the queue's jobs may take every nvidia.com/gpu: add nvidia.com/gpu to its capability",
+        ],
+    ),
+    Case(
+        "queue-capability-without-the-gpu-resource-on-volcano-1.8",
+        _edited(_k8s(), (("queues", 0, "capability", "nvidia.com/gpu"), DELETE), (("volcano",), {"version": "1.8"})),
+        [
+            "spec.yaml: flink.clusters[0].queue: queue 'streaming' limits cpu, memory, pods but not "
+            "nvidia.com/gpu, which cluster(s) 'job1' request; add nvidia.com/gpu to its capability (on Volcano 1.8 a "
+            "partial capability blocks jobs, volcano#3426)",
         ],
     ),
     Case(
@@ -244,8 +253,11 @@ CASES = [
         ),
         [
             "spec.yaml: flink.clusters[0].discovery.coordination: pool 'a100' shares each GPU between containers "
-            "(timeSlicing); coordination mode would give every physical GPU to a single TaskManager; set "
-            "discovery.coordination: false for this cluster",
+            "(timeSlicing), so the device plugin hands the same physical GPU to several TaskManagers; coordination "
+            "mode has no effect there: the discovery script runs with --isolated-devices on Kubernetes, so each "
+            "TaskManager takes the GPU its container was given and drops another pod's record for it, and the "
+            "coordination file names only the last TaskManager started on each GPU; set discovery.coordination: "
+            "false for this cluster",
         ],
     ),
     Case(
@@ -296,9 +308,9 @@ CASES = [
             (("yarn",), {"cgroups": "v1", "resourceTypes": [{"name": "yarn.io/gpu", "maximumAllocation": 1}]}),
         ),
         [
-            "spec.yaml: flink.clusters[0].taskManager.gpu.amount: 2 GPUs per TaskManager exceed the "
-            "maximum-allocation 1 of yarn.io/gpu (yarn.resourceTypes); the ResourceManager would reject the "
-            "container — raise maximumAllocation to at least 2 or lower the amount",
+            "spec.yaml: flink.clusters[0].taskManager.gpu.amount: GPUs per TaskManager of cluster(s) edge-gpu (2) "
+            "exceed the maximum-allocation 1 of yarn.io/gpu (yarn.resourceTypes); the ResourceManager would reject "
+            "the containers — raise maximumAllocation to at least 2 or lower the amount",
         ],
     ),
     Case(

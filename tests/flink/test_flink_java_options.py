@@ -68,7 +68,7 @@ def test_the_spec_adds_to_the_list(tmp_path: Path) -> None:
 
 
 def test_a_java8_image_gets_none(tmp_path: Path) -> None:
-    values = _config(tmp_path, KUBERNETES, image="flink:1.20.1-scala_2.12-java8")
+    values = _config(tmp_path, KUBERNETES, image="registry.example/flink-gpu:1.20.1-scala_2.12-java8")
     assert "env.java.opts.all" not in values
     assert image_java_major("flink:1.20.1-scala_2.12-java8") == 8
     assert image_java_major("registry.example/flink:1.20-java17@sha256:" + "0" * 64) == 17

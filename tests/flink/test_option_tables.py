@@ -30,6 +30,7 @@ from accelplane.errors import SpecErrors
 from accelplane.flink_options import (
     TABLE_DIR,
     key_fate,
+    near_miss,
     option_names,
     option_table,
     resolve_config,
@@ -40,7 +41,7 @@ from accelplane.pipeline import load_validated
 from tests.flink.specs import KUBERNETES
 from tests.support.flink.home import require_flink_home
 from tests.support.render import files_for
-from tests.support.specs import WriteSpec, model_of
+from tests.support.specs import WriteSpec, findings_of, model_of
 
 REPO = Path(__file__).resolve().parents[2]
 TOOL = REPO / "tools" / "flink_options" / "FlinkOptionKeys.java"
@@ -215,3 +216,39 @@ def test_the_example_1_18_cluster_gets_the_name_1_18_reads() -> None:
     text = files["flink/edge-inference/flink-conf.yaml"][0]
     assert "state.checkpoints.dir: file:///var/lib/flink/checkpoints\n" in text
     assert "execution.checkpointing.dir" not in text
+
+
+# --- typos: a near miss of a key the version reads (#39 item 8) -------------------------------------
+
+
+def test_a_near_miss_of_a_key_the_version_reads_is_a_warning_with_a_did_you_mean(write_spec: WriteSpec) -> None:
+    doc = _two_versions(**{"state.checkpoint.dir": "s3://b/cp", "my.team.option": "kept", "metrics.reporter.prom.factory.clas": "x"})
+    found = findings_of(write_spec(yaml.safe_dump(doc, sort_keys=False)))
+    near = [(f.path, f.message) for f in found if f.finding and f.finding.code == "AP4570"]
+    assert [p for p, _ in near] == ["flink.defaults.config.state.checkpoint.dir"], near  # one for both clusters
+    assert "cluster(s) job1, legacy" in near[0][1]
+    assert near and all(m.endswith("did you mean 'state.checkpoints.dir'? Write 'state.checkpoints.dir' instead") for _, m in near)
+    assert all(f.is_warning for f in found if f.finding and f.finding.code == "AP4570")
+
+
+def test_near_miss_leaves_user_families_plugins_and_far_keys_alone() -> None:
+    assert near_miss((1, 20), "state.checkpoint.dir") == "state.checkpoints.dir"
+    assert near_miss((1, 20), "taskmanager.numberOfTaskSlot") == "taskmanager.numberOfTaskSlots"
+    for key in (
+        "my.team.option",
+        "metrics.reporter.prom.port",
+        "containerized.taskmanager.env.CUDA_VISIBLE_DEVICE",
+        "kubernetes.operator.job.upgrade.last-state-fallback.enable",
+        "fs.s3a.access.ky",
+        "external-resource.gpu.amout",
+        "state.checkpoints.dir",  # a key the version reads
+        "table.exec.mini-batch.enabled",  # the Table API: no flink-dist option near it
+    ):
+        assert near_miss((1, 20), key) is None, key
+
+
+def test_lint_ignore_silences_the_near_miss(write_spec: WriteSpec) -> None:
+    doc = _two_versions(**{"state.checkpoint.dir": "s3://b/cp"})
+    doc["lint"] = {"ignore": [{"code": "AP4570", "reason": "our plugin reads state.checkpoint.dir"}]}
+    found = findings_of(write_spec(yaml.safe_dump(doc, sort_keys=False)))
+    assert [f for f in found if f.finding and f.finding.code == "AP4570"] == []

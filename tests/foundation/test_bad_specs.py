@@ -194,7 +194,8 @@ CASES: list[tuple[str, dict[str, str], list[str]]] = [
     (
         "partial-gpu-capability",
         {
-            "spec.yaml": BASE.replace(
+            "spec.yaml": "volcano: {version: '1.8'}\n"
+            + BASE.replace(
                 "capability: {cpu: 10, memory: 10Gi, pods: 10, nvidia.com/gpu: 4}",
                 "capability: {cpu: 10, nvidia.com/gpu: 4}",
             )

@@ -309,6 +309,7 @@ nodePools:
   - {name: l4, platform: yarn, nodes: 2, cpu: 32, memory: 128Gi, gpu: {vendor: nvidia, model: NVIDIA L4, perNode: 4}}
 yarn:
   cgroups: v1
+  maximumAllocation: {memory: 8Gi}
   resourceTypes: [{name: yarn.io/gpu, minimumAllocation: 0, maximumAllocation: 4}]
 flink:
   clusters:
@@ -454,7 +455,7 @@ FIXES: dict[str, tuple[str, str, list[tuple[str, Any]]]] = {
         [("nodePools, 2", {"name": "edge", "platform": "yarn", "nodes": 4, "cpu": 48, "memory": "192Gi"})],
     ),
     "partial-gpu-capability": (
-        HEAD + POOL + "queues:\n  - {name: a, capability: {nvidia.com/gpu: 4}}\n",
+        HEAD + POOL + "volcano: {version: '1.8'}\nqueues:\n  - {name: a, capability: {nvidia.com/gpu: 4}}\n",
         "AP2013",
         [("queues, 0, capability", {"nvidia.com/gpu": 4, "cpu": 16, "memory": "64Gi", "pods": 10})],
     ),

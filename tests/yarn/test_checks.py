@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 from accelplane.checks.yarn import check
 from accelplane.cli import main
 from accelplane.errors import Problem
 
-from tests.support.specs import WriteSpec, expect_findings, model_of
+from tests.support.specs import WriteSpec, expect_findings, findings_of, model_of
 from tests.support.yarn_specs import BASE, without_gpu_models
 
 RT = "  resourceTypes:\n    - {name: yarn.io/gpu, minimumAllocation: 0, maximumAllocation: 4}\n"
@@ -160,9 +161,9 @@ CASES: list[tuple[str, str, list[str]]] = [
             "minimumAllocation: 0, maximumAllocation: 4}", "minimumAllocation: 0, maximumAllocation: 1}"
         ),
         [
-            "flink.clusters[0].taskManager.gpu.amount: 2 GPUs per TaskManager exceed the maximum-allocation 1 of "
-            "yarn.io/gpu (yarn.resourceTypes); the ResourceManager would reject the container — raise "
-            "maximumAllocation to at least 2 or lower the amount"
+            "flink.clusters[0].taskManager.gpu.amount: GPUs per TaskManager of cluster(s) scoring (2) exceed "
+            "the maximum-allocation 1 of yarn.io/gpu (yarn.resourceTypes); the ResourceManager would reject the "
+            "containers — raise maximumAllocation to at least 2 or lower the amount"
         ],
     ),
     (
@@ -342,9 +343,9 @@ def test_amount_check_at_model_level_uses_yarn_gpu_type(write_spec: WriteSpec) -
     assert list(check(dataclasses.replace(spec, yarn=yarn))) == [
         Problem(
             ("flink", "clusters", 0, "taskManager", "gpu", "amount"),
-            "2 GPUs per TaskManager exceed the maximum-allocation 1 of yarn.io/gpu (yarn.resourceTypes); the "
-            "ResourceManager would reject the container — raise maximumAllocation to at least 2 or lower the "
-            "amount",
+            f"GPUs per TaskManager of cluster(s) {spec.flink_clusters[0].name} (2) exceed the maximum-allocation 1 "
+            "of yarn.io/gpu (yarn.resourceTypes); the ResourceManager would reject the containers — raise "
+            "maximumAllocation to at least 2 or lower the amount",
         )
     ]
 
@@ -357,3 +358,13 @@ def test_an_application_label_gives_the_jobmanager_a_partition(write_spec: Write
         "      queue: stream\n", "      queue: stream\n      config: {yarn.application.node-label: gpu-teslav100sxm232gb}\n"
     )
     assert main(["validate", "-q", str(write_spec(text))]) == 0
+
+
+def test_a_type_maximum_below_several_clusters_is_one_finding_at_the_bound(write_spec: WriteSpec) -> None:
+    """One root cause, one finding (#39 item 4): two clusters above yarn.resourceTypes' maximum."""
+    doc = yaml.safe_load(BASE.replace("minimumAllocation: 0, maximumAllocation: 4}", "minimumAllocation: 0, maximumAllocation: 1}"))
+    second = dict(doc["flink"]["clusters"][0], name="ranking")
+    doc["flink"]["clusters"].append(second)
+    found = [f for f in findings_of(write_spec(yaml.safe_dump(doc, sort_keys=False))) if f.finding and f.finding.code == "AP5021"]
+    assert [f.path for f in found] == ["yarn.resourceTypes[0].maximumAllocation"]
+    assert "cluster(s) ranking (2), scoring (2)" in found[0].message

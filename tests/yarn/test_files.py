@@ -15,7 +15,7 @@ from accelplane.builders.yarn import (
 from accelplane.derive.gpu_resources import yarn_gpu_type
 from accelplane.derive.yarn_capacity import plan_queues
 from accelplane.derive.yarn_docker import NM_DOCKER_CAPABILITIES
-from accelplane.derive.yarn_labels import add_to_cluster_argument, taskmanager_label
+from accelplane.derive.yarn_labels import add_to_cluster_argument, cluster_labels, taskmanager_label
 from accelplane.derive.yarn_types import (
     ConfProperty,
     container_gpu_request,
@@ -79,10 +79,11 @@ def test_every_file_parses_back_to_exactly_the_intended_properties(write_spec: W
         if rm_site:
             expected["resourcemanager/yarn-site.xml"] = _pairs(rm_site)
         cfgs = {f"container-executor/{p.name}.cfg": p for p in yarn_pools(spec)}
-        labels = {"resourcemanager/cluster-node-labels.txt"} if rm_site else set()
+        labelled = bool(cluster_labels(spec))
+        labels = {"resourcemanager/cluster-node-labels.txt"} if labelled else set()
         installer = {"install-container-executor-cfg.sh"} if cfgs else set()
         assert set(files) == set(expected) | set(cfgs) | labels | installer
-        if rm_site:
+        if labelled:
             assert files["resourcemanager/cluster-node-labels.txt"] == add_to_cluster_argument(spec) + "\n"
         for name, props in expected.items():
             assert files[name].startswith('<?xml version="1.0" encoding="UTF-8"?>\n')
@@ -279,7 +280,7 @@ def test_model_placement_is_a_node_label_and_the_request_stays_yarn_io_gpu(write
     assert files["resourcemanager/cluster-node-labels.txt"] == (
         "gpu-amdinstinctmi300xoam(exclusive=true),gpu-teslat4(exclusive=true),gpu-teslav100sxm232gb(exclusive=true)\n"
     )
-    assert parse_configuration(files["resourcemanager/yarn-site.xml"]) == [
+    assert parse_configuration(files["resourcemanager/yarn-site.xml"])[-2:] == [
         ("yarn.node-labels.enabled", "true"),
         ("yarn.node-labels.configuration-type", "distributed"),
     ]
@@ -302,7 +303,8 @@ def test_model_placement_is_a_node_label_and_the_request_stays_yarn_io_gpu(write
     no_labels = model_of(write_spec(NO_LABELS, "n.yaml"))
     (c,) = yarn_gpu_clusters(no_labels)
     assert taskmanager_label(no_labels, c) is None
-    assert "resourcemanager/yarn-site.xml" not in yarn_files(write_spec(NO_LABELS, "n2.yaml"))
+    rm_site = yarn_files(write_spec(NO_LABELS, "n2.yaml"))["resourcemanager/yarn-site.xml"]
+    assert not [k for k, _ in parse_configuration(rm_site) if "node-labels" in k]  # only the maximum allocation
 
 
 def test_generic_gpu_bounds_from_a_base_are_harmless_without_gpus(write_spec: WriteSpec) -> None:

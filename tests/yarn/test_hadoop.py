@@ -313,3 +313,28 @@ def test_hadoop_reads_the_per_partition_capacities_intended(
     }
     # every vector names only memory, vcores and declared resource types (as Hadoop parses them)
     assert len([r for r in records if r[0] == "vector"]) == sum(v.count("=") for v in vectors)
+
+
+def test_hadoop_reads_a_gpu_queue_without_gpu_models_in_every_partition(
+    hadoop_probe: Probe, write_spec, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """#39 item 2: a leaf queue with GPU amounts and no gpuModels may use every GPU partition (as
+    Hadoop's Configuration reads the rendered file), its shares split by the partitions' GPUs, and
+    each partition's children capacities still add up to the parent's (CapacityScheduler's rule)."""
+    from tests.yarn.test_partitions import BARE
+
+    out = write_tree(files_for(write_spec(BARE)), tmp_path / "out") / "yarn"
+    xml = out / "capacity-scheduler.xml"
+    vectors = sorted({v for _, v in parse_configuration(xml.read_text()) if v.startswith("[")})
+    records = hadoop_probe.run("conf", str(xml), *[a for v in vectors for a in ("vector", v)], conf_dir=out)
+    assert [r for r in records if r[0] == "error"] == []
+    conf = {r[2]: r[3] for r in records if r[0] == "prop"}
+    prefix = "yarn.scheduler.capacity."
+    a100, t4 = "gpu-nvidiaa100sxm480gb", "gpu-teslat4"
+    assert conf[f"{prefix}root.etl.accessible-node-labels"] == f"{a100},{t4}"
+
+    def gpus(queue: str, label: str) -> int:
+        value = conf.get(f"{prefix}{queue}.accessible-node-labels.{label}.capacity", "[yarn.io/gpu=0]")
+        return dict((k, int(v)) for k, v in (p.split("=") for p in value.strip("[]").split(",")))["yarn.io/gpu"]
+
+    assert {lb: (gpus("root.etl", lb), gpus("root.ml", lb)) for lb in (a100, t4)} == {a100: (3, 13), t4: (1, 7)}

@@ -61,34 +61,49 @@ def test_a_container_at_hadoops_defaults_is_valid(write_spec: WriteSpec) -> None
     assert _findings(write_spec, _spec()) == []  # 8192 MiB and 4 vcores: exactly the maximum
 
 
-def test_a_taskmanager_above_hadoops_defaults_is_an_error_per_resource(write_spec: WriteSpec) -> None:
-    found = _findings(write_spec, _spec(tm=("16Gi", 6)))
-    assert [(code, path) for code, path, _ in found] == [
-        ("AP3513", "flink.clusters[0].taskManager.cpu"),
-        ("AP3513", "flink.clusters[0].taskManager.memory"),
-    ]
-    cpu, memory = (m for _, _, m in found)
-    assert cpu == (
-        "a TaskManager container requests 6 vcores but the scheduler's largest container "
-        "(yarn.scheduler.maximum-allocation-vcores) is 4 vcores, from Hadoop's default (yarn.maximumAllocation "
-        "unset), so Flink's ResourceManager driver never requests the TaskManagers: set "
-        "yarn.maximumAllocation.vcores: 6 (or more), or lower taskManager.cpu to at most 4"
-    )
-    assert memory == (
-        "a TaskManager container requests 16384 MiB of memory but the scheduler's largest container "
-        "(yarn.scheduler.maximum-allocation-mb) is 8192 MiB, from Hadoop's default (yarn.maximumAllocation "
-        "unset), so Flink's YARN client refuses to deploy it: set yarn.maximumAllocation.memory: 16Gi (or more), "
-        "or lower taskManager.memory to at most 8Gi"
+def test_without_a_maximum_the_largest_nodemanager_offer_is_the_maximum(write_spec: WriteSpec, tmp_path: Path) -> None:
+    """``yarn.maximumAllocation`` unset: accelplane renders the largest NodeManager offer (what an
+    administrator sets), so a TaskManager that fits a NodeManager is valid (#39 item 1)."""
+    path = write_spec(_spec(tm=("16Gi", 6)))
+    assert _findings(write_spec, path.read_text()) == []
+    tree = write_tree(files_for(path), tmp_path / "out")
+    site = parse_configuration((tree / "yarn" / "resourcemanager" / "yarn-site.xml").read_text())
+    assert site == [("yarn.scheduler.maximum-allocation-mb", "131072"), ("yarn.scheduler.maximum-allocation-vcores", "32")]
+
+
+def test_a_taskmanager_above_hadoops_defaults_is_an_error_when_no_pool_states_its_size(write_spec: WriteSpec) -> None:
+    """No YARN pool says how big its nodes are: Hadoop's defaults stay; the maximum is the one root
+    cause, so one finding per resource at yarn.maximumAllocation (the node offer is 8 vcores, so
+    6 vcores fit a node and only the maximum stops them)."""
+    found = _findings(write_spec, _spec(tm=("8Gi", 6)).replace(", cpu: 32, memory: 128Gi", ""))
+    assert [(code, path) for code, path, _ in found] == [("AP3513", "yarn.maximumAllocation.vcores")]
+    assert found[0][2] == (
+        "the scheduler's largest container (yarn.scheduler.maximum-allocation-vcores) is 4 vcores, from Hadoop's "
+        "default (yarn.maximumAllocation unset and no YARN pool states it), below the container(s) of "
+        "flink.clusters.scoring TaskManager (6 vcores: Flink's ResourceManager driver never requests the "
+        "TaskManagers): set yarn.maximumAllocation.vcores: 6 (or more)"
     )
 
 
-def test_a_jobmanager_above_the_maximum_is_an_error(write_spec: WriteSpec) -> None:
-    found = _findings(write_spec, _spec(jm=("10Gi", 5)))
+def test_a_maximum_too_small_for_several_clusters_is_one_finding_at_the_setting(write_spec: WriteSpec) -> None:
+    """One root cause, one finding (#39 item 4): an explicit maximum below the containers of two
+    clusters and both roles is one finding per resource at ``yarn.maximumAllocation``, naming each."""
+    text = _spec(tm=("16Gi", 6), jm=("10Gi", 5), maximum="{memory: 8Gi, vcores: 4}")
+    doc = yaml.safe_load(text)
+    second = dict(doc["flink"]["clusters"][0], name="ranking")
+    doc["flink"]["clusters"].append(second)
+    found = _findings(write_spec, yaml.safe_dump(doc, sort_keys=False))
     assert [(code, path) for code, path, _ in found] == [
-        ("AP3513", "flink.clusters[0].jobManager.cpu"),
-        ("AP3513", "flink.clusters[0].jobManager.memory"),
+        ("AP3513", "yarn.maximumAllocation.memory"),
+        ("AP3513", "yarn.maximumAllocation.vcores"),
     ]
-    assert "the ResourceManager rejects the ApplicationMaster" in found[0][2]
+    memory, vcores = (m for _, _, m in found)
+    for name in ("scoring", "ranking"):
+        assert f"flink.clusters.{name} JobManager (10240 MiB" in memory
+        assert f"flink.clusters.{name} TaskManager (16384 MiB" in memory
+        assert f"flink.clusters.{name} TaskManager (6 vcores" in vcores
+    assert memory.endswith("set yarn.maximumAllocation.memory: 16Gi (or more)")
+    assert vcores.endswith("set yarn.maximumAllocation.vcores: 6 (or more)")
 
 
 @pytest.mark.parametrize(
@@ -115,8 +130,10 @@ def test_raising_the_maximum_as_the_fix_says_gives_a_valid_spec_and_renders_it(
     assert not (tree / "yarn" / "resourcemanager" / "cluster-node-labels.txt").exists()
 
 
-def test_without_a_maximum_no_resourcemanager_fragment_is_rendered(write_spec: WriteSpec, tmp_path: Path) -> None:
-    tree = write_tree(files_for(write_spec(_spec())), tmp_path / "out")
+def test_without_a_maximum_or_pool_sizes_no_resourcemanager_fragment_is_rendered(
+    write_spec: WriteSpec, tmp_path: Path
+) -> None:
+    tree = write_tree(files_for(write_spec(_spec().replace(", cpu: 32, memory: 128Gi", ""))), tmp_path / "out")
     assert not (tree / "yarn" / "resourcemanager").exists()
 
 
@@ -130,11 +147,15 @@ def test_a_container_no_node_holds_either_is_one_finding_naming_the_size_that_fi
     finding (not also AP3511) names the size that fits both."""
     ((code, path, message),) = _findings(write_spec, _spec(tm=("200Gi", 4), maximum="{memory: 256Gi}"))
     assert (code, path) == ("AP3511", "flink.clusters[0].taskManager.memory")  # the maximum is no limit here
-    ((code, path, message),) = _findings(write_spec, _spec(tm=("200Gi", 4)))
+    ((code, path, message),) = _findings(write_spec, _spec(tm=("200Gi", 4), maximum="{memory: 8Gi}"))
     assert (code, path) == ("AP3513", "flink.clusters[0].taskManager.memory")
     assert message.endswith(
         "no node of the pools that may run it could hold it either (largest: 131072 MiB): use at most 8Gi"
     )
+    ((code, path, message),) = _findings(write_spec, _spec(tm=("200Gi", 4)))  # derived: the largest offer
+    assert (code, path) == ("AP3513", "flink.clusters[0].taskManager.memory")
+    assert "from the largest NodeManager offer of the YARN pools" in message
+    assert message.endswith("use at most 128Gi")
     assert _findings(write_spec, _spec(tm=("8Gi", 4))) == []
 
 
@@ -162,6 +183,11 @@ def test_hadoop_computes_the_maximum_we_check_against(
     default = [str(HADOOP_MAXIMUM_ALLOCATION["memory"]), str(HADOOP_MAXIMUM_ALLOCATION["cpu"])]
     assert got["-"] == default * 2
     assert got[str(site)] == ["24576", "12"] * 2
+    derived = write_tree(files_for(write_spec(_spec(), "derived.yaml")), tmp_path / "derived")
+    site = derived / "yarn" / "resourcemanager" / "yarn-site.xml"
+    records = hadoop_probe.run("maxalloc", str(site), conf_dir=derived / "yarn")
+    got = {r[1]: r[2:] for r in records if r[0] == "maxalloc"}
+    assert got[str(site)] == ["131072", "32"] * 2  # the l4 NodeManagers' offer (128Gi, 32 cores)
 
 
 @pytest.mark.hadoop
@@ -171,7 +197,7 @@ def test_flink_computes_no_container_above_the_maximum_and_the_one_we_check_belo
     """Flink's ResourceManager driver steps (`FlinkYarnRequestProbe`) bounded by the ResourceManager's
     maximum: a 16Gi TaskManager gets no container under Hadoop's defaults (what AP3513 reports) and
     the container accelplane computes under the maximum the fix renders."""
-    big = write_spec(_spec(tm=("16Gi", 6)), "big.yaml")
+    big = write_spec(_spec(tm=("16Gi", 6), maximum="{memory: 8Gi, vcores: 4}"), "big.yaml")
     fixed = write_spec(_spec(tm=("16Gi", 6), maximum="{memory: 16Gi, vcores: 6}"), "fixed.yaml")
     tree = write_tree(files_for(fixed), tmp_path / "out")
     conf = tree / "flink" / "scoring"

@@ -120,6 +120,41 @@ def test_a_clean_two_model_spec_has_no_partition_findings(write_spec: WriteSpec)
     assert _findings(write_spec, TWO_MODELS) == []
 
 
+BARE = TWO_MODELS.replace(
+    "  - {name: etl, weight: 2, capability: {cpu: 256, memory: 1Ti, pods: 100, nvidia.com/gpu: 0}}",
+    "  - {name: etl, weight: 2, deserved: {nvidia.com/gpu: 4}, capability: {nvidia.com/gpu: 6}}",
+)
+"""A GPU queue that lists no gpuModels (#39 item 2)."""
+
+
+def test_a_gpu_queue_without_gpu_models_may_use_every_gpu_partition_split_by_their_gpus(
+    write_spec: WriteSpec,
+) -> None:
+    """Its deserved 4 and capability 6 GPUs are split across the A100 (16 GPUs) and T4 (8 GPUs)
+    partitions in proportion to their GPUs (largest remainder): 3 + 1 and 4 + 2."""
+    path = write_spec(BARE)
+    assert _findings(write_spec, BARE) == []
+    props = dict(parse_configuration(yarn_files(path)["capacity-scheduler.xml"]))
+    assert props[f"{CS}root.etl.accessible-node-labels"] == "gpu-nvidiaa100sxm480gb,gpu-teslat4"
+    assert _vector(props[f"{CS}root.etl.{A100}capacity"])["yarn.io/gpu"] == 3
+    assert _vector(props[f"{CS}root.etl.{T4}capacity"])["yarn.io/gpu"] == 1
+    assert _vector(props[f"{CS}root.etl.{A100}maximum-capacity"])["yarn.io/gpu"] == 4
+    assert _vector(props[f"{CS}root.etl.{T4}maximum-capacity"])["yarn.io/gpu"] == 2
+    # ml keeps the rest of each partition; its children as before
+    assert _vector(props[f"{CS}root.ml.{A100}capacity"])["yarn.io/gpu"] == 13
+    assert _vector(props[f"{CS}root.ml.sessions.{A100}capacity"])["yarn.io/gpu"] == 12
+    report = build_report(model_of(path))
+    assert {(r.label, r.queue): r.capacity_gpus for r in report.partitions if r.queue == "etl"} == {
+        ("gpu-nvidiaa100sxm480gb", "etl"): 3,
+        ("gpu-teslat4", "etl"): 1,
+    }
+    assert "etl" not in report.without_partition
+    # a CPU-only queue (no GPU amount, or 0) still gets none; gpuModels restricts
+    restricted = BARE.replace("capability: {nvidia.com/gpu: 6}}", "capability: {nvidia.com/gpu: 6}, gpuModels: {Tesla T4: {deserved: 1}}}")
+    props = dict(parse_configuration(yarn_files(write_spec(restricted, "r.yaml"))["capacity-scheduler.xml"]))
+    assert props[f"{CS}root.etl.accessible-node-labels"] == "gpu-teslat4"
+
+
 def test_findings_a_team_gets(write_spec: WriteSpec) -> None:
     # a model name no YARN pool has (a typo): the share would give nothing
     assert _findings(write_spec, TWO_MODELS.replace("gpuModels: {Tesla T4:", "gpuModels: {T4:")) == [
@@ -139,12 +174,17 @@ def test_findings_a_team_gets(write_spec: WriteSpec) -> None:
     assert _findings(write_spec, TWO_MODELS.replace("      queue: sessions\n", "      queue: batch\n")) == [
         ("AP5605", "flink.clusters[0].queue", False)
     ]
-    # a GPU amount on a queue that lists no model reaches no partition
-    bare = TWO_MODELS.replace(
-        "  - {name: etl, weight: 2, capability: {cpu: 256, memory: 1Ti, pods: 100, nvidia.com/gpu: 0}}",
-        "  - {name: etl, weight: 2, deserved: {nvidia.com/gpu: 4}}",
+    # a GPU amount on a parent queue whose queues list no model and give themselves no GPU reaches
+    # no partition: one finding for the queue, naming both fields
+    parent = TWO_MODELS.replace(
+        "  - {name: etl, weight: 2, capability: {cpu: 256, memory: 1Ti, pods: 100, nvidia.com/gpu: 0}}\n",
+        "  - {name: etl, weight: 2, deserved: {nvidia.com/gpu: 4}, capability: {nvidia.com/gpu: 8}}\n"
+        "  - {name: etl-daily, parent: etl}\n",
     )
-    assert _findings(write_spec, bare) == [("AP5604", "queues[0].deserved.nvidia.com/gpu", False)]
+    found = findings_of(write_spec(parent))
+    ((path, message),) = [(f.path, f.message) for f in found if f.finding and f.finding.code == "AP5604"]
+    assert path == "queues[0].deserved.nvidia.com/gpu"
+    assert "deserved nvidia.com/gpu: 4, capability nvidia.com/gpu: 8" in message
     # gpuModels without node labels has no effect: one finding for both queues, where labels are enabled
     assert ("AP5603", "yarn.nodeLabels", True) in _findings(
         write_spec,

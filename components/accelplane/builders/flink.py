@@ -14,7 +14,9 @@ Per cluster, by target:
   their hosts also a start script per host (``taskmanagers/<host>.sh``; TaskManagers spread
   round-robin over the hosts) that refuses to start TaskManagers whose GPU discovery cannot work.
   No ``workers`` file: ``bin/start-cluster.sh`` would start them without that check.
-* with ``slotGroups``: ``slot-groups.json`` (also in the native-Kubernetes ConfigMap).
+* with ``slotGroups``: ``slot-groups.json`` (also in the native-Kubernetes ConfigMap; for the
+  operator in a ConfigMap ``accelplane-slot-groups-<c>`` that the JobManager mounts at
+  ``/opt/flink/accelplane``, where the job helpers read it).
 """
 
 from __future__ import annotations
@@ -24,13 +26,13 @@ from accelplane.builders.flink_config import config_file_name, render_config
 from accelplane.builders.flink_operator import flink_deployment
 from accelplane.builders.pod_templates import Role, flink_cluster_labels, pod_template
 from accelplane.builders.podgroups import podgroup
-from accelplane.builders.slot_groups import group_file, group_file_text, host_scripts
+from accelplane.builders.slot_groups import group_file, host_scripts
 from accelplane.derive.flink_keys import (
     JOBMANAGER_POD_TEMPLATE,
     TASKMANAGER_POD_TEMPLATE,
     effective_config,
 )
-from accelplane.derive.slot_groups import GROUP_FILE
+from accelplane.derive.slot_groups import GROUP_FILE, group_configmap_name, group_file_text, ships_group_file
 from accelplane.model import FlinkCluster, Spec
 from accelplane.yaml_io import dump_yaml
 
@@ -79,6 +81,18 @@ def build_cluster(spec: Spec, cluster: FlinkCluster) -> Bundle:
         bundle.objects.append(podgroup(spec, cluster, FAMILY))
     if cluster.target == "kubernetes-operator":
         bundle.objects.append(flink_deployment(spec, cluster, FAMILY))
+        if ships_group_file(cluster):
+            bundle.objects.append(
+                k8s_object(
+                    "v1",
+                    "ConfigMap",
+                    group_configmap_name(spec, cluster),
+                    family=FAMILY,
+                    namespace=cluster.namespace,
+                    labels=flink_cluster_labels(spec, cluster),
+                    body={"immutable": True, "data": {GROUP_FILE: group_file_text(spec, cluster)}},
+                )
+            )
     else:
         assert config_text is not None
         labels = flink_cluster_labels(spec, cluster)

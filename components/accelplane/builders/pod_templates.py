@@ -37,6 +37,13 @@ from accelplane.derive.gpu_resources import (
 )
 from accelplane.derive.node_fit import COORDINATION_INIT_REQUESTS, PREFLIGHT_INIT_REQUESTS
 from accelplane.derive.node_selection import merged_tolerations, pool_labels, pool_node_affinity
+from accelplane.derive.slot_groups import (
+    GROUP_FILE,
+    GROUP_FILE_DIR,
+    GROUP_FILE_VOLUME,
+    group_configmap_name,
+    ships_group_file,
+)
 from accelplane.derive.yunikorn import JOBMANAGER_TASK_GROUP, TASKMANAGER_TASK_GROUP
 from accelplane.model import FlinkCluster, NodePool, Spec
 from accelplane.names import GPU_PRODUCT_LABEL, gfd_product_label
@@ -384,6 +391,14 @@ def _pod_template(spec: Spec, cluster: FlinkCluster, role: Role) -> dict[str, An
         pod_spec["initContainers"] = init
         if cluster.coordination:
             skips.update(COORDINATION_INIT_SKIPS)
+    if role == "jobmanager" and ships_group_file(cluster):
+        pod_spec["volumes"] = [
+            {
+                "name": GROUP_FILE_VOLUME,
+                "configMap": {"name": group_configmap_name(spec, cluster), "items": [{"key": GROUP_FILE, "path": GROUP_FILE}]},
+            }
+        ]
+        container["volumeMounts"] = [{"name": GROUP_FILE_VOLUME, "mountPath": GROUP_FILE_DIR, "readOnly": True}]
     pod_spec["containers"] = [container]
     labels = _labels(spec, cluster, role)
     if spec.uses_yunikorn:

@@ -11,8 +11,6 @@
 
 from __future__ import annotations
 
-import json
-
 from accelplane.artifacts import FileArtifact
 from accelplane.derive.flink_keys import (
     CHECK_FREE_FLAG,
@@ -25,9 +23,9 @@ from accelplane.derive.flink_keys import (
 from accelplane.derive.slot_groups import (
     GROUP_FILE,
     gpu_resources,
+    group_file_text,
     host_script_name,
     pool_models,
-    slot_groups_document,
     spans_models,
     standalone_hosts,
 )
@@ -47,11 +45,6 @@ def start_lock_path(cluster: FlinkCluster) -> str:
     it (never a world-writable one), shared by every cluster's start scripts on the host since they
     compete for the same GPUs."""
     return cluster.coordination_file + START_LOCK_SUFFIX
-
-
-def group_file_text(spec: Spec, cluster: FlinkCluster) -> str:
-    """Text of ``slot-groups.json`` (sorted keys, two-space indent, final newline)."""
-    return json.dumps(slot_groups_document(spec, cluster), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def host_scripts(spec: Spec, cluster: FlinkCluster, base: str, family: str) -> list[FileArtifact]:

@@ -28,7 +28,7 @@ import json
 from decimal import Decimal
 from typing import Any
 
-from accelplane.derive.flink_keys import jobmanager_replicas
+from accelplane.derive.flink_keys import jobmanager_replicas, started_taskmanagers
 from accelplane.derive.flink_placement import with_config_placement
 from accelplane.derive.flink_pods import format_min_resources, jobmanager_requests, taskmanager_requests
 from accelplane.derive.yunikorn import (
@@ -79,14 +79,9 @@ def effective_requests(main: dict[str, Decimal], init_containers: list[dict[str,
 def task_groups(
     spec: Spec, cluster: FlinkCluster, tm_placement: dict[str, Any], tm_init_containers: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    """The cluster's two task groups (JobManagers, TaskManagers) as YuniKorn's shim parses them."""
-    tm: dict[str, Any] = {
-        "name": TASKMANAGER_TASK_GROUP,
-        "minMember": cluster.task_manager.replicas,
-        "minResource": format_min_resources(effective_requests(taskmanager_requests(spec, cluster), tm_init_containers)),
-    }
-    tm_placement = with_config_placement(tm_placement, cluster, "taskmanager")
-    tm.update({k: tm_placement[k] for k in PLACEMENT_KEYS if k in tm_placement})
+    """The cluster's task groups as YuniKorn's shim parses them: JobManagers, and TaskManagers
+    when Flink starts them with the cluster (`started_taskmanagers`; an older session cluster
+    starts none until a job arrives, and the shim refuses a group of 0 members, so it has none)."""
     jm: dict[str, Any] = {
         "name": JOBMANAGER_TASK_GROUP,
         "minMember": jobmanager_replicas(cluster),
@@ -94,6 +89,15 @@ def task_groups(
     }
     jm_placement = with_config_placement({}, cluster, "jobmanager")
     jm.update({k: jm_placement[k] for k in PLACEMENT_KEYS if k in jm_placement})
+    if started_taskmanagers(cluster) == 0:
+        return [jm]
+    tm: dict[str, Any] = {
+        "name": TASKMANAGER_TASK_GROUP,
+        "minMember": started_taskmanagers(cluster),
+        "minResource": format_min_resources(effective_requests(taskmanager_requests(spec, cluster), tm_init_containers)),
+    }
+    tm_placement = with_config_placement(tm_placement, cluster, "taskmanager")
+    tm.update({k: tm_placement[k] for k in PLACEMENT_KEYS if k in tm_placement})
     return [jm, tm]
 
 
@@ -116,8 +120,11 @@ def yunikorn_annotations(
     """The gang annotations of one pod template: its task group's name, every task group (compact
     JSON with sorted keys, so the same spec renders the same bytes) and the scheduling policy."""
     groups = task_groups(spec, cluster, tm_placement, tm_init_containers)
-    return {
+    out = {
         SCHEDULING_POLICY_ANNOTATION: scheduling_policy_parameters(spec),
         TASK_GROUP_NAME_ANNOTATION: role_group,
         TASK_GROUPS_ANNOTATION: json.dumps(groups, sort_keys=True, separators=(",", ":")),
     }
+    if role_group not in {g["name"] for g in groups}:
+        del out[TASK_GROUP_NAME_ANNOTATION]  # no placeholder to take over: scheduled as a plain pod
+    return out

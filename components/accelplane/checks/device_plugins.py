@@ -83,7 +83,7 @@ MPS_FAIL_REQUESTS_UNUSED = declare(
 )
 PLUGIN_TAINT_UNTOLERATED = declare(
     'AP3020', ERROR, 'a pool taint keeps its device-plugin DaemonSet off the pool',
-    fix='tolerate the taint (devicePlugins.*.tolerations) or remove it',
+    fix='remove the taint from nodePools[].taints, or report a bug (accelplane tolerates every taint listed there)',
 )
 POOL_WITHOUT_LABELS = declare(
     'AP3021', ERROR, 'a GPU pool has no labels to select it by',

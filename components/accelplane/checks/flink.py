@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from accelplane.checks.scheduling import volcano_unset_capability_blocks
 from accelplane.derive.cluster_facts import standalone_workers
 from accelplane.derive.dra import kubernetes_gpu_key, pool_gpu_resources
 from accelplane.derive.flink_keys import (
@@ -36,8 +37,8 @@ from accelplane.derive.flink_keys import (
 from accelplane.derive.flink_placement import LONG, toleration_items
 from accelplane.derive.flink_pods import (
     GROUP_NAME_ANNOTATION,
+    cluster_resources,
     format_min_resources,
-    min_resources,
     pod_count,
     podgroup_name,
     taskmanagers_for_parallelism,
@@ -50,6 +51,7 @@ from accelplane.derive.gpu_resources import (
     is_shared,
     yarn_gpu_type,
 )
+from accelplane.derive.images import is_stock_flink_image
 from accelplane.derive.queues import leaf_queue_names
 from accelplane.errors import Problem
 from accelplane.findings import ERROR, WARNING, declare
@@ -89,8 +91,8 @@ FLINK_REPLICAS_MISMATCH = declare(
     fix='set replicas or parallelism as the message says',
 )
 FLINK_STOCK_IMAGE = declare(
-    'AP8010', ERROR, 'GPU TaskManagers would run the stock image without python3',
-    fix='set image or nodeImage.image',
+    'AP8010', ERROR, 'GPU TaskManagers would run the stock Flink image (unset or explicit), which has no python3',
+    fix='set nodeImage.image to the image nodeImage builds (or image to an image with python3)',
 )
 FLINK_CONFIG_FORMAT = declare(
     'AP4035', ERROR, 'configFormat does not fit the Flink version',
@@ -149,7 +151,7 @@ FLINK_GPUS_OVER_HOST = declare(
     fix='lower replicas or add hosts',
 )
 FLINK_COORDINATION_ON_SHARED = declare(
-    'AP8006', ERROR, 'discovery coordination on a pool that shares GPUs',
+    'AP8006', WARNING, 'discovery coordination on a pool that shares GPUs has no effect',
     fix='set discovery.coordination: false',
 )
 FLINK_MODEL_NEEDS_GFD = declare(
@@ -161,7 +163,12 @@ FLINK_PODGROUP_OVER_QUEUE = declare(
     fix="raise the queue's capability or shrink the cluster",
 )
 FLINK_QUEUE_LACKS_GPU_RESOURCE = declare(
-    'AP2041', ERROR, 'a queue limits resources but not the GPU resource the cluster requests',
+    'AP2041', ERROR, 'a queue limits resources but not the GPU resource the cluster requests (Volcano before 1.9)',
+    fix="add the resource to the queue's capability", whole_spec=True,
+)
+FLINK_QUEUE_GPU_UNLIMITED = declare(
+    'AP2070', WARNING,
+    'a queue limits resources but not the GPU resource the cluster requests, so its GPUs are unlimited (Volcano 1.9+)',
     fix="add the resource to the queue's capability", whole_spec=True,
 )
 FLINK_PODS_OVER_QUEUE = declare(
@@ -289,8 +296,20 @@ def _check_parallelism(c: FlinkCluster) -> Iterator[Problem]:
         )
 
 
-def _check_image(c: FlinkCluster) -> Iterator[Problem]:
-    if not c.on_kubernetes or not c.uses_gpus or c.image is not None:
+def _check_image(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
+    if not c.on_kubernetes or not c.uses_gpus:
+        return
+    if c.image is not None:
+        if is_stock_flink_image(c.image):
+            inherited = spec.node_image is not None and spec.node_image.image == c.image
+            yield Problem(
+                ("nodeImage", "image") if inherited else c.field_path("image"),
+                f"GPU TaskManagers would run the stock Flink image {c.image}, which has no python3: the GPU "
+                "discovery script cannot run, so the GPU preflight refuses to start every TaskManager — use "
+                "the image nodeImage builds (FROM this image plus python3 and the script; set nodeImage.image "
+                "to where it is pushed and leave image unset) or an image of your own with python3",
+                FLINK_STOCK_IMAGE,
+            )
         return
     yield Problem(
         c.field_path("image"),
@@ -455,9 +474,12 @@ def _check_kubernetes_gpu(spec: Spec, c: FlinkCluster, pools: list[NodePool]) ->
         assert pool.gpu is not None
         yield Problem(
             c.field_path("discovery", "coordination"),
-            f"pool {pool.name!r} shares each GPU between containers ({pool.gpu.sharing.strategy}); coordination "
-            "mode would give every physical GPU to a single TaskManager; set discovery.coordination: false "
-            "for this cluster", FLINK_COORDINATION_ON_SHARED,
+            f"pool {pool.name!r} shares each GPU between containers ({pool.gpu.sharing.strategy}), so the "
+            "device plugin hands the same physical GPU to several TaskManagers; coordination mode has no effect "
+            "there: the discovery script runs with --isolated-devices on Kubernetes, so each TaskManager takes "
+            "the GPU its container was given and drops another pod's record for it, and the coordination file "
+            "names only the last TaskManager started on each GPU; set discovery.coordination: false for this "
+            "cluster", FLINK_COORDINATION_ON_SHARED,
         )
     if (
         gpu.model is not None
@@ -484,7 +506,7 @@ def _check_queue(spec: Spec, c: FlinkCluster, leaves: set[str]) -> Iterator[Prob
     q = spec.queue(c.queue)
     if q is None or c.queue not in leaves:
         return  # references.check reports undefined and non-leaf queues
-    need = min_resources(spec, c)
+    need = cluster_resources(spec, c)
     text = format_min_resources(need)
     for name, value in need.items():
         cap = q.capability.get(name)
@@ -494,14 +516,6 @@ def _check_queue(spec: Spec, c: FlinkCluster, leaves: set[str]) -> Iterator[Prob
                 f"PodGroup {podgroup_name(c)} needs {name} {text[name]} ({_members(c)}) but queue {q.name!r} has capability {cap}; Volcano "
                 "would never admit it: raise the queue's capability or shrink the cluster", FLINK_PODGROUP_OVER_QUEUE,
             )
-    gpu_resource = kubernetes_gpu_key(spec, c)
-    if q.capability and gpu_resource is not None and q.capability.get(gpu_resource) is None:
-        yield Problem(
-            c.field_path("queue"),
-            f"queue {q.name!r} limits {', '.join(q.capability.names())} but not {gpu_resource}, which this "
-            f"cluster requests; add {gpu_resource} to its capability (a partial capability blocks jobs, "
-            "volcano#3426)", FLINK_QUEUE_LACKS_GPU_RESOURCE,
-        )
     pods = q.capability.get("pods")
     if pods is not None and pod_count(c) > pods.value:
         yield Problem(
@@ -619,6 +633,43 @@ def _check_config(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
             yield Problem(path, problem, FLINK_CONFIG_VALUE)
 
 
+def _check_queue_gpu_limits(spec: Spec, leaves: set[str]) -> Iterator[Problem]:
+    """Queues that limit resources but not the GPU resource their Kubernetes clusters request: one
+    finding per queue and resource (the queue's capability is the one root cause), at the first
+    such cluster's ``queue``, naming every cluster: an error before Volcano 1.9 (the dimension is 0,
+    volcano#3426), a warning from 1.9 (it is unlimited)."""
+    if spec.uses_yunikorn:
+        return  # YuniKorn leaves a resource the queue's max does not name unlimited (docs/yunikorn.md)
+    found: dict[tuple[str, str], list[FlinkCluster]] = {}
+    for c in spec.flink_clusters:
+        if not c.on_kubernetes or c.queue is None or c.queue not in leaves:
+            continue
+        q = spec.queue(c.queue)
+        gpu_resource = kubernetes_gpu_key(spec, c)
+        if q is not None and q.capability and gpu_resource is not None and q.capability.get(gpu_resource) is None:
+            found.setdefault((q.name, gpu_resource), []).append(c)
+    for (name, gpu_resource), clusters in found.items():
+        q = spec.queue(name)
+        assert q is not None
+        limits = ", ".join(q.capability.names())
+        who = ", ".join(repr(c.name) for c in clusters)
+        if volcano_unset_capability_blocks(spec):
+            yield Problem(
+                clusters[0].field_path("queue"),
+                f"queue {name!r} limits {limits} but not {gpu_resource}, which cluster(s) {who} request; add "
+                f"{gpu_resource} to its capability (on Volcano {spec.volcano.version} a partial capability "
+                "blocks jobs, volcano#3426)", FLINK_QUEUE_LACKS_GPU_RESOURCE,
+            )
+        else:
+            yield Problem(
+                clusters[0].field_path("queue"),
+                f"queue {name!r} limits {limits} but not {gpu_resource}, which cluster(s) {who} request; "
+                f"Volcano {spec.volcano.version} leaves a dimension the capability does not set unlimited, so "
+                f"the queue's jobs may take every {gpu_resource}: add {gpu_resource} to its capability",
+                FLINK_QUEUE_GPU_UNLIMITED,
+            )
+
+
 def check(spec: Spec) -> Iterator[Problem]:
     """Every Flink cluster problem."""
     leaves = leaf_queue_names(spec)  # once: per cluster it made validation clusters × queues
@@ -626,9 +677,10 @@ def check(spec: Spec) -> Iterator[Problem]:
         yield from _check_target(spec, c)
         yield from _check_version(c)
         yield from _check_parallelism(c)
-        yield from _check_image(c)
+        yield from _check_image(spec, c)
         yield from _check_resources(c)
         yield from _check_gpu(spec, c)
         yield from _check_queue(spec, c, leaves)
         yield from _check_config(spec, c)
         yield from _check_kubernetes_config(spec, c)
+    yield from _check_queue_gpu_limits(spec, leaves)

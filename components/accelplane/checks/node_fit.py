@@ -142,39 +142,62 @@ def _spec_amount(resource: str, value: int | Decimal) -> str:
     return format_quantity(Decimal(value) * 2**20, binary=True) if resource == "memory" else str(value)
 
 
-def _over_allocation(c: FlinkCluster, o: OverAllocation, node: Misfit | None) -> Problem:
-    """The one finding for a container above the maximum allocation. When no node could hold it
-    either (``node``), raising the maximum is no way out, so the fix names only the smaller size."""
+_SOURCES = {
+    "spec": "yarn.maximumAllocation",
+    "nodes": "the largest NodeManager offer of the YARN pools (yarn.maximumAllocation unset)",
+    "default": "Hadoop's default (yarn.maximumAllocation unset and no YARN pool states it)",
+}
+
+
+def _consequence(o: OverAllocation) -> str:
+    """What Flink or YARN does with a container above the maximum allocation."""
+    if o.resource == "memory":
+        return "Flink's YARN client refuses to deploy it"
+    if o.role == "jobManager":
+        return "the ResourceManager rejects the ApplicationMaster"
+    return "Flink's ResourceManager driver never requests the TaskManagers"
+
+
+def _over_allocation(c: FlinkCluster, o: OverAllocation, node: Misfit) -> Problem:
+    """The finding for a container above the maximum allocation that no node of its pools could
+    hold either: raising the maximum is no way out, so the fix names only the smaller size."""
     role = _NAMES[o.role]
     field = "cpu" if o.resource == "cpu" else "memory"
     what = "" if o.resource == "cpu" else " of memory"
-    source = "yarn.maximumAllocation" if o.explicit else "Hadoop's default (yarn.maximumAllocation unset)"
-    consequence = (
-        "Flink's YARN client refuses to deploy it"
-        if o.resource == "memory"
-        else ("the ResourceManager rejects the ApplicationMaster" if o.role == "jobManager"
-              else "Flink's ResourceManager driver never requests the TaskManagers")
-    )
-    head = (
-        f"a {role} container requests {_yarn_amount(o.resource, o.need)}{what} but the scheduler's largest "
-        f"container ({_YARN_KEYS[o.resource]}) is {_yarn_amount(o.resource, o.maximum)}, from {source}, so "
-        f"{consequence}"
-    )
-    if node is not None:
-        largest = int(node.largest // 2**20) if o.resource == "memory" else int(node.largest)
-        fit = min(o.maximum, largest)
-        return Problem(
-            c.field_path(o.role, field),
-            f"{head}; no node of the pools that may run it could hold it either (largest: "
-            f"{_yarn_amount(o.resource, largest)}): use at most {_spec_amount(o.resource, fit)}",
-            YARN_OVER_MAXIMUM_ALLOCATION,
-        )
+    largest = int(node.largest // 2**20) if o.resource == "memory" else int(node.largest)
+    fit = min(o.maximum, largest)
     return Problem(
         c.field_path(o.role, field),
-        f"{head}: set {_SPEC_KEYS[o.resource]}: {_spec_amount(o.resource, o.need)} (or more), or lower "
-        f"{o.role}.{field} to at most {_spec_amount(o.resource, o.maximum)}",
+        f"a {role} container requests {_yarn_amount(o.resource, o.need)}{what} but the scheduler's largest "
+        f"container ({_YARN_KEYS[o.resource]}) is {_yarn_amount(o.resource, o.maximum)}, from "
+        f"{_SOURCES[o.source]}, so {_consequence(o)}; no node of the pools that may run it could hold it "
+        f"either (largest: {_yarn_amount(o.resource, largest)}): use at most {_spec_amount(o.resource, fit)}",
         YARN_OVER_MAXIMUM_ALLOCATION,
     )
+
+
+def _maximum_too_small(spec: Spec, found: list[tuple[FlinkCluster, OverAllocation]]) -> Iterator[Problem]:
+    """One finding per resource whose maximum allocation is below containers that some NodeManager
+    could hold: the setting is the one root cause, so the finding sits at ``yarn.maximumAllocation``
+    and names every affected cluster and role (one fix raises it for all of them)."""
+    for res in ("memory", "cpu"):
+        items = [(c, o) for c, o in found if o.resource == res]
+        if not items:
+            continue
+        need = max(o.need for _, o in items)
+        o0 = items[0][1]
+        field = "vcores" if res == "cpu" else "memory"
+        who = "; ".join(
+            f"flink.clusters.{c.name} {_NAMES[o.role]} ({_yarn_amount(res, o.need)}: {_consequence(o)})"
+            for c, o in items
+        )
+        yield Problem(
+            ("yarn", "maximumAllocation", field) if spec.yarn is not None else ("yarn",),
+            f"the scheduler's largest container ({_YARN_KEYS[res]}) is {_yarn_amount(res, o0.maximum)}, from "
+            f"{_SOURCES[o0.source]}, below the container(s) of {who}: set {_SPEC_KEYS[res]}: "
+            f"{_spec_amount(res, need)} (or more)",
+            YARN_OVER_MAXIMUM_ALLOCATION,
+        )
 
 
 def _maximum_below_minimum(spec: Spec) -> Problem | None:
@@ -200,22 +223,21 @@ def _maximum_below_minimum(spec: Spec) -> Problem | None:
 
 
 def check(spec: Spec) -> Iterator[Problem]:
-    """One problem per (cluster, role, resource) that no node can hold or that exceeds YARN's maximum
-    allocation (one finding when both: the maximum-allocation one, whose fix then fits the nodes)."""
+    """One problem per (cluster, role, resource) that no node can hold (AP3513 when it also exceeds
+    YARN's maximum allocation: one finding, whose fix then fits the nodes) and one per resource whose
+    maximum allocation alone is too small, naming every cluster it stops."""
     below = _maximum_below_minimum(spec)
     if below is not None:
         yield below
+    too_small: list[tuple[FlinkCluster, OverAllocation]] = []
     for c in spec.flink_clusters:
         over = {
             (o.role, o.resource): o
             for o in over_allocations(spec, c)
             if not (below is not None and o.resource == "memory")
         }
-        node: dict[tuple[str, str], Misfit] = {}
         for m in misfits(spec, c):
-            if (m.role, m.resource) in over:
-                node[(m.role, m.resource)] = m
-            else:
-                yield _problem(spec, c, m)
-        for key, o in over.items():
-            yield _over_allocation(c, o, node.get(key))
+            o = over.pop((m.role, m.resource), None)
+            yield _problem(spec, c, m) if o is None else _over_allocation(c, o, m)
+        too_small.extend((c, o) for o in over.values())
+    yield from _maximum_too_small(spec, too_small)

@@ -52,9 +52,27 @@ QUEUE_GUARANTEE_OVER_CAPABILITY = declare(
     fix='lower guarantee or raise capability',
 )
 QUEUE_PARTIAL_GPU_CAPABILITY = declare(
-    'AP2013', ERROR, 'a capability that limits GPUs lacks cpu, memory or pods (volcano#3426)',
+    'AP2013', ERROR, 'a capability that limits GPUs lacks cpu, memory or pods (volcano#3426; Volcano before 1.9)',
     fix='add cpu, memory and pods to the capability',
 )
+
+VOLCANO_UNSET_CAPABILITY_UNLIMITED = (1, 9)
+"""First Volcano minor release whose ``proportion`` plugin takes a queue's real capability as the
+cluster's total capped per dimension by the capability (``MinDimensionResource(capability,
+Infinity)``: a dimension the capability does not set is unlimited; cpu and memory unset are
+``MaxFloat64``): volcano-sh/volcano ``pkg/scheduler/plugins/proportion/proportion.go`` at v1.9.0
+(commit a6421813b, the same change as #3219 in v1.8.2 and PR #3448, merge bb611bf75, first
+released on the main line in v1.10.0). The ``capacity`` plugin computes it the same way at v1.12.0
+(``capacity.go`` L304-321, hierarchical L665-692; tag d24c04ca1a28). Before, ``helpers.Min`` made
+every dimension the capability leaves out 0, so a GPU-only capability blocked every job
+(volcano#3426). Releases are modelled by minor version, so 1.8 (whose 1.8.2 has the fix) keeps the
+rule."""
+
+
+def volcano_unset_capability_blocks(spec: Spec) -> bool:
+    """True when the installed Volcano treats a dimension a queue's capability leaves out as 0
+    (before `VOLCANO_UNSET_CAPABILITY_UNLIMITED`), so a partial capability blocks jobs."""
+    return spec.volcano.version_tuple < VOLCANO_UNSET_CAPABILITY_UNLIMITED
 QUEUE_OVER_PARENT_CAPABILITY = declare(
     'AP2014', ERROR, "a queue's capability exceeds its parent's",
     fix="lower the capability or raise the parent's",
@@ -151,13 +169,14 @@ def _check_queue_resources(spec: Spec) -> Iterator[Problem]:
             yield Problem((*q.path, "guarantee", name), f"guarantee {g} exceeds capability {c}", QUEUE_GUARANTEE_OVER_CAPABILITY)
         # YuniKorn leaves an unset max unlimited (FitInMaxUndef): a partial capability is fine there
         volcano = spec.has_platform("kubernetes") and not spec.uses_yunikorn
-        if volcano and any(is_gpu_resource(n) for n in q.capability.names()):
+        if volcano and volcano_unset_capability_blocks(spec) and any(is_gpu_resource(n) for n in q.capability.names()):
             missing = [r for r in REQUIRED_WITH_GPU if q.capability.get(r) is None]
             if missing:
                 yield Problem(
                     (*q.path, "capability"),
                     f"a capability that limits GPUs must also set {', '.join(missing)} "
-                    "(a partial capability blocks jobs, volcano#3426)", QUEUE_PARTIAL_GPU_CAPABILITY,
+                    f"(on Volcano {spec.volcano.version} a partial capability blocks jobs, volcano#3426; "
+                    "from 1.9 unset dimensions are unlimited)", QUEUE_PARTIAL_GPU_CAPABILITY,
                 )
         parent = spec.queue(queue_parent(q) or "")
         if parent is not None and q.name not in cyclic:

@@ -23,6 +23,7 @@ from accelplane.derive.slot_groups import (
     fits,
     group_models_meant,
     group_vector,
+    host_pools,
     pack,
     pool_models,
     resource_order,
@@ -149,6 +150,8 @@ def _check_group(spec: Spec, c: FlinkCluster, g: SlotGroup) -> Iterator[Problem]
             )
     elif g.gpu_model is not None:
         have = [m for m in models if m == normalize_gpu_model(g.gpu_model)]
+        if have and len(models) > 1:
+            return  # the TaskManagers may land on another model: one finding per cluster (`_check_models_pinned`)
         if not have:
             yield Problem(
                 (*g.path, "gpuModel"),
@@ -156,6 +159,27 @@ def _check_group(spec: Spec, c: FlinkCluster, g: SlotGroup) -> Iterator[Problem]
                 f"of this cluster is alike, so fix gpuModel or taskManager.gpu{_meant(spec, c, g.gpu_model)}",
                 SLOT_GROUP_MODEL_MISMATCH,
             )
+
+
+def _check_models_pinned(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
+    """One finding for a cluster whose TaskManagers may land on pools of several GPU models (no
+    pool or model pinned, every such pool advertising the resource they request) while a slot
+    group names a model: every TaskManager is alike, so the group's model is not guaranteed."""
+    if spans_models(spec, c) or c.task_manager.gpu is None:
+        return
+    models = pool_models(spec, c)
+    named = sorted({g.gpu_model for g in c.slot_groups if g.gpu_model is not None and g.gpu > 0})
+    if len(models) < 2 or not [m for m in named if normalize_gpu_model(m) in models]:
+        return
+    pools = ", ".join(p.name for p in host_pools(spec, c))
+    yield Problem(
+        c.field_path("taskManager", "gpu"),
+        f"slot groups name GPU model(s) {', '.join(repr(m) for m in named)}, but the TaskManagers may run on "
+        f"pools {pools} ({', '.join(repr(m) for m in models.values())}): every TaskManager of this cluster "
+        "is alike and requests the same resource, so no group gets a model it names for sure; pin "
+        "taskManager.gpu.model (or pool) to one model, or split the groups into one cluster per model",
+        SLOT_GROUP_MODEL_MISMATCH,
+    )
 
 
 def _meant(spec: Spec, c: FlinkCluster, model: str) -> str:
@@ -265,8 +289,10 @@ def _check_cluster(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
         problems = list(_check_group(spec, c, g))
         bad = bad or bool(problems)
         yield from problems
+    pinned = list(_check_models_pinned(spec, c))
+    yield from pinned
     yield from _check_config(c)
-    if bad:
+    if bad or pinned:
         return
     fit = list(_check_fit(spec, c))
     yield from fit

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 from accelplane.derive.flink_keys import flink_image
 from accelplane.derive.gpu_resources import YARN_GPU, candidate_pools, yarn_gpu_type
+from accelplane.derive.images import is_stock_flink_image
 from accelplane.derive.yarn_capacity import plan_queues, queue_mode
 from accelplane.derive.yarn_docker import runs_in_docker
 from accelplane.derive.yarn_labels import (
@@ -37,9 +38,9 @@ from accelplane.derive.yarn_types import (
     yarn_gpu_clusters,
     yarn_pools,
 )
-from accelplane.errors import Problem
+from accelplane.errors import PathTuple, Problem
 from accelplane.findings import ERROR, WARNING, declare
-from accelplane.model import NodePool, Spec
+from accelplane.model import NodePool, Spec, YarnResourceType
 from accelplane.names import is_valid_yarn_resource_name
 
 YARN_POOL_PLATFORM_MISSING = declare(
@@ -392,8 +393,26 @@ def _check_resource_types(spec: Spec) -> Iterator[Problem]:
             )
 
 
+def _over_maximum(bounds: dict[str, YarnResourceType], over: dict[str, list[tuple[str, int, PathTuple]]]) -> Iterator[Problem]:
+    """One finding per resource type whose ``maximumAllocation`` is below the GPUs per TaskManager
+    of some clusters: the bound is the one root cause, so the finding names every such cluster (at
+    the cluster's amount when only one is affected, where lowering it is the other way out)."""
+    for t, items in over.items():
+        b = bounds[t]
+        need = max(a for _, a, _ in items)
+        who = ", ".join(f"{name} ({a})" for name, a, _ in items)
+        yield Problem(
+            items[0][2] if len(items) == 1 else (*b.path, "maximumAllocation"),
+            f"GPUs per TaskManager of cluster(s) {who} exceed the maximum-allocation {b.maximum_allocation} "
+            f"of {t} (yarn.resourceTypes); the ResourceManager would reject the containers — raise "
+            f"maximumAllocation to at least {need}" + (" or lower the amount" if len(items) == 1 else ""),
+            YARN_OVER_MAX_ALLOCATION,
+        )
+
+
 def _check_flink(spec: Spec) -> Iterator[Problem]:
     bounds = type_bounds(spec)
+    over: dict[str, list[tuple[str, int, PathTuple]]] = {}
     for c in yarn_gpu_clusters(spec):
         gpu = c.task_manager.gpu
         assert gpu is not None
@@ -412,12 +431,7 @@ def _check_flink(spec: Spec) -> Iterator[Problem]:
         for t, amount in container_gpu_request(spec, c).items():
             b = bounds.get(t)
             if b is not None and b.maximum_allocation is not None and amount > b.maximum_allocation:
-                yield Problem(
-                    amount_path,
-                    f"{amount} GPUs per TaskManager exceed the maximum-allocation {b.maximum_allocation} "
-                    f"of {t} (yarn.resourceTypes); the ResourceManager would reject the container — "
-                    f"raise maximumAllocation to at least {amount} or lower the amount", YARN_OVER_MAX_ALLOCATION,
-                )
+                over.setdefault(t, []).append((c.name, amount, amount_path))
         label = taskmanager_label(spec, c)
         pools = providing_pools(spec, config_key)
         if label is not None:
@@ -440,6 +454,7 @@ def _check_flink(spec: Spec) -> Iterator[Problem]:
                 f"{gpu.amount} GPUs per TaskManager do not fit on any NodeManager offering {config_key} "
                 f"(per node: {per_pool}); a container cannot span nodes — use at most {most}", YARN_GPUS_OVER_NODE,
             )
+    yield from _over_maximum(bounds, over)
 
 
 def _check_cgroups(spec: Spec) -> Iterator[Problem]:
@@ -461,11 +476,11 @@ def _check_cgroups(spec: Spec) -> Iterator[Problem]:
 
 def _check_docker_images(spec: Spec) -> Iterator[Problem]:
     for c in yarn_gpu_clusters(spec):
-        if runs_in_docker(spec, c) and c.image is None:
+        if runs_in_docker(spec, c) and (c.image is None or is_stock_flink_image(c.image)):
             yield Problem(
                 c.field_path("image"),
-                f"with yarn.docker the GPU TaskManagers run in Docker, here the stock image {flink_image(c)} (a "
-                "floating tag without python3, which the GPU discovery script needs, and without Hadoop); set "
+                f"with yarn.docker the GPU TaskManagers run in Docker, here the stock image {flink_image(c)} ("
+                f"{'an image' if c.image else 'a floating tag'} without python3, which the GPU discovery script needs, and without Hadoop); set "
                 "image (or nodeImage.image) to a pinned image with python3, such as the one nodeImage builds",
                 DOCKER_DEFAULT_IMAGE,
             )

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from accelplane.derive.queues import children_by_parent
 from accelplane.derive.yarn_capacity import gpu_model_access, partitions
 from accelplane.derive.yarn_labels import label_pools, labels_enabled, taskmanager_label
 from accelplane.derive.yarn_types import vendor_totals, yarn_gpu_clusters
 from accelplane.errors import Problem
 from accelplane.findings import ERROR, WARNING, declare
-from accelplane.model import VENDOR_RESOURCE, Queue, Spec
+from accelplane.model import VENDOR_RESOURCE, FlinkCluster, Queue, Spec
 
 GPU_MODEL_NOT_A_PARTITION = declare(
     "AP5602",
@@ -33,7 +34,7 @@ GPU_MODELS_WITHOUT_LABELS = declare(
 GPUS_REACH_NO_PARTITION = declare(
     "AP5604",
     ERROR,
-    "a queue's GPU capability/deserved reaches no YARN partition: it lists no gpuModels",
+    "a queue's GPU capability/deserved reaches no YARN partition (a parent queue whose queues list no gpuModels)",
     fix="list the GPU models it may use: gpuModels: {<gpu.model>: {deserved: N}}",
 )
 FLINK_QUEUE_WITHOUT_PARTITION = declare(
@@ -109,23 +110,34 @@ def check(spec: Spec) -> Iterator[Problem]:
                     DESERVED_OVER_CAPABILITY,
                 )
     access = gpu_model_access(spec)
+    children_of = children_by_parent(spec)
     default_vendors = vendor_totals(spec, label_pools(spec, None))
     for q in spec.queues:
-        if access[q.name]:
+        if access[q.name] or not models:
             continue
-        for field in ("deserved", "capability"):
-            for name, amount in getattr(q, field).items:
-                vendor = _vendor_of(name)
-                if not models or vendor is None or amount.value <= 0 or default_vendors.get(vendor, 0) > 0:
-                    continue
-                yield Problem(
-                    (*q.path, field, name),
-                    f"queue {q.name!r} has {field} {name}: {amount.value} but with yarn.nodeLabels "
-                    "every GPU is in a GPU-model partition and the queue lists no gpuModels, so on "
-                    f"YARN it gets no GPU; list the models it may use, e.g. gpuModels: "
-                    f"{{{sorted(models)[0]!r}: {{{field}: {amount.value}}}}}",
-                    GPUS_REACH_NO_PARTITION,
-                )
+        fields = [
+            (field, name, amount.value)
+            for field in ("deserved", "capability")
+            for name, amount in getattr(q, field).items
+            if (vendor := _vendor_of(name)) is not None and amount.value > 0 and default_vendors.get(vendor, 0) <= 0
+        ]
+        if fields:  # one finding per queue: one fix (gpuModels) covers every field
+            field, name, value = fields[0]
+            listed = ", ".join(f"{f} {n}: {v}" for f, n, v in fields)
+            why = (
+                "it is a parent queue (only leaf queues get every partition of their GPU vendor by "
+                "default) and no queue below it may use a GPU partition"
+                if children_of.get(q.name)
+                else f"no GPU-model partition has {name} GPUs"
+            )
+            yield Problem(
+                (*q.path, field, name),
+                f"queue {q.name!r} has {listed} but with yarn.nodeLabels every GPU is in a GPU-model "
+                f"partition and {why}, so on YARN it gets no GPU; list the models it may use, e.g. "
+                f"gpuModels: {{{sorted(models)[0]!r}: {{{field}: {value}}}}}",
+                GPUS_REACH_NO_PARTITION,
+            )
+    stopped: dict[tuple[str, str], list[FlinkCluster]] = {}
     for c in yarn_gpu_clusters(spec):
         label = taskmanager_label(spec, c)
         queue = spec.queue(c.queue) if c.queue else None
@@ -133,13 +145,16 @@ def check(spec: Spec) -> Iterator[Problem]:
             continue
         model = next(m for m, lb in models.items() if lb == label)
         if model not in access[queue.name]:
-            yield Problem(
-                c.field_path("queue"),
-                f"Flink cluster {c.name!r} runs its TaskManagers in partition {label} ({model}) but "
-                f"queue {queue.name!r} may not use it (its gpuModels do not list {model!r}), so YARN "
-                f"never allocates them; add {model!r} to the gpuModels of queue {queue.name!r}",
-                FLINK_QUEUE_WITHOUT_PARTITION,
-            )
+            stopped.setdefault((queue.name, model), []).append(c)
+    for (queue_name, model), clusters in stopped.items():  # one finding per queue and model: one fix
+        names = ", ".join(repr(c.name) for c in clusters)
+        yield Problem(
+            clusters[0].field_path("queue"),
+            f"Flink cluster(s) {names} run their TaskManagers in partition {models[model]} ({model}) but "
+            f"queue {queue_name!r} may not use it (its gpuModels do not list {model!r}), so YARN "
+            f"never allocates them; add {model!r} to the gpuModels of queue {queue_name!r}",
+            FLINK_QUEUE_WITHOUT_PARTITION,
+        )
     if spec.queues:
         used = set().union(*access.values())
         for model, label in sorted(models.items()):

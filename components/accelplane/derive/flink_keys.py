@@ -37,6 +37,7 @@ from accelplane.derive.yarn_docker import (
     runs_in_docker,
 )
 from accelplane.derive.yarn_labels import taskmanager_label
+from accelplane.flink_options import option_table
 from accelplane.model import FlinkCluster, FlinkTarget, Spec
 from accelplane.quantity import Quantity
 
@@ -166,6 +167,40 @@ def jobmanager_replicas(cluster: FlinkCluster) -> int:
                 return 1
             return max(replicas, 1)
     return 1
+
+
+MIN_SLOTS_KEY = "slotmanager.number-of-slots.min"
+"""The minimum number of slots Flink's active resource manager keeps allocated (TaskManagers it
+starts without a job), ``ResourceManagerOptions.MIN_SLOT_NUM``; in the option tables from Flink 1.19."""
+
+
+def session_starts_taskmanagers(cluster: FlinkCluster) -> bool:
+    """True when accelplane makes a session cluster start its TaskManagers at once: an active
+    resource manager (native Kubernetes, the operator's native mode, YARN) starts none until a job
+    asks for slots, unless `MIN_SLOTS_KEY` is set, which the cluster's version must have (its
+    option table; a version without a table is not assumed to)."""
+    if cluster.mode != "session" or cluster.target == "standalone":
+        return False
+    table = option_table(cluster.version_tuple)
+    return table is not None and MIN_SLOTS_KEY in table.owner
+
+
+def started_taskmanagers(cluster: FlinkCluster) -> int:
+    """TaskManagers Flink starts with the cluster (what a gang must reserve): every replica for an
+    application cluster (its job asks for them) and for a session cluster that sets `MIN_SLOTS_KEY`
+    (`session_starts_taskmanagers`); none for an older session cluster, which starts them only when
+    a job is submitted. Standalone TaskManagers are started by their hosts' scripts: every replica."""
+    if cluster.mode == "session" and cluster.target != "standalone" and not session_starts_taskmanagers(cluster):
+        return 0
+    return cluster.task_manager.replicas
+
+
+def _session_keys(cluster: FlinkCluster) -> list[GeneratedKey]:
+    """`MIN_SLOTS_KEY` = replicas × slots for a session cluster whose version has it."""
+    if not session_starts_taskmanagers(cluster):
+        return []
+    slots = cluster.task_manager.replicas * cluster.task_manager.slots
+    return [GeneratedKey(MIN_SLOTS_KEY, slots, "taskManager.replicas × slots (session cluster)")]
 
 
 def _versioned(cluster: FlinkCluster, new: str, old: str, since: tuple[int, int]) -> str:
@@ -474,8 +509,8 @@ def _generated_keys(spec: Spec, cluster: FlinkCluster) -> list[GeneratedKey]:
     keys = [GeneratedKey("taskmanager.numberOfTaskSlots", cluster.task_manager.slots, "taskManager.slots")]
     keys += java_options_key(cluster)
     if cluster.target == "kubernetes-operator":
-        return keys + slot_group_keys(cluster) + _gpu_keys(spec, cluster)
-    keys = _process_keys(cluster) + java_options_key(cluster)
+        return keys + _session_keys(cluster) + slot_group_keys(cluster) + _gpu_keys(spec, cluster)
+    keys = _process_keys(cluster) + java_options_key(cluster) + _session_keys(cluster)
     if cluster.target == "kubernetes":
         keys += _native_kubernetes_keys(cluster)
     elif cluster.target == "yarn":

@@ -15,7 +15,7 @@ import posixpath
 from decimal import Decimal
 
 from accelplane.derive.dra import kubernetes_gpu_key
-from accelplane.derive.flink_keys import jobmanager_replicas, mebibytes
+from accelplane.derive.flink_keys import jobmanager_replicas, mebibytes, started_taskmanagers
 from accelplane.model import FlinkCluster, Spec
 from accelplane.quantity import format_quantity
 
@@ -33,19 +33,32 @@ def coordination_dir(cluster: FlinkCluster) -> str:
     return posixpath.dirname(cluster.coordination_file)
 
 
-def min_resources(spec: Spec, cluster: FlinkCluster) -> dict[str, Decimal]:
-    """Resource name → exact total the cluster requests (all JobManagers + all TaskManagers)."""
+def _totals(spec: Spec, cluster: FlinkCluster, taskmanagers: int) -> dict[str, Decimal]:
+    """Resource name → exact total of all JobManagers and ``taskmanagers`` TaskManagers."""
     tm = cluster.task_manager
     jms = jobmanager_replicas(cluster)
-    memory_mib = jms * mebibytes(cluster.job_manager.memory) + tm.replicas * mebibytes(tm.memory)
+    memory_mib = jms * mebibytes(cluster.job_manager.memory) + taskmanagers * mebibytes(tm.memory)
     totals: dict[str, Decimal] = {
-        "cpu": jms * cluster.job_manager.cpu.value + tm.replicas * tm.cpu.value,
+        "cpu": jms * cluster.job_manager.cpu.value + taskmanagers * tm.cpu.value,
         "memory": Decimal(memory_mib * 2**20),
     }
     resource = kubernetes_gpu_key(spec, cluster)
-    if resource is not None:
-        totals[resource] = Decimal(tm.replicas * cluster.gpus_per_task_manager)
+    if resource is not None and taskmanagers:
+        totals[resource] = Decimal(taskmanagers * cluster.gpus_per_task_manager)
     return dict(sorted(totals.items()))
+
+
+def min_resources(spec: Spec, cluster: FlinkCluster) -> dict[str, Decimal]:
+    """The PodGroup's ``minResources``: what the pods Flink starts with the cluster request (all
+    JobManagers + `started_taskmanagers`: every TaskManager, but none for a session cluster whose
+    Flink starts them only when a job arrives, so the gang reserves nothing it would hold idle)."""
+    return _totals(spec, cluster, started_taskmanagers(cluster))
+
+
+def cluster_resources(spec: Spec, cluster: FlinkCluster) -> dict[str, Decimal]:
+    """What the cluster requests when fully running (all JobManagers + every TaskManager): what its
+    queue must hold, whatever the gang reserves."""
+    return _totals(spec, cluster, cluster.task_manager.replicas)
 
 
 def jobmanager_requests(cluster: FlinkCluster) -> dict[str, Decimal]:

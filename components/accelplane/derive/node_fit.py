@@ -251,16 +251,46 @@ def yarn_container_request(cluster: FlinkCluster, role: Role) -> dict[Resource, 
     return {"memory": mebibytes(p.memory), "cpu": int(p.cpu.value)}
 
 
+MaximumSource = Literal["spec", "nodes", "default"]
+
+
+def yarn_maximum_allocation_sources(spec: Spec) -> dict[Resource, tuple[int, MaximumSource]]:
+    """Per resource: the scheduler's largest container (memory in MiB, cpu in vcores) and where it
+    comes from: ``spec`` (``yarn.maximumAllocation``), ``nodes`` (unset there, so accelplane renders
+    the largest NodeManager offer of the YARN pools, what an administrator sets so that a container
+    may use a whole NodeManager; at least Hadoop's minimum allocation, below which the
+    ResourceManager does not start) or ``default`` (no YARN pool states the resource: Hadoop's
+    yarn-default.xml applies). Computed once per spec."""
+
+    def make() -> dict[Resource, tuple[int, MaximumSource]]:
+        y = spec.yarn
+        memory = y.maximum_allocation_memory if y is not None else None
+        vcores = y.maximum_allocation_vcores if y is not None else None
+        given: dict[Resource, int | None] = {
+            "memory": mebibytes(memory) if memory is not None else None,
+            "cpu": vcores,
+        }
+        offers = [yarn_nodemanager_offer(p) for p in spec.node_pools if p.platform == "yarn"]
+        out: dict[Resource, tuple[int, MaximumSource]] = {}
+        for res in RESOURCES:
+            value = given[res]
+            if value is not None:
+                out[res] = (value, "spec")
+            elif any(o[res][1] for o in offers):
+                largest = max(o[res][0] for o in offers)
+                out[res] = (max(largest, HADOOP_MINIMUM_ALLOCATION[res]), "nodes")
+            else:
+                out[res] = (HADOOP_MAXIMUM_ALLOCATION[res], "default")
+        return out
+
+    return spec.memo.get_or_make("yarn_maximum_allocation", spec, make)
+
+
 def yarn_maximum_allocation(spec: Spec) -> dict[Resource, tuple[int, bool]]:
-    """Per resource: (the scheduler's largest container, True when the spec sets it) from
-    ``yarn.maximumAllocation``, else Hadoop's defaults (memory in MiB, cpu in vcores)."""
-    y = spec.yarn
-    memory = y.maximum_allocation_memory if y is not None else None
-    vcores = y.maximum_allocation_vcores if y is not None else None
-    return {
-        "memory": (mebibytes(memory), True) if memory is not None else (HADOOP_MAXIMUM_ALLOCATION["memory"], False),
-        "cpu": (vcores, True) if vcores is not None else (HADOOP_MAXIMUM_ALLOCATION["cpu"], False),
-    }
+    """Per resource: (the scheduler's largest container, True when accelplane renders it into the
+    ResourceManager's yarn-site.xml: set by the spec or derived from the NodeManagers), see
+    `yarn_maximum_allocation_sources` (memory in MiB, cpu in vcores)."""
+    return {res: (v, source != "default") for res, (v, source) in yarn_maximum_allocation_sources(spec).items()}
 
 
 @dataclass(frozen=True)
@@ -272,8 +302,8 @@ class OverAllocation:
     need: int
     """The container's request (MiB or vcores)."""
     maximum: int
-    explicit: bool
-    """True when ``yarn.maximumAllocation`` sets the maximum (else Hadoop's default)."""
+    source: MaximumSource
+    """Where the maximum comes from (`yarn_maximum_allocation_sources`)."""
 
 
 def over_allocations(spec: Spec, cluster: FlinkCluster) -> list[OverAllocation]:
@@ -284,12 +314,12 @@ def over_allocations(spec: Spec, cluster: FlinkCluster) -> list[OverAllocation]:
     the ResourceManager rejects an ApplicationMaster above it (``InvalidResourceRequestException``)."""
     if cluster.target != "yarn":
         return []
-    maximum = yarn_maximum_allocation(spec)
+    maximum = yarn_maximum_allocation_sources(spec)
     out = []
     for role in ROLES:
         need = yarn_container_request(cluster, role)
         for res in RESOURCES:
-            limit, explicit = maximum[res]
+            limit, source = maximum[res]
             if need[res] > limit:
-                out.append(OverAllocation(role, res, need[res], limit, explicit))
+                out.append(OverAllocation(role, res, need[res], limit, source))
     return out

@@ -21,6 +21,7 @@ resource is ``gpu`` as everywhere else in accelplane.
 
 from __future__ import annotations
 
+import json
 import re
 import struct
 from collections.abc import Iterator, Mapping
@@ -28,13 +29,42 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from accelplane.derive.cluster_facts import GPU_RESOURCE, standalone_workers
-from accelplane.derive.gpu_resources import candidate_pools, stands_for
-from accelplane.model import FlinkCluster, SlotGroup, Spec
+from accelplane.derive.gpu_resources import (
+    advertised_resources,
+    candidate_pools,
+    kubernetes_gpu_resource,
+    stands_for,
+)
+from accelplane.digests import short_sha256
+from accelplane.model import FlinkCluster, NodePool, SlotGroup, Spec
 from accelplane.names import normalize_gpu_model
 
 DEFAULT_GROUP = "default"
 GROUP_FILE = "slot-groups.json"
 GROUP_FILE_FORMAT = "accelplane.io/slot-groups/v1"
+GROUP_FILE_DIR = "/opt/flink/accelplane"
+"""Where the JobManager of an operator cluster finds ``slot-groups.json`` (the job helpers' default
+path, ``accelplane.job_helpers``: ``/opt/flink/accelplane/slot-groups.json``)."""
+GROUP_FILE_VOLUME = "accelplane-slot-groups"
+
+
+def group_file_text(spec: Spec, cluster: FlinkCluster) -> str:
+    """Text of ``slot-groups.json`` (sorted keys, two-space indent, final newline)."""
+    return json.dumps(slot_groups_document(spec, cluster), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def group_configmap_name(spec: Spec, cluster: FlinkCluster) -> str:
+    """Immutable, content-named ConfigMap that carries an operator cluster's ``slot-groups.json``
+    into its JobManager pods: new groups are a new name, so the pod template changes and the pods
+    roll (docs/pulumi.md, "ConfigMap update strategy")."""
+    return f"accelplane-slot-groups-{cluster.name}-{short_sha256(group_file_text(spec, cluster))}"
+
+
+def ships_group_file(cluster: FlinkCluster) -> bool:
+    """True for an operator cluster with slot groups: the FlinkDeployment's JobManager, where the
+    job's main method builds its slot sharing groups, mounts ``slot-groups.json`` from
+    `group_configmap_name` (a native cluster's submitter mounts the submit ConfigMap instead)."""
+    return cluster.target == "kubernetes-operator" and bool(cluster.slot_groups)
 MIB = 2**20
 # State budget of the packing search; beyond it the combination is rejected as underivable.
 PACK_STATE_LIMIT = 20_000
@@ -77,10 +107,24 @@ def model_resource_name(model: str) -> str:
     return f"{GPU_RESOURCE}-{normalize_gpu_model(model)}"
 
 
+def host_pools(spec: Spec, cluster: FlinkCluster) -> list[NodePool]:
+    """The pools that may host the TaskManagers: `candidate_pools`, on Kubernetes narrowed to the
+    pools whose device plugin advertises the one resource the TaskManagers request
+    (`kubernetes_gpu_resource`; a time-sliced pool renamed to ``nvidia.com/gpu.shared`` cannot
+    run a TaskManager asking for ``nvidia.com/gpu``). DRA pools and other platforms: unchanged."""
+    pools = candidate_pools(spec, cluster)
+    if cluster.platform != "kubernetes" or any(p.gpu is not None and p.gpu.allocation != "devicePlugin" for p in pools):
+        return pools
+    resource = kubernetes_gpu_resource(spec, cluster)
+    advertising = [p for p in pools if resource in advertised_resources(p)]
+    return advertising or pools
+
+
 def pool_models(spec: Spec, cluster: FlinkCluster) -> dict[str, str]:
-    """Normalised model → model as first written, over the pools that may host the TaskManagers."""
+    """Normalised model → model as first written, over the pools that may host the TaskManagers
+    (`host_pools`)."""
     models: dict[str, str] = {}
-    for pool in candidate_pools(spec, cluster):
+    for pool in host_pools(spec, cluster):
         if pool.gpu is not None and pool.gpu.model:
             models.setdefault(normalize_gpu_model(pool.gpu.model), pool.gpu.model)
     return dict(sorted(models.items()))

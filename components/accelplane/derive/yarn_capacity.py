@@ -359,9 +359,10 @@ def _accessible_labels(spec: Spec, plan: QueuePlan, qpath: str, q: Queue | None,
         ConfProperty(
             f"{PREFIX}{qpath}.accessible-node-labels",
             ",".join(mine) or NO_LABEL,
-            "the partitions of the GPU models this queue or a queue below it lists in gpuModels"
+            "the partitions of the GPU models this queue or a queue below it may use (gpuModels, or every "
+            "partition of the vendors a queue without gpuModels gives itself GPUs of)"
             if mine
-            else "no GPU partition: the queue and those below it list no gpuModels",
+            else "no GPU partition: the queue and those below it list no gpuModels and give themselves no GPUs",
         )
     )
 
@@ -391,6 +392,7 @@ def _queue_extras(plan: QueuePlan, q: Queue, qpath: str) -> None:
 
 
 def _gpu_partition_split(
+    spec: Spec,
     plan: QueuePlan,
     parent: Queue | None,
     path: str,
@@ -426,6 +428,12 @@ def _gpu_partition_split(
                 )
             )
         rest = 0
+    # a queue without gpuModels: its share of its cluster-wide deserved (`implicit_share`), within
+    # what is left (a cluster-wide deserved above the GPUs is reported where it is written)
+    for q in children:
+        if q.name not in explicit and (share := implicit_share(spec, q, q.deserved, part.model)) is not None:
+            explicit[q.name] = min(share, rest)
+            rest -= explicit[q.name]
     shares = distribute(rest, [(q.name, q.weight) for q in children if q.name not in explicit])
     out: dict[str, Vector] = {}
     for q in children:
@@ -443,10 +451,11 @@ def _gpu_partition_max(spec: Spec, q: Queue, cap: Vector, pmax: Vector, part: Pa
     assert part.model is not None
     entry = q.gpu_model(part.model)
     out = {d: min(cap.get(d, pmax[d]), pmax[d]) for d in pmax}
-    if entry is not None and entry.capability is not None:
+    limit = entry.capability if entry is not None else implicit_share(spec, q, q.capability, part.model)
+    if limit is not None:
         for d in out:
             if d not in (MEMORY, VCORES):
-                out[d] = min(out[d], entry.capability)
+                out[d] = min(out[d], limit)
     return out
 
 
@@ -482,7 +491,7 @@ def _absolute(
         deserved[q.name] = des
     mins: dict[str, Vector] = {q.name: {} for q in children}
     if part.model is not None:
-        split = _gpu_partition_split(plan, parent, path, pmin, children, part, maxes)
+        split = _gpu_partition_split(spec, plan, parent, path, pmin, children, part, maxes)
         mins = {name: {d: min(v, maxes[name][d]) for d, v in vec.items()} for name, vec in split.items()}
     else:
         for d in dims:
@@ -572,16 +581,82 @@ def partitions(spec: Spec) -> list[Partition]:
     return out
 
 
+def gpu_vendors(queue: Queue) -> frozenset[str]:
+    """GPU vendors the queue's own ``deserved`` or ``capability`` gives more than 0 GPUs of."""
+    return frozenset(
+        v
+        for v, resource in VENDOR_RESOURCE.items()
+        for amounts in (queue.deserved, queue.capability)
+        if (q := amounts.get(resource)) is not None and q.value > 0
+    )
+
+
+def _partition_vendor(spec: Spec, label: str) -> str | None:
+    """The GPU vendor of a labelled partition's NodeManagers."""
+    pools = label_pools(spec, label)
+    return pools[0].gpu.vendor if pools and pools[0].gpu is not None else None
+
+
+def implicit_gpu_access(spec: Spec) -> dict[str, frozenset[str]]:
+    """Leaf queues that list no ``gpuModels`` but give themselves GPUs (``deserved`` or
+    ``capability`` of a vendor's resource above 0) → every GPU model partition of those vendors:
+    the natural default (a queue that asks for GPUs may use them wherever they are); its GPU
+    amounts are split across those partitions in proportion to their GPUs (`implicit_share`).
+    CPU-only queues (no GPU amount, or 0) get none; ``gpuModels`` restricts."""
+
+    def make() -> dict[str, frozenset[str]]:
+        if not labels_enabled(spec):
+            return {}
+        children_of = children_by_parent(spec)
+        by_vendor: dict[str, set[str]] = {}
+        for part in partitions(spec):
+            if part.label is not None and part.model is not None:
+                vendor = _partition_vendor(spec, part.label)
+                if vendor is not None:
+                    by_vendor.setdefault(vendor, set()).add(part.model)
+        out: dict[str, frozenset[str]] = {}
+        for q in spec.queues:
+            if q.gpu_models or children_of.get(q.name):
+                continue
+            models = frozenset().union(*(by_vendor.get(v, set()) for v in gpu_vendors(q)))
+            if models:
+                out[q.name] = models
+        return out
+
+    return spec.memo.get_or_make("yarn_implicit_gpu_access", spec, make)
+
+
+def implicit_share(spec: Spec, queue: Queue, amounts: ResourceList, model: str) -> int | None:
+    """The part of a queue's cluster-wide GPU amount (its ``deserved`` or ``capability`` of the
+    model's vendor) that falls to the model's partition, for a queue with `implicit_gpu_access`:
+    split across the vendor's partitions in proportion to their GPUs (largest remainder, ties by
+    label). None when the queue's access is not implicit or the list sets no such amount."""
+    models = implicit_gpu_access(spec).get(queue.name)
+    if models is None or model not in models:
+        return None
+    parts = [p for p in partitions(spec) if p.label is not None and p.model in models]
+    vendor = next((_partition_vendor(spec, p.label) for p in parts if p.model == model and p.label), None)
+    resource = VENDOR_RESOURCE.get(vendor) if vendor is not None else None
+    amount = amounts.get(resource) if resource is not None else None
+    if amount is None:
+        return None
+    weights = [(p.model or "", p.vendors.get(vendor or "", 0)) for p in parts if _partition_vendor(spec, p.label or "") == vendor]
+    return distribute(int(amount.value), weights).get(model, 0)
+
+
 def gpu_model_access(spec: Spec) -> dict[str, frozenset[str]]:
     """Queue name → the GPU models whose partitions it may use: those it lists in ``gpuModels``
-    and those any queue below it lists (Hadoop requires a child's labels to be its parent's too)."""
+    (or, listing none, every partition of the vendors it gives itself GPUs of:
+    `implicit_gpu_access`) and those any queue below it may use (Hadoop requires a child's labels
+    to be its parent's too)."""
     children_of = children_by_parent(spec)
+    implicit = implicit_gpu_access(spec)
     out: dict[str, frozenset[str]] = {}
 
     def walk(q: Queue, seen: frozenset[str]) -> frozenset[str]:
         if q.name in out:
             return out[q.name]
-        models = {g.model for g in q.gpu_models}
+        models = {g.model for g in q.gpu_models} | implicit.get(q.name, frozenset())
         for c in children_of.get(q.name, []):
             if c.name not in seen:
                 models |= walk(c, seen | {c.name})

@@ -195,3 +195,61 @@ def resolve_config(version: Version, config: Mapping[str, V]) -> tuple[list[tupl
         else:
             out[key] = value
     return sorted(out.items()), sorted(renamed)
+
+
+USER_DEFINED_FAMILIES = ("metrics.reporter.", "kubernetes.operator.", "fs.", "external-resource.")
+"""Key prefixes whose later parts the user names (a reporter, an operator option, a file system
+scheme's options, an external resource), never reported as typos (`near_miss`)."""
+
+
+def _user_defined(key: str) -> bool:
+    """True for a key of a family with user-defined parts: `USER_DEFINED_FAMILIES` and
+    ``containerized.<role>.env.<NAME>`` (a container environment variable)."""
+    return key.startswith(USER_DEFINED_FAMILIES) or (key.startswith("containerized.") and ".env." in key)
+
+
+def _distance(a: str, b: str, limit: int) -> int:
+    """Levenshtein distance of ``a`` and ``b``, or ``limit + 1`` once it must exceed ``limit``."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        for j, cb in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        if min(current) > limit:
+            return limit + 1
+        previous = current
+    return previous[-1]
+
+
+@cache
+def _names_by_length(version: Version) -> dict[int, tuple[str, ...]]:
+    """The names the version reads, grouped by length (a near miss differs by at most 2)."""
+    table = option_table(version)
+    out: dict[int, list[str]] = {}
+    for name in sorted(table.owner if table is not None else ()):
+        out.setdefault(len(name), []).append(name)
+    return {n: tuple(v) for n, v in out.items()}
+
+
+@cache
+def near_miss(version: Version, key: str) -> str | None:
+    """The one name ``version`` reads that ``key`` is a near miss of (Levenshtein distance 1, or 2
+    for keys of 12 characters or more), for a key no release declares (`key_fate` ``unknown``) and
+    outside the families with user-defined parts; None when there is none or more than one at the
+    smallest distance (no guess), or the version has no table."""
+    if key_fate(version, key).fate != "unknown" or _user_defined(key):
+        return None
+    limit = 2 if len(key) >= 12 else 1
+    by_length = _names_by_length(version)
+    best: list[str] = []
+    best_distance = limit + 1
+    for n in range(len(key) - limit, len(key) + limit + 1):
+        for name in by_length.get(n, ()):
+            d = _distance(key, name, limit)
+            if d < best_distance:
+                best, best_distance = [name], d
+            elif d == best_distance and d <= limit:
+                best.append(name)
+    return best[0] if len(best) == 1 else None
