@@ -74,7 +74,7 @@ def build_cluster(spec: Spec, cluster: FlinkCluster) -> Bundle:
     }
     for name, text in templates.items():
         bundle.files.append(FileArtifact(f"{base}/{name}", text, family=FAMILY))
-    if not spec.uses_yunikorn:  # YuniKorn gangs by task groups in the pod templates
+    if spec.uses_volcano:  # YuniKorn gangs by task groups in the pod templates; Kueue has no gang
         bundle.objects.append(podgroup(spec, cluster, FAMILY))
     if cluster.target == "kubernetes-operator":
         bundle.objects.append(flink_deployment(spec, cluster, FAMILY))
