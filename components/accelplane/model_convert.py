@@ -25,6 +25,7 @@ from accelplane.model import (
     GpuRequest,
     GpuSpec,
     Job,
+    Kueue,
     MigConfig,
     Monitoring,
     NamespaceSettings,
@@ -44,7 +45,6 @@ from accelplane.model import (
     Volcano,
     Yarn,
     YarnResourceType,
-    Kueue,
     YuniKorn,
 )
 from accelplane.quantity import Quantity, QuantityError

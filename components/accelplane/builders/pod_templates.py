@@ -35,9 +35,9 @@ from accelplane.derive.gpu_resources import (
     gfd_product_label_for_pool,
     kubernetes_gpu_resource,
 )
+from accelplane.derive.kueue import pod_metadata as kueue_pod_metadata
 from accelplane.derive.node_fit import COORDINATION_INIT_REQUESTS, PREFLIGHT_INIT_REQUESTS
 from accelplane.derive.node_selection import merged_tolerations, pool_labels, pool_node_affinity
-from accelplane.derive.kueue import pod_metadata as kueue_pod_metadata
 from accelplane.derive.yunikorn import JOBMANAGER_TASK_GROUP, TASKMANAGER_TASK_GROUP
 from accelplane.model import FlinkCluster, NodePool, Spec
 from accelplane.names import GPU_PRODUCT_LABEL, gfd_product_label

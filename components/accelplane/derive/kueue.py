@@ -197,7 +197,9 @@ class FlavorQuota:
         return next((b for r, _n, b, _l in self.resources if r == name), None)
 
 
-def _gpu_amounts(spec: Spec, queue: Queue, resource: str, pools: list[NodePool]) -> tuple[dict[str, Decimal], dict[str, Decimal | None]]:
+def _gpu_amounts(
+    queue: Queue, resource: str, pools: list[NodePool]
+) -> tuple[dict[str, Decimal], dict[str, Decimal | None]]:
     """flavor → GPUs nominal and flavor → GPU headroom (capability - deserved, None: unlimited)."""
     nominal: dict[str, Decimal] = {}
     headroom: dict[str, Decimal | None] = {}
@@ -212,8 +214,10 @@ def _gpu_amounts(spec: Spec, queue: Queue, resource: str, pools: list[NodePool])
             same = [p for p in pools if p.gpu is not None and p.gpu.model == pool.gpu.model]
             shares, left = _fill(Decimal(entry.deserved or 0), same, resource)
             nominal[flavor_name(pool)] = shares[flavor_name(pool)] + (left if pool is same[-1] else 0)
-            cap = entry.capability
-            headroom[flavor_name(pool)] = None if cap is None else max(Decimal(cap) - Decimal(entry.deserved or 0), Decimal(0))
+            model_cap = entry.capability
+            headroom[flavor_name(pool)] = (
+                None if model_cap is None else max(Decimal(model_cap) - Decimal(entry.deserved or 0), Decimal(0))
+            )
         return nominal, headroom
     shares, left = _fill(_base(queue, resource), pools, resource)
     if pools:
@@ -240,7 +244,7 @@ def flavor_quotas(spec: Spec, queue: Queue) -> list[FlavorQuota]:
         room[flavor_name(p)] = {}
     for resource in covered[2:]:
         with_resource = [p for p in pools if pool_gpu_resource(p) == resource]
-        shares_g, rooms_g = _gpu_amounts(spec, queue, resource, with_resource)
+        shares_g, rooms_g = _gpu_amounts(queue, resource, with_resource)
         nominal[CPU_FLAVOR][resource] = Decimal(0)
         room[CPU_FLAVOR][resource] = Decimal(0)
         for p in pools:
