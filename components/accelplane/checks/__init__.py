@@ -18,6 +18,7 @@ from accelplane.checks import (
     flink_versions,
     gpu_models,
     host_accounts,
+    kueue,
     mig,
     monitoring,
     namespaces,
@@ -40,6 +41,7 @@ Check = Callable[[Spec], Iterable[Problem]]
 CHECKS: tuple[Check, ...] = (
     scheduling.check,
     yunikorn.check,
+    kueue.check,
     references.check,
     device_plugins.check,
     dra.check,
