@@ -21,6 +21,7 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from accelplane.builders.pod_templates import pod_template
+from accelplane.derive.dra import cluster_device_class
 from accelplane.derive.flink_placement import flink_map
 from accelplane.derive.kueue import (
     DEFAULT_LOCAL_QUEUE,
@@ -145,11 +146,10 @@ def _check_queues(spec: Spec) -> Iterator[Problem]:
                         PARENT_QUOTA_IGNORED,
                     )
     for namespace, queue in local_queues(spec):
-        if queue == DEFAULT_LOCAL_QUEUE:
-            q = spec.queue(queue)
-            assert q is not None
+        default = spec.queue(queue) if queue == DEFAULT_LOCAL_QUEUE else None
+        if default is not None:
             yield Problem(
-                (*q.path, "name"),
+                (*default.path, "name"),
                 f"the LocalQueue of queue {queue!r} in namespace {namespace!r} is named default, so Kueue labels "
                 "every pod of that namespace without a queue-name with it (pod_webhook.go:151-158); rename the queue",
                 DEFAULT_LOCAL_QUEUE_NAME,
@@ -320,10 +320,7 @@ def _check_clusters(spec: Spec) -> Iterator[Problem]:
             )
         yield from _check_pod_metadata(spec, c)
         yield from _check_fit(spec, c)
-        if c.uses_gpus and any(
-            p.gpu is not None and p.gpu.allocation == "dra" for p in spec.node_pools
-            if p.platform == "kubernetes" and p.name == c.task_manager.gpu.pool
-        ):
+        if cluster_device_class(spec, c) is not None:
             yield Problem(
                 c.field_path("taskManager", "gpu"),
                 f"the TaskManagers of {c.name!r} claim DRA devices, which Kueue only counts with its alpha "
