@@ -20,9 +20,9 @@ from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any, Literal
 
-from accelplane.builders.pod_templates import pod_template
 from accelplane.derive.dra import cluster_device_class
-from accelplane.derive.flink_placement import flink_map
+from accelplane.derive.flink_placement import flink_map, with_config_placement
+from accelplane.derive.gpu_resources import candidate_pools
 from accelplane.derive.kueue import (
     DEFAULT_LOCAL_QUEUE,
     EXCLUDED_NAMESPACES,
@@ -36,9 +36,11 @@ from accelplane.derive.kueue import (
     cluster_queues,
     flavor_quotas,
     local_queues,
+    pod_metadata,
     pod_requests,
     resource_flavors,
 )
+from accelplane.derive.node_selection import merged_tolerations, pool_labels
 from accelplane.derive.queues import leaf_queue_names, queue_parent
 from accelplane.errors import Problem
 from accelplane.findings import ERROR, WARNING, declare
@@ -171,21 +173,37 @@ def _role(role: str) -> Literal["jobmanager", "taskmanager"]:
     return "jobmanager" if role == "jobmanager" else "taskmanager"
 
 
-def _effective_metadata(spec: Spec, cluster: FlinkCluster, role: str) -> tuple[dict[str, str], dict[str, str]]:
-    """Labels and annotations of a Flink pod: the template's, with Flink's config maps over them."""
-    template = pod_template(spec, cluster, _role(role))
-    labels = dict(template["metadata"].get("labels", {}))
-    annotations = dict(template["metadata"].get("annotations", {}))
+def _effective_metadata(cluster: FlinkCluster, role: str) -> tuple[dict[str, str], dict[str, str]]:
+    """Kueue's labels and annotations on a Flink pod: the template's (`pod_metadata`), with Flink's
+    config maps over them (Flink's decorators put ``kubernetes.<role>.labels``/``annotations`` over
+    the template's)."""
+    labels, annotations = pod_metadata(cluster, role)
     config = dict(cluster.config)
-    labels.update(flink_map(config.get(f"kubernetes.{role}.labels", "")))
-    annotations.update(flink_map(config.get(f"kubernetes.{role}.annotations", "")))
+    labels = {**labels, **flink_map(config.get(f"kubernetes.{role}.labels", ""))}
+    annotations = {**annotations, **flink_map(config.get(f"kubernetes.{role}.annotations", ""))}
     return labels, annotations
+
+
+def _placement(spec: Spec, cluster: FlinkCluster, role: str) -> dict[str, Any]:
+    """nodeSelector and tolerations Kueue compares with a flavor, as on the pods Flink creates: the
+    TaskManager template's (one labelled candidate pool: its labels; several: a node affinity, whose
+    terms Kueue compares too but which this check leaves out, so it may try a flavor Kueue would
+    skip, never the reverse) plus Flink's config."""
+    base: dict[str, Any] = {}
+    if role == "taskmanager" and cluster.uses_gpus:
+        pools = sorted(candidate_pools(spec, cluster), key=lambda p: p.name)
+        if len(pools) == 1 and pools[0].labels:
+            base["nodeSelector"] = pool_labels(pools[0])
+        tolerations = merged_tolerations([], pools)
+        if tolerations:
+            base["tolerations"] = tolerations
+    return with_config_placement(base, cluster, _role(role))
 
 
 def _check_pod_metadata(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
     queues = {q for ns, q in local_queues(spec) if ns == c.namespace}
     for role in ("jobmanager", "taskmanager"):
-        labels, annotations = _effective_metadata(spec, c, role)
+        labels, annotations = _effective_metadata(c, role)
         config_labels = flink_map(dict(c.config).get(f"kubernetes.{role}.labels", ""))
         config_annotations = flink_map(dict(c.config).get(f"kubernetes.{role}.annotations", ""))
         path = c.field_path("config", f"kubernetes.{role}.labels")
@@ -224,10 +242,9 @@ def _check_pod_metadata(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
             )
 
 
-def _flavor_admits(template: dict[str, Any], flavor_body: dict[str, Any]) -> bool:
+def _flavor_admits(pod: dict[str, Any], flavor_body: dict[str, Any]) -> bool:
     """True when Kueue tries the flavor for this pod: it tolerates the flavor's NoSchedule/NoExecute
     taints, and its nodeSelector agrees with the flavor's nodeLabels on the keys both have."""
-    pod = template["spec"]
     tolerations = pod.get("tolerations", [])
     for t in flavor_body.get("nodeTaints", []):
         if not any(tolerates(tol, t["key"], t.get("value", ""), t["effect"]) for tol in tolerations):
@@ -283,11 +300,11 @@ def _check_fit(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
     bodies = {name: body for name, body, _pool in resource_flavors(spec)}
     quotas = flavor_quotas(spec, q)
     for role in ("jobmanager", "taskmanager"):
-        template = pod_template(spec, c, _role(role))
+        placement = _placement(spec, c, role)
         requests = pod_requests(spec, c, role)
         if any(r.startswith("deviceclass/") for r in requests):
             continue
-        tried = [fq for fq in quotas if _flavor_admits(template, bodies[fq.flavor])]
+        tried = [fq for fq in quotas if _flavor_admits(placement, bodies[fq.flavor])]
         if any(all(v <= _available(spec, q, fq, r) for r, v in requests.items()) for fq in tried):
             continue
         need = ", ".join(f"{r} {format_resource(r, v)}" for r, v in requests.items())
