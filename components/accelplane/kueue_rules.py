@@ -6,7 +6,8 @@ Source: kubernetes-sigs/kueue v0.19.2 (commit c3785e520aeeb0e0a93e8a3785a6e46c51
 
 * ``pkg/webhooks/clusterqueue_webhook.go``
   - 113-136 ``validateClusterQueueSpec``: ``hasParent = cohortName != ""``, lending ≤ nominal enforced;
-  - 302-329 ``validateResourceGroups``: a covered resource in one group only, a flavor in one group only;
+  - 302-329 ``validateResourceGroups``: covered resources are qualified names (common.go:29-35), a
+    covered resource in one group only, a flavor in one group only;
   - 331-356 ``validateFlavorQuotas``: ``resources[i].name == coveredResources[i]`` (by position),
     quotas not negative, borrowing/lending limits only with a cohort (367-380 ``validateLimit``),
     lendingLimit ≤ nominalQuota (382-389 ``validateLendingLimit``);
@@ -25,6 +26,7 @@ Each function returns ``(path, message)`` pairs, empty when Kueue would accept t
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from accelplane.quantity import QuantityError, parse_quantity
@@ -37,6 +39,20 @@ MAX_COMBINATIONS = 512
 MAX_RESOURCE_GROUPS = 16
 MAX_PER_GROUP = 64
 MAX_FLAVOR_ITEMS = 8
+
+
+_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+def is_resource_name(name: str) -> bool:
+    """Kueue's ``validateResourceName`` (pkg/webhooks/common.go:29-35): apimachinery's
+    ``IsLabelKey``, a qualified name: an optional DNS-1123 subdomain prefix of at most 253
+    characters and ``/``, then a name of at most 63 characters."""
+    prefix, slash, rest = name.rpartition("/")
+    if slash and (not prefix or len(prefix) > 253 or not _DNS1123_SUBDOMAIN.fullmatch(prefix)):
+        return False
+    return 0 < len(rest) <= 63 and _NAME.fullmatch(rest) is not None
 
 
 def _negative(value: Any) -> bool:
@@ -62,6 +78,8 @@ def cluster_queue_errors(obj: dict[str, Any]) -> list[Finding]:
             if len(rg.get(field, [])) > MAX_PER_GROUP:
                 out.append((f"spec.resourceGroups[{i}].{field}", f"must have at most {MAX_PER_GROUP} items"))
         for j, name in enumerate(covered):
+            if not is_resource_name(name):
+                out.append((f"spec.resourceGroups[{i}].coveredResources[{j}]", f"{name!r} is not a qualified name"))
             if name in seen_resources:
                 out.append((f"spec.resourceGroups[{i}].coveredResources[{j}]", f"duplicate resource {name!r}"))
             seen_resources.add(name)

@@ -108,6 +108,14 @@ def _parent_deserved(doc: dict[str, Any]) -> None:
     doc["queues"][0]["deserved"] = {"cpu": 512}
 
 
+def _long_resource(doc: dict[str, Any]) -> None:
+    doc["queues"][1]["capability"]["example.com/" + "r" * 64] = 1
+
+
+def _pods_capability(doc: dict[str, Any]) -> None:
+    doc["queues"][1]["capability"]["pods"] = 100
+
+
 CASES: dict[str, tuple[Callable[[dict[str, Any]], None], list[tuple[str, tuple[str | int, ...], str]]]] = {
     "version": (_old_version, [("AP2601", ("kueue", "version"), "error")]),
     "kueue block on volcano": (_kueue_on_volcano, [("AP2602", ("kueue",), "warning")]),
@@ -122,6 +130,10 @@ CASES: dict[str, tuple[Callable[[dict[str, Any]], None], list[tuple[str, tuple[s
     "duplicate taint": (_duplicate_taint, [("AP2611", ("nodePools", 0), "error")]),
     "nine labels": (_nine_labels, [("AP2611", ("nodePools", 1), "error")]),
     "parent deserved": (_parent_deserved, [("AP2613", ("queues", 0, "deserved"), "warning")]),
+    "resource name too long": (
+        _long_resource, [("AP2615", ("queues", 1, "capability", "example.com/" + "r" * 64), "error")]
+    ),
+    "pods capability": (_pods_capability, [("AP2616", ("queues", 1, "capability", "pods"), "warning")]),
 }
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from accelplane.kueue_rules import cluster_queue_errors, resource_flavor_errors
+from accelplane.kueue_rules import cluster_queue_errors, is_resource_name, resource_flavor_errors
 
 CQ: dict[str, Any] = {
     "apiVersion": "kueue.x-k8s.io/v1beta2",
@@ -152,3 +152,17 @@ def test_the_schema_limits_ported_are_the_crds() -> None:
     rg = crd_schema("kueue.x-k8s.io", "ClusterQueue", "v1beta2")["properties"]["spec"]["properties"]["resourceGroups"]
     assert rg["maxItems"] == 16
     assert rg["items"]["properties"]["flavors"]["maxItems"] == rg["items"]["properties"]["coveredResources"]["maxItems"] == 64
+
+
+def test_covered_resources_are_qualified_names() -> None:
+    """clusterqueue_webhook.go:309-311 → common.go:29-35 (``validateResourceName``: apimachinery
+    ``IsLabelKey``: an optional DNS-1123 subdomain prefix of ≤ 253 characters, a name of ≤ 63)."""
+    assert is_resource_name("nvidia.com/gpu") and is_resource_name("cpu") and is_resource_name("nvidia.com/mig-1g.10gb")
+    assert is_resource_name("r" * 63) and not is_resource_name("r" * 64)
+    assert not is_resource_name("/gpu") and not is_resource_name("Example.com/gpu") and not is_resource_name("a/")
+    cq = _cq()
+    cq["spec"]["resourceGroups"][0]["coveredResources"][2] = "nvidia.com/" + "g" * 64
+    cq["spec"]["resourceGroups"][0]["flavors"][0]["resources"][2]["name"] = "nvidia.com/" + "g" * 64
+    assert _messages(cq) == [
+        "spec.resourceGroups[0].coveredResources[2]: " + repr("nvidia.com/" + "g" * 64) + " is not a qualified name"
+    ]

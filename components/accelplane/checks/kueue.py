@@ -34,6 +34,7 @@ from accelplane.derive.kueue import (
     FlavorQuota,
     cluster_queue_spec,
     cluster_queues,
+    covered_resources,
     flavor_quotas,
     local_queues,
     pod_metadata,
@@ -45,7 +46,7 @@ from accelplane.derive.queues import leaf_queue_names, queue_parent
 from accelplane.errors import Problem
 from accelplane.findings import ERROR, WARNING, declare
 from accelplane.kubernetes_rules import tolerates
-from accelplane.kueue_rules import cluster_queue_errors, resource_flavor_errors
+from accelplane.kueue_rules import cluster_queue_errors, is_resource_name, resource_flavor_errors
 from accelplane.model import FlinkCluster, Queue, Spec
 from accelplane.quantity import format_resource
 
@@ -102,6 +103,14 @@ PARENT_QUOTA_IGNORED = declare(
     "AP2613", WARNING, "a queue with children is a Kueue Cohort: its deserved/guarantee has no effect",
     fix="remove deserved and guarantee from the parent queue (its children's ClusterQueues hold the quota)",
 )
+RESOURCE_NAME_REFUSED = declare(
+    "AP2615", ERROR, "a queue resource name is no Kubernetes resource name: Kueue refuses it as a covered resource",
+    fix="use a resource name of at most 63 characters after an optional DNS prefix (e.g. nvidia.com/gpu)",
+)
+RESOURCE_NOT_COVERED = declare(
+    "AP2616", WARNING, "a queue resource Kueue's ClusterQueue does not cover: its limit has no effect",
+    fix="remove the resource from the queue (Kueue quotas cover cpu, memory and the node pools' GPU resources)",
+)
 DRA_NOT_COUNTED = declare(
     "AP2614", WARNING, "Kueue counts no DRA claim here: these TaskManagers' GPUs are outside its quotas",
     fix="use a device-plugin GPU pool with Kueue, or scheduler: volcano for DRA pools",
@@ -146,6 +155,25 @@ def _check_queues(spec: Spec) -> Iterator[Problem]:
                         f"queue {q.name!r} has children, so it is a Kueue Cohort without quota of its own; "
                         f"its {field} has no effect (its children's ClusterQueues hold the quota); remove it",
                         PARENT_QUOTA_IGNORED,
+                    )
+    covered = set(covered_resources(spec))
+    for q in spec.queues:
+        for field in ("deserved", "guarantee", "capability"):
+            for name in getattr(q, field).names():
+                if not is_resource_name(name):
+                    yield Problem(
+                        (*q.path, field, name),
+                        f"{name[:80]!r}{'…' if len(name) > 80 else ''} is no Kubernetes resource name (a qualified "
+                        "name: at most 63 characters after an optional DNS prefix); Kueue's ClusterQueue webhook "
+                        "refuses it (pkg/webhooks/common.go:29-35) and no pod can request it; rename or remove it",
+                        RESOURCE_NAME_REFUSED,
+                    )
+                elif name not in covered:
+                    yield Problem(
+                        (*q.path, field, name),
+                        f"Kueue's ClusterQueues cover {', '.join(sorted(covered))}, so the queue's {field} of {name} "
+                        "has no effect under Kueue; remove it",
+                        RESOURCE_NOT_COVERED,
                     )
     for namespace, queue in local_queues(spec):
         default = spec.queue(queue) if queue == DEFAULT_LOCAL_QUEUE else None
