@@ -287,21 +287,16 @@ def flavor_quotas(spec: Spec, queue: Queue) -> list[FlavorQuota]:
     return out
 
 
-def _quantity(name: str, value: Decimal) -> str:
-    return format_resource(name, value)
-
-
 def cluster_queue_spec(spec: Spec, queue: Queue) -> dict[str, Any]:
     """The ClusterQueue's ``spec``: namespaceSelector (the namespaces of the Flink clusters that queue
-    here, by their immutable name label), cohortName, one resource group."""
+    here, by their immutable name label; none when no cluster does, which Kueue reads as no
+    namespace, unlike ``{}``, all of them), cohortName, one resource group."""
     namespaces = sorted({c.namespace for c in queue_clusters(spec, queue.name)})
-    body: dict[str, Any] = {
-        "namespaceSelector": {
+    body: dict[str, Any] = {}
+    if namespaces:  # unset is Kueue's "nothing" selector: a queue no Flink cluster uses admits nothing
+        body["namespaceSelector"] = {
             "matchExpressions": [{"key": NAMESPACE_NAME_LABEL, "operator": "In", "values": namespaces}]
         }
-        if namespaces
-        else {"matchLabels": {NAMESPACE_NAME_LABEL: f"no-flink-namespace-for-{queue.name}"[:63].rstrip("-")}},
-    }
     parent = queue_parent(queue)
     if parent is not None:
         body["cohortName"] = parent
@@ -309,11 +304,11 @@ def cluster_queue_spec(spec: Spec, queue: Queue) -> dict[str, Any]:
     for fq in flavor_quotas(spec, queue):
         resources = []
         for name, nominal, borrowing, lending in fq.resources:
-            r: dict[str, Any] = {"name": name, "nominalQuota": _quantity(name, nominal)}
+            r: dict[str, Any] = {"name": name, "nominalQuota": format_resource(name, nominal)}
             if borrowing is not None:
-                r["borrowingLimit"] = _quantity(name, borrowing)
+                r["borrowingLimit"] = format_resource(name, borrowing)
             if lending is not None:
-                r["lendingLimit"] = _quantity(name, lending)
+                r["lendingLimit"] = format_resource(name, lending)
             resources.append(r)
         flavors.append({"name": fq.flavor, "resources": resources})
     body["resourceGroups"] = [{"coveredResources": covered_resources(spec), "flavors": flavors}]
