@@ -28,7 +28,7 @@ from decimal import Decimal
 from typing import Any
 
 from accelplane.derive.flink_pods import jobmanager_requests, taskmanager_requests
-from accelplane.derive.gpu_resources import primary_resource
+from accelplane.derive.gpu_resources import advertised_resources, candidate_pools
 from accelplane.derive.node_selection import pool_labels
 from accelplane.derive.queues import leaf_queue_names, queue_parent
 from accelplane.model import FlinkCluster, NodePool, Queue, Spec
@@ -74,27 +74,26 @@ def flavor_name(pool: NodePool) -> str:
 
 
 def gpu_pools(spec: Spec) -> list[NodePool]:
-    """Kubernetes GPU pools with a device-plugin resource, in name order (DRA claims are no pod
+    """Kubernetes GPU pools with device-plugin resources, in name order (DRA claims are no pod
     request Kueue's quotas count)."""
     return [
         p
         for p in sorted(spec.node_pools, key=lambda p: p.name)
         if p.platform == "kubernetes" and p.gpu is not None and p.gpu.allocation == "devicePlugin"
-        and primary_resource(p) is not None
+        and advertised_resources(p)
     ]
 
 
-def pool_gpu_resource(pool: NodePool) -> str:
-    """The GPU resource a pool's nodes advertise (`primary_resource`, never None for `gpu_pools`)."""
-    resource = primary_resource(pool)
-    assert resource is not None
-    return resource
+def pool_resources(pool: NodePool) -> dict[str, int]:
+    """GPU resource → what all the pool's nodes advertise (whole GPUs, MIG slices of each profile,
+    shared replicas)."""
+    return {name: n * pool.nodes for name, n in advertised_resources(pool).items()}
 
 
 def covered_resources(spec: Spec) -> list[str]:
     """cpu, memory and every GPU resource of the pools (Kueue counts a requested resource only when
     a resource group covers it)."""
-    return ["cpu", "memory", *sorted({pool_gpu_resource(p) for p in gpu_pools(spec)})]
+    return ["cpu", "memory", *sorted({r for p in gpu_pools(spec) for r in pool_resources(p)})]
 
 
 def flavor_taints(pool: NodePool) -> list[dict[str, str]]:
@@ -154,19 +153,23 @@ def _pool_total(pool: NodePool, name: str) -> Decimal | None:
         return pool.cpu.value * pool.nodes if pool.cpu is not None else None
     if name == "memory":
         return pool.memory.value * pool.nodes if pool.memory is not None else None
-    assert pool.gpu is not None
-    return Decimal(pool.gpu.per_node * pool.nodes) if pool_gpu_resource(pool) == name else Decimal(0)
+    return Decimal(pool_resources(pool).get(name, 0))
 
 
 def _per_gpu(pool: NodePool, name: str) -> Decimal | None:
-    """A pool node's cpu (whole millicores) or memory (whole MiB) per GPU, None when not given."""
+    """A pool node's cpu (whole millicores) or memory (whole MiB) per GPU resource unit it
+    advertises (a GPU, a MIG slice, a shared replica), None when not given."""
     total = _pool_total(pool, name)
-    assert pool.gpu is not None
-    if total is None or pool.gpu.per_node == 0:
+    units = sum(pool_resources(pool).values())
+    if total is None or units == 0:
         return None
-    per = total / (pool.nodes * pool.gpu.per_node)
+    return _floor(name, total / units)
+
+
+def _floor(name: str, value: Decimal) -> Decimal:
+    """``value`` rounded down to whole millicores (cpu) or MiB (memory)."""
     step = Decimal("0.001") if name == "cpu" else Decimal(2**20)
-    return (per / step).to_integral_value(rounding="ROUND_FLOOR") * step
+    return (value / step).to_integral_value(rounding="ROUND_FLOOR") * step
 
 
 def _fill(amount: Decimal, pools: list[NodePool], name: str) -> tuple[dict[str, Decimal], Decimal]:
@@ -197,8 +200,23 @@ class FlavorQuota:
         return next((b for r, _n, b, _l in self.resources if r == name), None)
 
 
+def _demand(spec: Spec, queue: Queue, resource: str, pools: list[NodePool]) -> list[tuple[NodePool, Decimal]]:
+    """(pool, units of ``resource``) the queue's Flink clusters request on each of ``pools``: all of a
+    cluster's TaskManagers on its first candidate pool that advertises the resource."""
+    out: list[tuple[NodePool, Decimal]] = []
+    names = {p.name: p for p in pools}
+    for c in queue_clusters(spec, queue.name):
+        requests = taskmanager_requests(spec, c)
+        if resource not in requests:
+            continue
+        first = next((names[p.name] for p in sorted(candidate_pools(spec, c), key=lambda p: p.name) if p.name in names), None)
+        if first is not None:
+            out.append((first, requests[resource] * c.task_manager.replicas))
+    return out
+
+
 def _gpu_amounts(
-    queue: Queue, resource: str, pools: list[NodePool]
+    spec: Spec, queue: Queue, resource: str, pools: list[NodePool]
 ) -> tuple[dict[str, Decimal], dict[str, Decimal | None]]:
     """flavor → GPUs nominal and flavor → GPU headroom (capability - deserved, None: unlimited)."""
     nominal: dict[str, Decimal] = {}
@@ -219,11 +237,23 @@ def _gpu_amounts(
                 None if model_cap is None else max(Decimal(model_cap) - Decimal(entry.deserved or 0), Decimal(0))
             )
         return nominal, headroom
-    shares, left = _fill(_base(queue, resource), pools, resource)
+    shares = {flavor_name(p): Decimal(0) for p in pools}
+    left = _base(queue, resource)
+    # first the pools the queue's Flink clusters run their TaskManagers on, as many as they request
+    for pool, demand in _demand(spec, queue, resource, pools):
+        size = _pool_total(pool, resource) or Decimal(0)
+        take = max(min(left, demand, size - shares[flavor_name(pool)]), Decimal(0))
+        shares[flavor_name(pool)] += take
+        left -= take
+    for pool in pools:
+        size = _pool_total(pool, resource) or Decimal(0)
+        take = max(min(left, size - shares[flavor_name(pool)]), Decimal(0))
+        shares[flavor_name(pool)] += take
+        left -= take
     if pools:
         shares[flavor_name(pools[-1])] += left
-    cap = queue.capability.get(resource)
-    room = None if cap is None else max(cap.value - _base(queue, resource), Decimal(0))
+    limit = queue.capability.get(resource)
+    room = None if limit is None else max(limit.value - _base(queue, resource), Decimal(0))
     return shares, {flavor_name(p): room for p in pools}
 
 
@@ -243,8 +273,8 @@ def flavor_quotas(spec: Spec, queue: Queue) -> list[FlavorQuota]:
         nominal[flavor_name(p)] = {}
         room[flavor_name(p)] = {}
     for resource in covered[2:]:
-        with_resource = [p for p in pools if pool_gpu_resource(p) == resource]
-        shares_g, rooms_g = _gpu_amounts(queue, resource, with_resource)
+        with_resource = [p for p in pools if resource in pool_resources(p)]
+        shares_g, rooms_g = _gpu_amounts(spec, queue, resource, with_resource)
         nominal[CPU_FLAVOR][resource] = Decimal(0)
         room[CPU_FLAVOR][resource] = Decimal(0)
         for p in pools:
@@ -258,12 +288,17 @@ def flavor_quotas(spec: Spec, queue: Queue) -> list[FlavorQuota]:
         left = base - on_cpu
         # first what goes with the queue's GPUs of each pool (the pool's cpu/memory per GPU),
         # then the rest in pool order up to each pool's size
+        wanted = {}
         for p in pools:
             per_gpu = _per_gpu(p, name)
-            gpus = nominal[flavor_name(p)][pool_gpu_resource(p)]
-            take = min(left, per_gpu * gpus) if per_gpu is not None else Decimal(0)
-            nominal[flavor_name(p)][name] = take
-            left -= take
+            gpus = sum(nominal[flavor_name(p)][r] for r in pool_resources(p))
+            wanted[flavor_name(p)] = per_gpu * gpus if per_gpu is not None else Decimal(0)
+        total_wanted = sum(wanted.values(), Decimal(0))
+        for flavor, want in wanted.items():
+            # more wanted than deserved: each pool its proportional part (rounded down)
+            take = want if total_wanted <= left else _floor(name, left * want / total_wanted)
+            nominal[flavor][name] = take
+        left -= sum((nominal[f][name] for f in wanted), Decimal(0))
         for p in pools:
             total = _pool_total(p, name)
             have = nominal[flavor_name(p)][name]

@@ -17,7 +17,7 @@ from accelplane.derive.gpu_resources import (
     unrenamed_slices,
     yarn_gpu_type,
 )
-from accelplane.derive.kueue import cluster_queues, flavor_name, flavor_quotas, gpu_pools, pool_gpu_resource
+from accelplane.derive.kueue import cluster_queues, flavor_name, flavor_quotas, gpu_pools, pool_resources
 from accelplane.derive.queues import queue_parent
 from accelplane.derive.slot_groups import gpu_resources, group_resource, spans_models, standalone_hosts
 from accelplane.derive.yarn_capacity import MEMORY, VCORES, plan_queues
@@ -154,7 +154,7 @@ class FlavorRow:
     """None: no limit (borrow whatever the cohort lends); off a cohort the queue cannot borrow."""
     lending_limit: Decimal | None
     pool_gpus: int
-    """GPUs of the flavor's node pool."""
+    """What the flavor's node pool advertises of ``resource`` (GPUs, MIG slices or shared replicas)."""
 
 
 def flavor_rows(spec: Spec) -> tuple[FlavorRow, ...]:
@@ -168,11 +168,10 @@ def flavor_rows(spec: Spec) -> tuple[FlavorRow, ...]:
             pool = pools.get(fq.flavor)
             if pool is None or pool.gpu is None:
                 continue
+            units = pool_resources(pool)
             for name, nominal, borrowing, lending in fq.resources:
-                if is_gpu_resource(name) and name == pool_gpu_resource(pool):
-                    rows.append(
-                        FlavorRow(q.name, fq.flavor, name, nominal, borrowing, lending, pool.nodes * pool.gpu.per_node)
-                    )
+                if is_gpu_resource(name) and name in units:
+                    rows.append(FlavorRow(q.name, fq.flavor, name, nominal, borrowing, lending, units[name]))
     return tuple(rows)
 
 
