@@ -21,12 +21,16 @@ from accelplane.quantity import Quantity
 Vendor = Literal["nvidia", "amd"]
 Allocation = Literal["devicePlugin", "dra"]
 Platform = Literal["kubernetes", "yarn", "standalone"]
-Scheduler = Literal["volcano", "yunikorn"]
+Scheduler = Literal["volcano", "yunikorn", "kueue"]
 GangSchedulingStyle = Literal["Hard", "Soft"]
 
 YUNIKORN_SCHEDULER_NAME = "yunikorn"
 """The only ``schedulerName`` YuniKorn's Kubernetes shim takes a pod for (apache/yunikorn-k8shim
 ``constants.SchedulerName``; ``utils.GetApplicationIDFromPod`` ignores pods of any other name)."""
+
+
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+"""kube-scheduler's name: Kueue gates pods until admitted and leaves placing them to it."""
 
 
 class FlinkTarget(StrEnum):
@@ -262,6 +266,25 @@ class YuniKorn:
     gang_scheduling_style: GangSchedulingStyle = "Soft"
     configured: bool = False
     """True when the spec (or a base) writes a ``yunikorn`` block (a warning on a Volcano cluster)."""
+
+
+@dataclass(frozen=True)
+class Kueue:
+    """Kueue settings (``scheduler: kueue``): Kueue admits the Flink pods by quota and kube-scheduler
+    places them (docs/kueue.md)."""
+
+    version: str = "0.19"
+    expected_queueing_seconds: int = 600
+    """How long a Flink pod may wait for admission: Flink's slot request and TaskManager registration
+    timeouts are set above it."""
+    configured: bool = False
+    """True when the spec (or a base) writes a ``kueue`` block (a warning on another scheduler)."""
+
+    @property
+    def version_tuple(self) -> tuple[int, int]:
+        """(major, minor) of the installed Kueue release."""
+        major, minor = self.version.split(".")[:2]
+        return int(major), int(minor)
 
 
 @dataclass(frozen=True)
@@ -546,6 +569,17 @@ class Spec:
     scheduler: Scheduler = "volcano"
     """The batch scheduler of the Kubernetes cluster: Volcano or Apache YuniKorn."""
     yunikorn: YuniKorn = field(default_factory=YuniKorn)
+    kueue: Kueue = field(default_factory=Kueue)
+
+    @property
+    def uses_kueue(self) -> bool:
+        """True when Kueue admits this Kubernetes cluster's Flink pods (kube-scheduler places them)."""
+        return self.scheduler == "kueue" and self.has_platform("kubernetes")
+
+    @property
+    def uses_volcano(self) -> bool:
+        """True when Volcano schedules this Kubernetes cluster's Flink pods (Queues, PodGroups)."""
+        return self.scheduler == "volcano" and self.has_platform("kubernetes")
 
     @property
     def uses_yunikorn(self) -> bool:
@@ -556,7 +590,9 @@ class Spec:
     @property
     def pod_scheduler_name(self) -> str:
         """The ``schedulerName`` of every Flink pod: ``yunikorn`` (the only name YuniKorn's shim
-        takes) or the configured Volcano scheduler name."""
+        takes), ``default-scheduler`` under Kueue, or the configured Volcano scheduler name."""
+        if self.scheduler == "kueue":
+            return DEFAULT_SCHEDULER_NAME
         return YUNIKORN_SCHEDULER_NAME if self.scheduler == "yunikorn" else self.volcano.scheduler_name
 
     @property

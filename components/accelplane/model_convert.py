@@ -25,6 +25,7 @@ from accelplane.model import (
     GpuRequest,
     GpuSpec,
     Job,
+    Kueue,
     MigConfig,
     MigrateFrom,
     Monitoring,
@@ -279,6 +280,7 @@ def build_model(
     amd = dp.get("amd", {})
     vol = data.get("volcano", {})
     yk = data.get("yunikorn", {})
+    kq = data.get("kueue", {})
     disc = data.get("discovery", {})
     discovery = Discovery(
         install_dir=disc.get("installDir", schema_default("discovery.installDir")),
@@ -383,6 +385,13 @@ def build_model(
             ),
             gang_scheduling_style=yk.get("gangSchedulingStyle", schema_default("yunikorn.gangSchedulingStyle")),
             configured="yunikorn" in data,
+        ),
+        kueue=Kueue(
+            version=str(kq.get("version", schema_default("kueue.version"))),
+            expected_queueing_seconds=kq.get(
+                "expectedQueueingSeconds", schema_default("kueue.expectedQueueingSeconds")
+            ),
+            configured="kueue" in data,
         ),
         queues=tuple(
             Queue(

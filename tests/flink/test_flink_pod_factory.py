@@ -37,6 +37,7 @@ from typing import Any
 
 import pytest
 import yaml
+from accelplane.derive.kueue import pod_requests
 from accelplane.derive.pod_security import LEVELS, pod_level
 from accelplane.model import FlinkCluster
 from accelplane.quantity import parse_quantity
@@ -54,6 +55,9 @@ pytestmark = pytest.mark.flink
 
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
 TASK_GROUPS = "yunikorn.apache.org/task-groups"
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+KUEUE_MANAGED_LABEL = "kueue.x-k8s.io/managed"
+KUEUE_PARENT_ANNOTATION = "kueue.x-k8s.io/pod-suspending-parent"
 
 #: Template fields Flink replaces (path -> why). Anything else that differs is a finding.
 FLINK_OVERRIDES = {
@@ -87,6 +91,11 @@ class RenderedCluster:
     def yunikorn(self) -> bool:
         """True when Apache YuniKorn gang-schedules the cluster (task groups, no PodGroup)."""
         return bool(self.jobmanager_template["spec"]["schedulerName"] == "yunikorn")
+
+    @property
+    def kueue(self) -> bool:
+        """True when Kueue admits the cluster's pods (queue-name label, kube-scheduler, no PodGroup)."""
+        return KUEUE_QUEUE_LABEL in self.jobmanager_template["metadata"].get("labels", {})
 
 
 def _podgroups(objects: list[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
@@ -199,7 +208,9 @@ def test_examples_cover_both_kubernetes_targets_and_gpu_kinds() -> None:
 
 
 cluster_param = pytest.mark.parametrize("cluster", CLUSTERS, ids=[c.id for c in CLUSTERS])
-VOLCANO_CLUSTERS = [c for c in CLUSTERS if not c.yunikorn]
+VOLCANO_CLUSTERS = [c for c in CLUSTERS if not c.yunikorn and not c.kueue]
+KUEUE_CLUSTERS = [c for c in CLUSTERS if c.kueue]
+kueue_param = pytest.mark.parametrize("cluster", KUEUE_CLUSTERS, ids=[c.id for c in KUEUE_CLUSTERS])
 YUNIKORN_CLUSTERS = [c for c in CLUSTERS if c.yunikorn]
 volcano_param = pytest.mark.parametrize("cluster", VOLCANO_CLUSTERS, ids=[c.id for c in VOLCANO_CLUSTERS])
 yunikorn_param = pytest.mark.parametrize("cluster", YUNIKORN_CLUSTERS, ids=[c.id for c in YUNIKORN_CLUSTERS])
@@ -677,3 +688,39 @@ def test_namespace_pod_security_admits_the_pods_flink_creates(
     enforce = created[0]["metadata"]["labels"]["pod-security.kubernetes.io/enforce"]
     for pod in (pods.jobmanager, pods.taskmanager):
         assert LEVELS.index(pod_level(pod["spec"])) <= LEVELS.index(enforce), (cluster.id, enforce)
+
+
+def test_examples_cover_kueue_on_both_kubernetes_targets() -> None:
+    assert {c.target for c in KUEUE_CLUSTERS} == {"kubernetes", "kubernetes-operator"}
+    assert all(c.gpu_amount for c in KUEUE_CLUSTERS)
+
+
+@kueue_param
+def test_kueue_labels_and_annotations_survive(
+    cluster: RenderedCluster, flink_pods_by_cluster: dict[str, FlinkPods]
+) -> None:
+    """The pods Flink creates keep what Kueue needs (docs/kueue.md): the JobManager pod the
+    queue-name label, on the pod template only (the JobManager Deployment Flink creates carries none,
+    so Kueue's ancestor walk never finds a Kueue-managed owner, reconciler.go:884-946 at v0.19.2);
+    each TaskManager queue-name, ``managed: "true"`` and ``pod-suspending-parent`` (pod_webhook.go
+    109-113, pod_controller.go 610-616); both run by kube-scheduler, and request exactly what
+    accelplane's flavor-fit check (AP2610) assumes."""
+    pods = flink_pods_by_cluster[cluster.id]
+    deployment = pods.jobmanager_deployment
+    assert KUEUE_QUEUE_LABEL not in deployment["metadata"].get("labels", {})
+    assert deployment["spec"]["template"]["metadata"]["labels"][KUEUE_QUEUE_LABEL] == cluster.queue
+    jm_meta = pods.jobmanager["metadata"]
+    assert jm_meta["labels"][KUEUE_QUEUE_LABEL] == cluster.queue
+    assert KUEUE_MANAGED_LABEL not in jm_meta["labels"]
+    assert KUEUE_PARENT_ANNOTATION not in jm_meta.get("annotations", {})
+    tm_meta = pods.taskmanager["metadata"]
+    assert tm_meta["labels"][KUEUE_QUEUE_LABEL] == cluster.queue
+    assert tm_meta["labels"][KUEUE_MANAGED_LABEL] == "true"
+    assert tm_meta["annotations"][KUEUE_PARENT_ANNOTATION] == "flink-jobmanager"
+    for pod in (pods.jobmanager, pods.taskmanager):
+        assert pod["spec"]["schedulerName"] == "default-scheduler"
+        assert GROUP_ANNOTATION not in pod["metadata"].get("annotations", {})
+    spec = model_of(next(p for p in EXAMPLE_SPECS if p.stem == cluster.stack))
+    (model,) = [c for c in spec.flink_clusters if c.name == cluster.name]
+    assert _requests(pods.jobmanager) == pod_requests(spec, model, "jobmanager")
+    assert _requests(pods.taskmanager) == pod_requests(spec, model, "taskmanager")

@@ -149,6 +149,14 @@ def test_every_pod_joins_an_existing_podgroup(
             assert not groups and GROUP_ANNOTATION not in pod["metadata"]["annotations"]
             assert pod["metadata"]["labels"]["applicationId"]
             continue
+        if pod["spec"]["schedulerName"] == "default-scheduler":  # Kueue: no gang, a LocalQueue (tests/kueue)
+            assert not groups and GROUP_ANNOTATION not in pod["metadata"]["annotations"]
+            queue = pod["metadata"]["labels"]["kueue.x-k8s.io/queue-name"]
+            assert any(
+                o["kind"] == "LocalQueue" and (o["metadata"]["namespace"], o["metadata"]["name"]) == (namespace, queue)
+                for o in objects
+            )
+            continue
         assert (namespace, pod["metadata"]["annotations"][GROUP_ANNOTATION]) in groups
         assert pod["spec"]["schedulerName"] == "volcano"
 

@@ -80,6 +80,8 @@ READ: dict[str, Callable[[Spec], Any]] = {
     "yunikorn.manageQueueConfig": lambda s: s.yunikorn.manage_queue_config,
     "yunikorn.placeholderTimeoutSeconds": lambda s: s.yunikorn.placeholder_timeout_seconds,
     "yunikorn.gangSchedulingStyle": lambda s: s.yunikorn.gang_scheduling_style,
+    "kueue.version": lambda s: s.kueue.version,
+    "kueue.expectedQueueingSeconds": lambda s: s.kueue.expected_queueing_seconds,
     "kubernetes.version": lambda s: s.kubernetes_version,
     "$defs.gpu.allocation": lambda s: s.node_pools[0].gpu.allocation,
     "yarn.perModelTypes": lambda s: s.yarn.per_model_types,

@@ -32,7 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("accelplane.templating", "accelplane.spec_loader", "accelplane.schema", "accelplane.schema_docs",
      "accelplane._generated", "accelplane.schema_codegen",
      "accelplane.schema_document", "accelplane.salvage", "accelplane.lint",
-     "accelplane.model", "accelplane.model_convert", "accelplane.artifacts", "accelplane.kubernetes_rules", "accelplane.lifecycle", "accelplane.gpu_names", "accelplane.mig_profiles"),
+     "accelplane.model", "accelplane.model_convert", "accelplane.artifacts", "accelplane.kubernetes_rules", "accelplane.lifecycle", "accelplane.kueue_rules", "accelplane.gpu_names", "accelplane.mig_profiles"),
     ("accelplane.derive",),
     ("accelplane.checks", "accelplane.builders"),
     ("accelplane.pipeline", "accelplane.render", "accelplane.report", "accelplane.merged_view"),
@@ -46,7 +46,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 ORDER_IN_LAYER: Mapping[int, tuple[tuple[str, ...], ...]] = {
     1: (
         ("accelplane.schema_document", "accelplane._generated", "accelplane.templating", "accelplane.artifacts",
-         "accelplane.kubernetes_rules", "accelplane.lifecycle", "accelplane.gpu_names", "accelplane.mig_profiles", "accelplane.lint"),
+         "accelplane.kubernetes_rules", "accelplane.lifecycle", "accelplane.kueue_rules", "accelplane.gpu_names", "accelplane.mig_profiles", "accelplane.lint"),
         ("accelplane.spec_loader", "accelplane.schema", "accelplane.schema_codegen", "accelplane.schema_docs"),
         ("accelplane.salvage",),
         ("accelplane.model",),

@@ -342,7 +342,7 @@ def every_kind_bundle() -> list[K8sObject]:
     return [
         discovery_cm, plugin_cm, sa, role, binding, daemonset, deployment, namespace,
         flink_sa, flink_role, flink_binding, pg, deployment_cr, session_job, *dra_objects(),
-        *monitoring_objects(),
+        *monitoring_objects(), *kueue_objects(),
     ]  # fmt: skip
 
 
@@ -382,6 +382,16 @@ def monitoring_objects() -> list[K8sObject]:
         },
     )
     return [monitor, rule]
+
+
+def kueue_objects() -> list[K8sObject]:
+    """One Kueue object of each kind the Kueue builder emits (ResourceFlavor, Cohort, ClusterQueue,
+    LocalQueue), as the kueue-gpus example renders them."""
+    seen: dict[str, K8sObject] = {}
+    for obj in build_all(model_of(REPO_ROOT / "stacks" / "kueue-gpus.yaml")).objects:
+        if obj.api_version.startswith("kueue.x-k8s.io/"):
+            seen.setdefault(obj.kind, obj)
+    return list(seen.values())
 
 
 DRA_VERSIONS = ("resource.k8s.io/v1beta1", "resource.k8s.io/v1beta2", "resource.k8s.io/v1")
@@ -704,3 +714,17 @@ def test_yunikorn_cluster_registers_its_queue_configmap(pulumi_run: RunProgram) 
     assert (scheduling["schedulerConfigMap"], scheduling["queueNames"], scheduling["podGroupNames"]) == ("", [], [])
     assert outputs["accelplane:flink:Flink"]["podGroupNames"] == []
     assert not [r for r in run.kubernetes() if "volcano" in r.type]
+
+
+def test_kueue_cluster_registers_its_queues(pulumi_run: RunProgram) -> None:
+    """A Kueue cluster registers its ResourceFlavors, Cohorts, ClusterQueues and LocalQueues in the
+    scheduling component and no Volcano object (no Queue, PodGroup or scheduler ConfigMap)."""
+    spec = model_of(REPO_ROOT / "stacks" / "kueue-gpus.yaml")
+    run = run_platform(pulumi_run, spec, build_all)
+    outputs = pulumi_outputs(run)
+    scheduling = outputs["accelplane:scheduling:Scheduling"]
+    assert scheduling["clusterQueueNames"] == ["batch", "streaming"]
+    assert scheduling["localQueueNames"] == ["flink-batch/batch", "flink/streaming"]
+    assert scheduling["resourceFlavorNames"] == ["a100-nvidia-a100-sxm4-80gb", "cpu", "l4-nvidia-l4"]
+    assert (scheduling["schedulerConfigMap"], scheduling["queueNames"], scheduling["podGroupNames"]) == ("", [], [])
+    assert outputs["accelplane:flink:Flink"]["podGroupNames"] == []

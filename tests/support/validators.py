@@ -1,7 +1,7 @@
 """Real validators for rendered artifacts, shared by every test module.
 
 * Core Kubernetes objects: `kubernetes-validate` in strict mode (rejects unknown fields).
-* Volcano, prometheus-operator and Flink Kubernetes Operator custom resources: the
+* Volcano, Kueue, prometheus-operator and Flink Kubernetes Operator custom resources: the
   ``openAPIV3Schema`` of the upstream CRDs in ``../shared/reference`` (byte-identical copies, see
   PROVENANCE.txt in each folder), made strict.
 """
@@ -34,6 +34,11 @@ CRD_FILES = {
     ("monitoring.coreos.com", "PrometheusRule"): "prometheus-operator/monitoring.coreos.com_prometheusrules.yaml",
     ("flink.apache.org", "FlinkDeployment"): "flink-kubernetes-operator/flinkdeployments.flink.apache.org-v1.yml",
     ("flink.apache.org", "FlinkSessionJob"): "flink-kubernetes-operator/flinksessionjobs.flink.apache.org-v1.yml",
+    ("kueue.x-k8s.io", "ResourceFlavor"): "kueue/kueue.x-k8s.io_resourceflavors.yaml",
+    ("kueue.x-k8s.io", "ClusterQueue"): "kueue/kueue.x-k8s.io_clusterqueues.yaml",
+    ("kueue.x-k8s.io", "Cohort"): "kueue/kueue.x-k8s.io_cohorts.yaml",
+    ("kueue.x-k8s.io", "LocalQueue"): "kueue/kueue.x-k8s.io_localqueues.yaml",
+    ("kueue.x-k8s.io", "WorkloadPriorityClass"): "kueue/kueue.x-k8s.io_workloadpriorityclasses.yaml",
 }
 
 

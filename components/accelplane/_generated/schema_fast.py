@@ -32,6 +32,7 @@ import re
 REGEX_PATTERNS = {
     '^1\\.[0-9]{2}\\Z': re.compile('^1\\.[0-9]{2}\\Z'),
     '^1\\.[0-9]+\\Z': re.compile('^1\\.[0-9]+\\Z'),
+    '^0\\.[0-9]+\\Z': re.compile('^0\\.[0-9]+\\Z'),
     '^0[0-7]{3}\\Z': re.compile('^0[0-7]{3}\\Z'),
     '^[0-9]+(\\.[0-9]+)*\\Z': re.compile('^[0-9]+(\\.[0-9]+)*\\Z'),
     '^AP[1-9][0-9]{3}\\Z': re.compile('^AP[1-9][0-9]{3}\\Z'),
@@ -307,7 +308,7 @@ def validate_https___accelplane_io_schemas_spec_schema_json(data, custom_formats
         if "scheduler" in data_keys:
             data_keys.remove("scheduler")
             data__scheduler = data["scheduler"]
-            if not (isinstance(data__scheduler, str) and data__scheduler == 'volcano' or isinstance(data__scheduler, str) and data__scheduler == 'yunikorn'):
+            if not (isinstance(data__scheduler, str) and data__scheduler == 'volcano' or isinstance(data__scheduler, str) and data__scheduler == 'yunikorn' or isinstance(data__scheduler, str) and data__scheduler == 'kueue'):
                 raise JsonSchemaValueException('invalid')
         else: data["scheduler"] = 'volcano'
         if "volcano" in data_keys:
@@ -382,6 +383,36 @@ def validate_https___accelplane_io_schemas_spec_schema_json(data, custom_formats
                         raise JsonSchemaValueException('invalid')
                 else: data__yunikorn["gangSchedulingStyle"] = 'Soft'
                 if data__yunikorn_keys:
+                    raise JsonSchemaValueException('invalid')
+        if "kueue" in data_keys:
+            data_keys.remove("kueue")
+            data__kueue = data["kueue"]
+            if not isinstance(data__kueue, (dict)):
+                raise JsonSchemaValueException('invalid')
+            data__kueue_is_dict = isinstance(data__kueue, dict)
+            if data__kueue_is_dict:
+                data__kueue_keys = set(data__kueue.keys())
+                if "version" in data__kueue_keys:
+                    data__kueue_keys.remove("version")
+                    data__kueue__version = data__kueue["version"]
+                    if not isinstance(data__kueue__version, (str)):
+                        raise JsonSchemaValueException('invalid')
+                    if isinstance(data__kueue__version, str):
+                        if not REGEX_PATTERNS['^0\\.[0-9]+\\Z'].search(data__kueue__version):
+                            raise JsonSchemaValueException('invalid')
+                else: data__kueue["version"] = '0.19'
+                if "expectedQueueingSeconds" in data__kueue_keys:
+                    data__kueue_keys.remove("expectedQueueingSeconds")
+                    data__kueue__expectedQueueingSeconds = data__kueue["expectedQueueingSeconds"]
+                    if not isinstance(data__kueue__expectedQueueingSeconds, (int)) and not (isinstance(data__kueue__expectedQueueingSeconds, float) and data__kueue__expectedQueueingSeconds.is_integer()) or isinstance(data__kueue__expectedQueueingSeconds, bool):
+                        raise JsonSchemaValueException('invalid')
+                    if isinstance(data__kueue__expectedQueueingSeconds, (int, float, Decimal)) and not isinstance(data__kueue__expectedQueueingSeconds, bool):
+                        if data__kueue__expectedQueueingSeconds < 1:
+                            raise JsonSchemaValueException('invalid')
+                        if data__kueue__expectedQueueingSeconds > 86400:
+                            raise JsonSchemaValueException('invalid')
+                else: data__kueue["expectedQueueingSeconds"] = 600
+                if data__kueue_keys:
                     raise JsonSchemaValueException('invalid')
         if "queues" in data_keys:
             data_keys.remove("queues")

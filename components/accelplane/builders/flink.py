@@ -77,7 +77,7 @@ def build_cluster(spec: Spec, cluster: FlinkCluster) -> Bundle:
     operator = cluster.target == "kubernetes-operator"  # its FlinkDeployment embeds the templates
     for name, text in templates.items():
         bundle.files.append(FileArtifact(f"{base}/{name}", text, family=FAMILY, in_object=operator))
-    if not spec.uses_yunikorn:  # YuniKorn gangs by task groups in the pod templates
+    if spec.uses_volcano:  # YuniKorn gangs by task groups in the pod templates; Kueue has no gang
         bundle.objects.append(podgroup(spec, cluster, FAMILY))
     if cluster.target == "kubernetes-operator":
         bundle.objects.append(flink_deployment(spec, cluster, FAMILY))

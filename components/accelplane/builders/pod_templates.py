@@ -35,6 +35,7 @@ from accelplane.derive.gpu_resources import (
     gfd_product_label_for_pool,
     kubernetes_gpu_resource,
 )
+from accelplane.derive.kueue import pod_metadata as kueue_pod_metadata
 from accelplane.derive.node_fit import COORDINATION_INIT_REQUESTS, PREFLIGHT_INIT_REQUESTS
 from accelplane.derive.node_selection import merged_tolerations, pool_labels, pool_node_affinity
 from accelplane.derive.slot_groups import (
@@ -404,6 +405,9 @@ def _pod_template(spec: Spec, cluster: FlinkCluster, role: Role) -> dict[str, An
     if spec.uses_yunikorn:
         labels.update(yunikorn_labels(spec, cluster))
         gang = _yunikorn_gang_annotations(spec, cluster, role)
+    elif spec.uses_kueue:
+        kueue_labels, gang = kueue_pod_metadata(cluster, role)
+        labels.update(kueue_labels)
     else:
         gang = {GROUP_NAME_ANNOTATION: podgroup_name(cluster)}
     return {

@@ -103,9 +103,9 @@ def scheduler_conf(spec: Spec) -> str:
 
 def build(spec: Spec) -> Bundle:
     """Queues (cluster-scoped) and, unless disabled, the scheduler ConfigMap (nothing on a YuniKorn
-    cluster: `accelplane.builders.yunikorn` renders its queues)."""
+    cluster: `accelplane.builders.yunikorn` renders its queues; nor on a Kueue one)."""
     bundle = Bundle()
-    if not spec.has_platform("kubernetes") or spec.uses_yunikorn:
+    if not spec.uses_volcano:
         return bundle
     labels = spec.common_labels()
     for q in spec.queues:

@@ -499,8 +499,9 @@ def _check_queue(spec: Spec, c: FlinkCluster, leaves: set[str]) -> Iterator[Prob
         return
     if c.queue is None:
         return  # the PodGroup goes to Volcano's default queue
-    if spec.uses_yunikorn:
-        # YuniKorn admits the gang against the smallest max along the queue path, pods included,
+    if not spec.uses_volcano:
+        # Kueue admits each pod on its own (`accelplane.checks.kueue`); YuniKorn admits the gang
+        # against the smallest max along the queue path, pods included,
         # and leaves a resource absent from max unlimited: `accelplane.checks.yunikorn`
         return
     q = spec.queue(c.queue)
@@ -557,7 +558,7 @@ def _check_kubernetes_config(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
     for key, value in c.config:
         path = c.field_path("config", key)
         if key in ("kubernetes.jobmanager.annotations", "kubernetes.taskmanager.annotations"):
-            if GROUP_NAME_ANNOTATION in _flink_map(value) and not spec.uses_yunikorn:
+            if GROUP_NAME_ANNOTATION in _flink_map(value) and spec.uses_volcano:
                 yield Problem(
                     path,
                     f"Flink puts these annotations on the pods over the pod template's, so "

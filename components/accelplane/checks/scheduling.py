@@ -168,8 +168,7 @@ def _check_queue_resources(spec: Spec) -> Iterator[Problem]:
         for name, g, c in _ordered(q.guarantee, q.capability):
             yield Problem((*q.path, "guarantee", name), f"guarantee {g} exceeds capability {c}", QUEUE_GUARANTEE_OVER_CAPABILITY)
         # YuniKorn leaves an unset max unlimited (FitInMaxUndef): a partial capability is fine there
-        volcano = spec.has_platform("kubernetes") and not spec.uses_yunikorn
-        if volcano and volcano_unset_capability_blocks(spec) and any(is_gpu_resource(n) for n in q.capability.names()):
+        if spec.uses_volcano and volcano_unset_capability_blocks(spec) and any(is_gpu_resource(n) for n in q.capability.names()):
             missing = [r for r in REQUIRED_WITH_GPU if q.capability.get(r) is None]
             if missing:
                 yield Problem(
@@ -186,8 +185,9 @@ def _check_queue_resources(spec: Spec) -> Iterator[Problem]:
                     f"capability {c} exceeds the capability of parent {parent.name!r} ({pc})", QUEUE_OVER_PARENT_CAPABILITY,
                 )
     # children's deserved must fit in the parent's deserved (capacity plugin webhook); YuniKorn's
-    # own rule (children's guaranteed) is `accelplane.checks.yunikorn`'s
-    if spec.uses_yunikorn:
+    # own rule (children's guaranteed) is `accelplane.checks.yunikorn`'s; Kueue's parents are Cohorts
+    # without quota of their own
+    if spec.uses_yunikorn or spec.uses_kueue:
         return
     children: dict[str, list[Queue]] = {}
     for q in spec.queues:
@@ -215,7 +215,7 @@ def _check_plugin_fields(spec: Spec) -> Iterator[Problem]:
     cluster that also runs YARN the weight still sizes the CapacityScheduler queues.
     ``proportion`` never reads ``deserved``, so it is only chosen when no queue sets deserved.
     """
-    if not spec.has_platform("kubernetes") or spec.has_platform("yarn") or not spec.queues or spec.uses_yunikorn:
+    if not spec.has_platform("kubernetes") or spec.has_platform("yarn") or not spec.queues or not spec.uses_volcano:
         return
     if volcano_queue_plugin(spec) != "capacity":
         return

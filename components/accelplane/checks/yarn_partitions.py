@@ -88,7 +88,8 @@ def check(spec: Spec) -> Iterator[Problem]:
     """Problems of the queues' GPU-model partition shares."""
     with_models = [q for q in spec.queues if q.gpu_models]
     if not labels_enabled(spec):
-        if with_models:
+        if with_models and not (spec.uses_kueue and not spec.has_platform("yarn")):
+            # Kueue reads gpuModels as per-model ClusterQueue quotas (`accelplane.checks.kueue`)
             yield _models_without_labels(spec, with_models)
         return
     models = {p.model: p.label for p in partitions(spec) if p.model is not None}

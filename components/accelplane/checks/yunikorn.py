@@ -119,7 +119,7 @@ def _check_blocks(spec: Spec) -> Iterator[Problem]:
     elif not spec.uses_yunikorn and spec.yunikorn.configured:
         yield Problem(
             ("yunikorn",),
-            "scheduler is volcano, so no YuniKorn setting has any effect; remove yunikorn or set "
+            f"scheduler is {spec.scheduler}, so no YuniKorn setting has any effect; remove yunikorn or set "
             "scheduler: yunikorn",
             YUNIKORN_SETTINGS_IGNORED,
         )

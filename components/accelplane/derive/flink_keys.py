@@ -67,6 +67,7 @@ OPERATOR_FORBIDDEN_KEYS = frozenset(
 # Other spellings Flink 1.20 reads for a key we generate (deprecated or fallback keys of the same
 # ConfigOption): a user key with one of these names would silently compete with ours.
 KEY_ALIASES: Mapping[str, tuple[str, ...]] = {
+    "resourcemanager.taskmanager-registration.timeout": ("taskmanager.registration.timeout",),
     "kubernetes.container.image.ref": ("kubernetes.container.image",),
     "kubernetes.jobmanager.cpu.amount": ("kubernetes.jobmanager.cpu",),
     # taskmanager.cpu.cores wins over the Kubernetes/YARN CPU keys when Flink sizes a TaskManager
@@ -464,6 +465,26 @@ def _yarn_docker_keys(spec: Spec, cluster: FlinkCluster) -> list[GeneratedKey]:
     return keys
 
 
+KUEUE_TIMEOUT_MARGIN_SECONDS = 300
+"""Added to ``kueue.expectedQueueingSeconds`` for Flink's slot request and TaskManager registration
+timeouts (Flink's own defaults of both are 5 minutes)."""
+
+
+def _kueue_keys(spec: Spec, cluster: FlinkCluster) -> list[GeneratedKey]:
+    """Under Kueue each TaskManager pod waits gated until admitted: Flink's slot request and
+    TaskManager registration timeouts (5 minutes by default) are raised above the expected queueing
+    time so a queued TaskManager does not fail the job. Milliseconds without a unit: both the Long
+    (ms) form of ``slot.request.timeout`` before Flink 1.19 and the Duration form parse it."""
+    if not (spec.uses_kueue and cluster.on_kubernetes and cluster.queue is not None):
+        return []
+    millis = (spec.kueue.expected_queueing_seconds + KUEUE_TIMEOUT_MARGIN_SECONDS) * 1000
+    source = "kueue.expectedQueueingSeconds"
+    return [
+        GeneratedKey("resourcemanager.taskmanager-registration.timeout", millis, source),
+        GeneratedKey("slot.request.timeout", millis, source),
+    ]
+
+
 def slot_group_keys(cluster: FlinkCluster) -> list[GeneratedKey]:
     """Keys that make Flink honour slot group resources (none without ``slotGroups``).
 
@@ -509,8 +530,8 @@ def _generated_keys(spec: Spec, cluster: FlinkCluster) -> list[GeneratedKey]:
     keys = [GeneratedKey("taskmanager.numberOfTaskSlots", cluster.task_manager.slots, "taskManager.slots")]
     keys += java_options_key(cluster)
     if cluster.target == "kubernetes-operator":
-        return keys + _session_keys(cluster) + slot_group_keys(cluster) + _gpu_keys(spec, cluster)
-    keys = _process_keys(cluster) + java_options_key(cluster) + _session_keys(cluster)
+        return keys + _session_keys(cluster) + _kueue_keys(spec, cluster) + slot_group_keys(cluster) + _gpu_keys(spec, cluster)
+    keys = _process_keys(cluster) + java_options_key(cluster) + _session_keys(cluster) + _kueue_keys(spec, cluster)
     if cluster.target == "kubernetes":
         keys += _native_kubernetes_keys(cluster)
     elif cluster.target == "yarn":

@@ -1,5 +1,5 @@
-"""Scheduling family: Volcano Queues, PriorityClasses, the Volcano scheduler ConfigMap or YuniKorn's
-``yunikorn-configs`` ConfigMap (and PodGroups when the PodGroup builder tags them ``scheduling``)."""
+"""Scheduling family: Volcano Queues, PriorityClasses, the Volcano scheduler ConfigMap, YuniKorn's
+``yunikorn-configs`` ConfigMap or Kueue's ResourceFlavors, Cohorts, ClusterQueues and LocalQueues (and PodGroups when the PodGroup builder tags them ``scheduling``)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ class Scheduling(FamilyComponent):
     Extra outputs: ``queueNames``, ``priorityClassNames``, ``podGroupNames`` (``namespace/name``) and
     ``schedulerConfigMap`` (``namespace/name`` of the Volcano scheduler ConfigMap, empty when the spec
     leaves it to Volcano's own installation) and ``yunikornConfigMap`` (``namespace/name`` of YuniKorn's
-    queue ConfigMap, empty on a Volcano cluster or when the spec leaves it to YuniKorn's installation).
+    queue ConfigMap, empty on a Volcano cluster or when the spec leaves it to YuniKorn's installation);
+    on a Kueue cluster ``resourceFlavorNames``, ``clusterQueueNames`` and ``localQueueNames``
+    (``namespace/name``), empty elsewhere.
     """
 
     def extra_outputs(self) -> dict[str, Any]:
@@ -29,4 +31,7 @@ class Scheduling(FamilyComponent):
             "podGroupNames": self.names_of("PodGroup"),
             "schedulerConfigMap": configmaps[0] if configmaps else "",
             "yunikornConfigMap": yunikorn[0] if yunikorn else "",
+            "resourceFlavorNames": self.names_of("ResourceFlavor"),
+            "clusterQueueNames": self.names_of("ClusterQueue"),
+            "localQueueNames": self.names_of("LocalQueue"),
         }

@@ -17,6 +17,7 @@ from accelplane.derive.gpu_resources import (
     unrenamed_slices,
     yarn_gpu_type,
 )
+from accelplane.derive.kueue import cluster_queues, flavor_name, flavor_quotas, gpu_pools, pool_resources
 from accelplane.derive.queues import queue_parent
 from accelplane.derive.slot_groups import gpu_resources, group_resource, spans_models, standalone_hosts
 from accelplane.derive.yarn_capacity import MEMORY, VCORES, plan_queues
@@ -142,6 +143,39 @@ class PartitionRow:
 
 
 @dataclass(frozen=True)
+class FlavorRow:
+    """One Kueue ClusterQueue's GPU quota in one ResourceFlavor (`accelplane.derive.kueue`)."""
+
+    queue: str
+    flavor: str
+    resource: str
+    nominal: Decimal
+    borrowing_limit: Decimal | None
+    """None: no limit (borrow whatever the cohort lends); off a cohort the queue cannot borrow."""
+    lending_limit: Decimal | None
+    pool_gpus: int
+    """What the flavor's node pool advertises of ``resource`` (GPUs, MIG slices or shared replicas)."""
+
+
+def flavor_rows(spec: Spec) -> tuple[FlavorRow, ...]:
+    """GPU quota per ClusterQueue and GPU flavor on a Kueue cluster (empty elsewhere)."""
+    if not spec.uses_kueue:
+        return ()
+    pools = {flavor_name(p): p for p in gpu_pools(spec)}
+    rows = []
+    for q in cluster_queues(spec):
+        for fq in flavor_quotas(spec, q):
+            pool = pools.get(fq.flavor)
+            if pool is None or pool.gpu is None:
+                continue
+            units = pool_resources(pool)
+            for name, nominal, borrowing, lending in fq.resources:
+                if is_gpu_resource(name) and name in units:
+                    rows.append(FlavorRow(q.name, fq.flavor, name, nominal, borrowing, lending, units[name]))
+    return tuple(rows)
+
+
+@dataclass(frozen=True)
 class Report:
     """The capacity report of one spec."""
 
@@ -154,12 +188,15 @@ class Report:
     without_gpu_limits: tuple[str, ...] = ()
     groups: tuple[GroupRow, ...] = ()
     scheduler: str = ""
-    """The Kubernetes scheduler enforcing the queues (``volcano``/``yunikorn``; empty off Kubernetes)."""
+    """The Kubernetes scheduler enforcing the queues (``volcano``/``yunikorn``/``kueue``; empty off
+    Kubernetes)."""
     warnings: tuple[SpecError, ...] = ()  # the spec's warnings, listed under the tables
     partitions: tuple[PartitionRow, ...] = ()
     """YARN with node labels: every queue's figures in every GPU-model partition it may use."""
     without_partition: tuple[str, ...] = ()
     """YARN with node labels: the queues that may use no GPU partition."""
+    flavors: tuple[FlavorRow, ...] = ()
+    """Kueue: every ClusterQueue's GPU quota per ResourceFlavor."""
 
     def cluster_total(self, resource: str) -> int:
         """Cluster GPUs of ``resource`` over the basis pools (as the scheduler counts them)."""
@@ -302,6 +339,7 @@ def build_report(spec: Spec, warnings: Sequence[SpecError] = ()) -> Report:
         tuple(warnings),
         parts,
         tuple(q.name for q, _ in _queue_order(spec) if parts and q.name not in with_partition),
+        flavor_rows(spec),
     )
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from accelplane.display import escape_controls, escape_controls_json, md_text
 from accelplane.finding_output import as_dict, text_line
 from accelplane.quantity import format_quantity
-from accelplane.report.data import FlinkRow, GroupRow, PartitionRow, QueueRow, Report
+from accelplane.report.data import FlavorRow, FlinkRow, GroupRow, PartitionRow, QueueRow, Report
 
 # -- formatting ----------------------------------------------------------------------------------------
 
@@ -160,6 +160,25 @@ def _columns(header: list[str], rows: list[list[str]]) -> list[str]:
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [header, *rows]]
 
 
+FLAVOR_TITLE = "Kueue GPU quota per flavor (ClusterQueue nominalQuota, borrowingLimit, lendingLimit)"
+FLAVOR_HEADER = ["ClusterQueue", "Flavor", "Resource", "Nominal", "Borrowing limit", "Lending limit", "Pool GPUs"]
+KUEUE_NOTE = (
+    "Scheduler: Kueue (each pod admitted on its own against its ClusterQueue's quota per flavor; "
+    "deserved (else guarantee) is nominalQuota, capability - deserved the borrowingLimit)"
+)
+
+
+def _limit(value: Decimal | None, unset: str) -> str:
+    return unset if value is None else show_number(value)
+
+
+def _flavor_cells(row: FlavorRow) -> list[str]:
+    return [
+        row.queue, row.flavor, row.resource, show_number(row.nominal),
+        _limit(row.borrowing_limit, "none"), _limit(row.lending_limit, "none"), str(row.pool_gpus),
+    ]
+
+
 YUNIKORN_NOTE = (
     "Scheduler: Apache YuniKorn (yunikorn-configs queues.yaml: capability is a queue's max, "
     "deserved (else guarantee) its guaranteed)"
@@ -171,6 +190,8 @@ def format_text(report: Report) -> str:
     out = [f"accelplane report: {report.cluster}", ""]
     if report.scheduler == "yunikorn":
         out += [YUNIKORN_NOTE, ""]
+    if report.scheduler == "kueue":
+        out += [KUEUE_NOTE, ""]
     out.append(f"Cluster GPUs ({_basis_title(report)})")
     if report.resources:
         out += [f"  {r}: {total_text(report, r)} ({pool_text(report, r)})" for r in report.resources]
@@ -193,6 +214,9 @@ def format_text(report: Report) -> str:
     if report.groups:
         out += ["", "Slot groups (GPUs all slots of a group take, of its cluster's TaskManagers' GPUs)"]
         out += ["  " + line for line in _columns(GROUP_HEADER, [_group_cells(r) for r in report.groups])]
+    if report.flavors:
+        out += ["", FLAVOR_TITLE]
+        out += ["  " + line for line in _columns(FLAVOR_HEADER, [_flavor_cells(r) for r in report.flavors])]
     if report.partitions:
         out += ["", PARTITION_TITLE]
         out += [("  " + line).rstrip() for line in _partition_lines(report, "  ", _columns)]
@@ -212,6 +236,8 @@ def format_markdown(report: Report) -> str:
     out = [f"## GPU capacity: {md_text(report.cluster)}", ""]
     if report.scheduler == "yunikorn":
         out += [md_text(YUNIKORN_NOTE), ""]
+    if report.scheduler == "kueue":
+        out += [md_text(KUEUE_NOTE), ""]
     out += [f"Cluster GPUs ({_basis_title(report)}):", ""]
     out += _md_table(
         ["Resource", "GPUs", "Pools"],
@@ -227,6 +253,9 @@ def format_markdown(report: Report) -> str:
     if report.groups:
         out += ["", "### Slot groups", ""]
         out += _md_table(GROUP_HEADER, [_group_cells(r) for r in report.groups])
+    if report.flavors:
+        out += ["", f"### {FLAVOR_TITLE}", ""]
+        out += _md_table(FLAVOR_HEADER, [_flavor_cells(r) for r in report.flavors])
     if report.partitions:
         out += ["", f"### {PARTITION_TITLE}", ""]
         out += [md_text(line) if line.startswith("Without") else line for line in _partition_lines(report, "\u00a0\u00a0", _md_table)]
@@ -329,6 +358,18 @@ def to_json(report: Report) -> dict[str, Any]:
             for r in report.partitions
         ],
         "queues_without_yarn_partition": list(report.without_partition),
+        "kueue_flavors": [
+            {
+                "cluster_queue": r.queue,
+                "flavor": r.flavor,
+                "resource": r.resource,
+                "nominal_quota": _dec(r.nominal),
+                "borrowing_limit": _dec(r.borrowing_limit),
+                "lending_limit": _dec(r.lending_limit),
+                "pool_gpus": r.pool_gpus,
+            }
+            for r in report.flavors
+        ],
         **warnings,
     }
 

@@ -1,6 +1,7 @@
 """Queue impacts: Volcano ``Queue`` objects whose GPU capability/deserved/guarantee changed,
 were added or removed; YuniKorn queues (in the ``yunikorn-configs`` ConfigMap's ``queues.yaml``)
-whose GPU ``guaranteed``/``max`` changed, were added or removed; YARN capacity-scheduler properties
+whose GPU ``guaranteed``/``max`` changed, were added or removed; Kueue ClusterQueues whose GPU
+``nominalQuota``/``borrowingLimit``/``lendingLimit`` changed per flavor; YARN capacity-scheduler properties
 that mention GPUs.
 """
 
@@ -107,8 +108,62 @@ def _yunikorn_queue_impacts(artifacts: list[ArtifactDiff]) -> Iterator[Impact]:
                     yield Impact("queues", subject, f"{subject}: " + "; ".join(parts))
 
 
+KUEUE_GROUP = "kueue.x-k8s.io"
+_KUEUE_FIELDS = ("nominalQuota", "borrowingLimit", "lendingLimit")
+
+
+def _kueue_flavor_gpus(manifest: Any) -> dict[str, dict[str, dict[str, str]]]:
+    """Flavor → field (nominalQuota/borrowingLimit/lendingLimit) → GPU resource → value of a Kueue
+    ClusterQueue (empty when it is not one)."""
+    spec = manifest.get("spec", {}) if isinstance(manifest, dict) else {}
+    groups = spec.get("resourceGroups", []) if isinstance(spec, dict) else []
+    out: dict[str, dict[str, dict[str, str]]] = {}
+    for group in groups if isinstance(groups, list) else []:
+        for flavor in group.get("flavors", []) if isinstance(group, dict) else []:
+            if not isinstance(flavor, dict):
+                continue
+            fields = out.setdefault(str(flavor.get("name")), {})
+            for r in flavor.get("resources", []):
+                if not isinstance(r, dict) or not is_gpu_resource(str(r.get("name"))):
+                    continue
+                for field in _KUEUE_FIELDS:
+                    if field in r:
+                        fields.setdefault(field, {})[str(r["name"])] = show_value(r[field])
+    return {f: v for f, v in out.items() if any(v.values())}
+
+
+def _kueue_queue_impacts(artifacts: list[ArtifactDiff]) -> Iterator[Impact]:
+    """GPU quota changes of Kueue ClusterQueues, one line per ClusterQueue and flavor."""
+    for a in k8s_artifacts(artifacts):
+        if group_kind(a) != (KUEUE_GROUP, "ClusterQueue"):
+            continue
+        name = a.ident.split(" ", 1)[1]
+        old, new = _kueue_flavor_gpus(a.old_data), _kueue_flavor_gpus(a.new_data)
+        if a.status in ("added", "removed"):
+            side = new if a.status == "added" else old
+            quota = "; ".join(f"{f}: {_describe_gpus(side[f])}" for f in sorted(side)) or "no GPU quota"
+            verb = "added" if a.status == "added" else "removed"
+            yield Impact("queues", f"Kueue ClusterQueue {name}", f"Kueue ClusterQueue {name} {verb}: {quota}")
+            continue
+        for flavor in sorted(old.keys() | new.keys()):
+            o_fields, n_fields = old.get(flavor, {}), new.get(flavor, {})
+            parts = []
+            for res in sorted({r for f in (*o_fields.values(), *n_fields.values()) for r in f}):
+                fields = []
+                for field in _KUEUE_FIELDS:
+                    o, n = o_fields.get(field, {}).get(res), n_fields.get(field, {}).get(res)
+                    if o != n:
+                        fields.append(f"{field} {o or 'unset'} → {n or 'unset'}")
+                if fields:
+                    parts.append(f"{res} " + ", ".join(fields))
+            if parts:
+                subject = f"Kueue ClusterQueue {name} flavor {flavor}"
+                yield Impact("queues", subject, f"{subject}: " + "; ".join(parts))
+
+
 def queue_impacts(artifacts: list[ArtifactDiff]) -> Iterator[Impact]:
     yield from _yunikorn_queue_impacts(artifacts)
+    yield from _kueue_queue_impacts(artifacts)
     for a in k8s_artifacts(artifacts):
         if group_kind(a) != (VOLCANO_GROUP, "Queue"):
             continue
