@@ -135,8 +135,9 @@ def test_rendered_config_runs_gpu_taskmanagers(
     assert second.probe_indexes == {"2", "3"}
     assert third.probe_indexes == frozenset()
     # The configured coordination flags reached our script (records in its own file format).
-    version = "v3" if monitored else "v2"  # v3: the owner label (monitoring.enabled on hosts)
-    assert result.coordination_text.startswith(f"# accelplane-gpu-coordination {version}\n")
+    # always v2, monitored or not: owner labels live in the `.labels` side file so an older script
+    # can still read the records after a rollback (docs/discovery.md, "Rollback")
+    assert result.coordination_text.startswith("# accelplane-gpu-coordination v2\n")
     records = [line.split() for line in result.coordination_text.splitlines() if not line.startswith("#")]
     assert sorted((r[1], int(r[2])) for r in records) == [
         ("0", first.pid),
