@@ -57,10 +57,17 @@ def for_schema(
         return st.one_of([for_schema(root, sub, skip=skip) for sub in node["anyOf"]])
     kind = node.get("type")
     if kind == "integer":
-        return st.integers(node.get("minimum", -1000), node.get("maximum", 100000))
+        low = node["exclusiveMinimum"] + 1 if "exclusiveMinimum" in node else node.get("minimum", -1000)
+        high = node["exclusiveMaximum"] - 1 if "exclusiveMaximum" in node else node.get("maximum", 100000)
+        return st.integers(low, high)
     if kind == "number":
         return st.floats(
-            node.get("minimum", 0), node.get("maximum", 1e6), allow_nan=False, allow_infinity=False
+            node.get("exclusiveMinimum", node.get("minimum", 0)),
+            node.get("exclusiveMaximum", node.get("maximum", 1e6)),
+            exclude_min="exclusiveMinimum" in node,
+            exclude_max="exclusiveMaximum" in node,
+            allow_nan=False,
+            allow_infinity=False,
         )
     if kind == "boolean":
         return st.booleans()
