@@ -34,7 +34,7 @@ from accelplane.derive.flink_keys import (
     managed_prefixes,
     whole_mebibytes,
 )
-from accelplane.derive.flink_placement import LONG, toleration_items
+from accelplane.derive.flink_placement import LONG, flink_map, toleration_items
 from accelplane.derive.flink_pods import (
     GROUP_NAME_ANNOTATION,
     cluster_resources,
@@ -532,16 +532,6 @@ def _members(c: FlinkCluster) -> str:
     return f"{'JobManager' if jms == 1 else f'{jms} JobManagers'} + {c.task_manager.replicas} TaskManagers"
 
 
-def _flink_map(value: object) -> dict[str, str]:
-    """A Flink map option written as ``k1:v1,k2:v2`` (how Flink's map type reads a string)."""
-    out: dict[str, str] = {}
-    for item in str(value).split(","):
-        key, sep, val = item.partition(":")
-        if sep:
-            out[key.strip()] = val.strip()
-    return out
-
-
 def _check_kubernetes_config(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
     """Config keys that Flink's pod factories apply over our pod templates and PodGroup.
 
@@ -558,7 +548,7 @@ def _check_kubernetes_config(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
     for key, value in c.config:
         path = c.field_path("config", key)
         if key in ("kubernetes.jobmanager.annotations", "kubernetes.taskmanager.annotations"):
-            if GROUP_NAME_ANNOTATION in _flink_map(value) and spec.uses_volcano:
+            if GROUP_NAME_ANNOTATION in flink_map(value) and spec.uses_volcano:
                 yield Problem(
                     path,
                     f"Flink puts these annotations on the pods over the pod template's, so "
@@ -566,7 +556,7 @@ def _check_kubernetes_config(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
                     "(Volcano gang scheduling and the queue); remove it", FLINK_PODGROUP_ANNOTATION,
                 )
         elif key == "kubernetes.taskmanager.node-selector":
-            clash = sorted(set(_flink_map(value)) & pool_keys)
+            clash = sorted(set(flink_map(value)) & pool_keys)
             if clash:
                 yield Problem(
                     path,

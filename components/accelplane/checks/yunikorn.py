@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from decimal import Decimal
 
 from accelplane.derive.dra import cluster_device_class
+from accelplane.derive.flink_placement import flink_map
 from accelplane.derive.flink_pods import min_resources, pod_count
 from accelplane.derive.queues import children_by_parent, leaf_queue_names, parent_cycles, queue_parent
 from accelplane.derive.yunikorn import (
@@ -267,11 +268,6 @@ FLINK_METADATA_KEYS = tuple(
 YUNIKORN_KEY_PREFIX = "yunikorn.apache.org/"
 
 
-def _flink_map_keys(value: object) -> list[str]:
-    """Keys of a Flink map option (``k1:v1,k2:v2``)."""
-    return [item.partition(":")[0].strip() for item in str(value).split(",") if ":" in item]
-
-
 def _check_flink_metadata(spec: Spec) -> Iterator[Problem]:
     """Flink's ``InitJobManagerDecorator``/``InitTaskManagerDecorator`` put ``kubernetes.<role>.labels``
     and ``.annotations`` on the pods over the pod template's: an application id, queue or
@@ -283,7 +279,7 @@ def _check_flink_metadata(spec: Spec) -> Iterator[Problem]:
             if key not in FLINK_METADATA_KEYS:
                 continue
             clash = sorted(
-                k for k in _flink_map_keys(value) if k in (APP_ID_LABEL, QUEUE_LABEL) or k.startswith(YUNIKORN_KEY_PREFIX)
+                k for k in flink_map(value) if k in (APP_ID_LABEL, QUEUE_LABEL) or k.startswith(YUNIKORN_KEY_PREFIX)
             )
             if clash:
                 yield Problem(
