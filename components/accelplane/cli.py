@@ -7,7 +7,9 @@ One exit-code convention for every subcommand (docs/reference.md, "Commands"; te
   message``; warnings alone never fail, except ``validate --strict``), or for `diff` (which follows
   ``git diff --exit-code``) "the sides differ";
 * 2 — the command could not answer: a usage error, an output that cannot be written, a git
-  problem, and for `diff` also an invalid spec on either side (1 already means "different").
+  problem, and for `diff` also an invalid spec on either side (1 already means "different");
+* 3 — `diff` only: the sides differ and the change is refused, an error-level day-2 finding (AP16xx:
+  a Flink cluster moved without `migrateFrom`, a state `pulumi up` would stop in), for CI gates.
 
 User mistakes and I/O failures (full or read-only disk, a file where a directory should be) never
 produce a traceback; nothing is printed or half-written before the command knows it can finish.
@@ -40,6 +42,7 @@ STACK_SPEC_CONTROL_CHARACTER = declare(
     fix="write the spec's path without control characters",
 )
 EXIT_DIFFERENT = 1
+EXIT_REFUSED = 3  # `diff`: the sides differ and the change is refused (an AP16xx error, docs/diff.md)
 
 
 def _say_error(text: object) -> None:
@@ -285,6 +288,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     color = args.format == "text" and use_color(args.color)
     sys.stdout.write(render(result, args.format, color=color))
+    if result.refused:
+        return EXIT_REFUSED
     return EXIT_OK if result.equal else EXIT_DIFFERENT
 
 
@@ -361,11 +366,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add_parser(
         "diff",
-        help="compare two specs / rendered directories / REV:path (exit 0 equal, 1 different, 2 error)",
+        help="compare two specs / rendered directories / REV:path (exit 0 equal, 1 different, 2 error, 3 refused change)",
         description="Compare every rendered artifact of OLD and NEW. Each side is a spec file, a "
         "rendered directory, or REV:path (a spec at a git revision, rendered with its bases from that "
         "revision). Exit codes like `git diff --exit-code`: 0 equal, 1 different, 2 error (including "
-        "an invalid spec on either side).",
+        "an invalid spec on either side); 3 the change is refused (an AP16xx day-2 error: it would lose a "
+        "running job's state or stop `pulumi up` half-way; docs/diff.md).",
     )
     p.add_argument("old", metavar="OLD")
     p.add_argument("new", metavar="NEW")

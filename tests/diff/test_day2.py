@@ -253,3 +253,33 @@ def test_a_migration_in_one_apply_is_refused_and_the_second_apply_is_named(tmp_p
     lines = [i.message for i in result.impacts if i.category == "day2"]
     assert _has(lines, "removed after the migration", "second apply")
     assert not _has(lines, "[AP1601]")
+
+
+def _exit_code(tmp_path: Path, stack: str, edit: Callable[[dict[str, Any]], None]) -> int:
+    """`accelplane diff OLD NEW`'s exit status for ``edit`` applied to an example stack."""
+    from accelplane.cli import main
+
+    stacks = copy_stacks(tmp_path / f"cli-{edit.__name__}")
+    old = stacks / f"{stack}.yaml"
+    new_data = copy.deepcopy(load(old))
+    edit(new_data)
+    new = write_spec(stacks, new_data, f"{stack}-new.yaml")
+    return main(["diff", str(old), str(new)])
+
+
+def test_a_refused_change_exits_3_and_a_plain_change_1(tmp_path: Path, capsys: Any) -> None:
+    """A CI gate on `accelplane diff` sees the refusal: an error-level day-2 finding (AP1601) exits 3,
+    a change without one exits 1 (`git diff --exit-code`'s "different")."""
+
+    def rename(d: dict[str, Any]) -> None:
+        _cluster(d, "embeddings-amd").update(name="embeddings")
+
+    def more_slots(d: dict[str, Any]) -> None:
+        c = _cluster(d, "embeddings-amd")
+        c["taskManager"]["slots"] = c["taskManager"].get("slots", 1) + 1
+        c["job"]["parallelism"] = c["taskManager"]["replicas"] * c["taskManager"]["slots"]
+
+    assert _exit_code(tmp_path, "prod-eu", rename) == 3
+    assert "[AP1601]" in capsys.readouterr().out
+    assert _exit_code(tmp_path, "prod-eu", more_slots) == 1
+    assert "[AP16" not in capsys.readouterr().out

@@ -39,6 +39,13 @@ def test_every_subcommand_follows_the_readme_exit_codes(
     out = str(tmp_path / "out")
     unwritable = str(tmp_path / "file")
     Path(unwritable).write_text("x")
+    # "different" without a day-2 refusal (exit 3, docs/diff.md): two rendered trees, one file changed
+    rendered_a, rendered_b = tmp_path / "rendered-a", tmp_path / "rendered-b"
+    for tree in (rendered_a, rendered_b):
+        assert main(["render", PROD, "-o", str(tree)]) == 0
+    changed = next(p for p in sorted(rendered_b.rglob("*.yaml")) if p.is_file())
+    changed.write_text(changed.read_text() + "# changed\n")
+    capsys.readouterr()
     cases = {
         # command: (ok, invalid spec or "different", usage or I/O error)
         "validate": (["validate", PROD], ["validate", bad], ["validate"]),
@@ -55,7 +62,7 @@ def test_every_subcommand_follows_the_readme_exit_codes(
         ),
         "diff": (
             ["diff", PROD, PROD],
-            ["diff", PROD, str(REPO_ROOT / "stacks" / "shared-gpus.yaml")],
+            ["diff", str(rendered_a), str(rendered_b)],
             ["diff", PROD, bad],
         ),
         "schema": (["schema"], None, ["schema", "--bogus"]),

@@ -33,6 +33,12 @@ class DiffResult:
         """True when the two sides render identically (modulo list order where it is not semantic)."""
         return not self.artifacts
 
+    @property
+    def refused(self) -> bool:
+        """True when an impact line reports an error-level day-2 finding (AP16xx): the change would
+        lose running work or stop `pulumi up` half-way, so `accelplane diff` exits 3."""
+        return any(i.finding is not None and not i.finding.is_warning for i in self.impacts)
+
     def counts(self) -> dict[str, dict[str, int]]:
         """``{kind: {added, removed, changed, renamed}}`` for kinds that have differences."""
         out: dict[str, dict[str, int]] = {}

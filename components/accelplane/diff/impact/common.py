@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from accelplane.diff.changes import EMBED_SEPARATOR, ArtifactDiff, Change
 from accelplane.display import show_value
+from accelplane.findings import Finding
 
 CATEGORY_TITLES: dict[str, str] = {
     "queues": "Queues",
@@ -31,6 +32,7 @@ class Impact:
     category: str
     subject: str
     message: str
+    finding: Finding | None = None  # a day-2 finding the line reports (diff/impact/day2.py)
 
     def to_json(self) -> dict[str, str]:
         """Plain data for ``--format json``."""

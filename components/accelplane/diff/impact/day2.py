@@ -29,7 +29,7 @@ from typing import Any
 from accelplane.diff.changes import ArtifactDiff
 from accelplane.diff.impact.common import VOLCANO_GROUP, Impact, group_kind, k8s_artifacts, starts
 from accelplane.display import show_value
-from accelplane.findings import ERROR, WARNING, declare
+from accelplane.findings import ERROR, WARNING, Finding, declare
 from accelplane.lifecycle import ADOPTED, REPLACE_WINDOW, classify, group_of
 from accelplane.model import FlinkCluster, FlinkTarget, NodePool, Spec
 from accelplane.quantity import parse_quantity
@@ -67,8 +67,10 @@ _UPGRADE_MODE = {
 }
 
 
-def _code(finding: Any) -> str:
-    return f"[{finding.code}] "
+def _flagged(finding: Finding, category: str, subject: str, message: str) -> Impact:
+    """An impact line that reports ``finding`` (its code leads the message; an error makes
+    `accelplane diff` exit 3, the change refused)."""
+    return Impact(category, subject, f"[{finding.code}] {message}", finding)
 
 
 # -- Flink job lifecycle ----------------------------------------------------------------------------
@@ -121,9 +123,9 @@ def _flink_deployment_impacts(a: ArtifactDiff, migrating: set[tuple[str, str]]) 
         if (namespace, name) in migrating:
             return
         if a.status == "renamed":
-            yield Impact(
-                "day2", a.ident,
-                f"{_code(CLUSTER_MOVE_WITHOUT_MIGRATION)}FlinkDeployment {old_ns_name} → {ns_name}: Pulumi creates "
+            yield _flagged(
+                CLUSTER_MOVE_WITHOUT_MIGRATION, "day2", a.ident,
+                f"FlinkDeployment {old_ns_name} → {ns_name}: Pulumi creates "
                 "the new one first (it starts from EMPTY state, both run: double GPU demand), then deletes the "
                 "old one — cancelled without a savepoint (kubernetes.operator.job.savepoint-on-deletion "
                 "defaults to false) and its checkpoint/HA data removed. Keep the old cluster and give the new "
@@ -192,9 +194,9 @@ def _cluster_impacts(artifacts: list[ArtifactDiff], old: Spec | None, new: Spec 
                 "was first deployed)",
             )
         elif source in old_clusters:
-            yield Impact(
-                "day2", subject,
-                f"{_code(CLUSTER_MOVE_WITHOUT_MIGRATION)}Flink cluster {c.namespace}/{c.name} migrates from "
+            yield _flagged(
+                CLUSTER_MOVE_WITHOUT_MIGRATION, "day2", subject,
+                f"Flink cluster {c.namespace}/{c.name} migrates from "
                 f"{source[0]}/{source[1]}, which this same apply removes: its objects (Role included) are "
                 "changed or deleted while the old JobManager may still run. Keep the old cluster declared for "
                 "this apply and remove it in a second one",
@@ -206,9 +208,9 @@ def _cluster_impacts(artifacts: list[ArtifactDiff], old: Spec | None, new: Spec 
         if c.target is FlinkTarget.KUBERNETES_OPERATOR:
             continue  # the FlinkDeployment's artifact says it (above)
         if added:
-            yield Impact(
-                "day2", f"Flink cluster {c.name}",
-                f"{_code(CLUSTER_MOVE_WITHOUT_MIGRATION)}Flink cluster {c.namespace}/{c.name} is gone while "
+            yield _flagged(
+                CLUSTER_MOVE_WITHOUT_MIGRATION, "day2", f"Flink cluster {c.name}",
+                f"Flink cluster {c.namespace}/{c.name} is gone while "
                 f"{', '.join(f'{n}/{m}' for n, m in added)} appeared: a move or rename. The old namespace's "
                 "objects (its Role with the configmaps rule HA needs) change or go while the old JobManager "
                 "still runs there. Keep the old cluster and give the new one migrateFrom: {name, namespace, "
@@ -325,9 +327,9 @@ def _intermediate_impacts(artifacts: list[ArtifactDiff], manifests: list[Any]) -
     problems = [p for p in hierarchy_violations(middle) if p not in hierarchy_violations(new_side)]
     if problems:
         gone = ", ".join(sorted(removed_queues))
-        yield Impact(
-            "day2", "queues (intermediate state)",
-            f"{_code(INTERMEDIATE_STATE_REFUSED)}while queue(s) {gone} still exist (Pulumi deletes last), "
+        yield _flagged(
+            INTERMEDIATE_STATE_REFUSED, "day2", "queues (intermediate state)",
+            f"while queue(s) {gone} still exist (Pulumi deletes last), "
             f"{'; '.join(problems)} — Volcano's queue webhook refuses the create/update and `pulumi up` "
             f"stops. Apply in two steps: first the spec without {gone} and without the queues that replace "
             "them (drain their jobs), then the new spec",
@@ -390,16 +392,16 @@ def _gpu_handover_impacts(old: Spec | None, new: Spec | None) -> Iterator[Impact
         if o is None or n is None:
             continue
         if o.allocation != n.allocation:
-            yield Impact(
-                "day2", f"pool {name}",
-                f"{_code(GPU_HANDOVER)}pool {name}: GPU allocation {o.allocation} → {n.allocation}. During the "
+            yield _flagged(
+                GPU_HANDOVER, "day2", f"pool {name}",
+                f"pool {name}: GPU allocation {o.allocation} → {n.allocation}. During the "
                 "run the device plugin and the DRA driver both hand out the same GPUs (docs/dra.md). Drain the "
                 f"GPU pods of pool {name} first (or cordon it), apply, then uncordon",
             )
         if o.mig != n.mig:
-            yield Impact(
-                "day2", f"pool {name}",
-                f"{_code(GPU_HANDOVER)}pool {name}: MIG layout {o.mig.strategy} {dict(o.mig.devices)} → "
+            yield _flagged(
+                GPU_HANDOVER, "day2", f"pool {name}",
+                f"pool {name}: MIG layout {o.mig.strategy} {dict(o.mig.devices)} → "
                 f"{n.mig.strategy} {dict(n.mig.devices)}. NVIDIA's MIG manager re-partitions only when the "
                 "node's nvidia.com/mig.config label changes (the label stays the pool name), so the new layout "
                 f"lands at an unplanned restart. Drain the GPU pods of pool {name}, apply, then re-label the "
@@ -410,9 +412,9 @@ def _gpu_handover_impacts(old: Spec | None, new: Spec | None) -> Iterator[Impact
     for o_pool in gone:
         for n_pool in came:
             if _pool_identity(o_pool) == _pool_identity(n_pool):
-                yield Impact(
-                    "day2", f"pool {n_pool.name}",
-                    f"{_code(GPU_HANDOVER)}pool {o_pool.name} renamed to {n_pool.name}: for the run two device "
+                yield _flagged(
+                    GPU_HANDOVER, "day2", f"pool {n_pool.name}",
+                    f"pool {o_pool.name} renamed to {n_pool.name}: for the run two device "
                     "plugins serve the same nodes on one kubelet socket path, and the old one's shutdown "
                     "removes the socket (the node may stop advertising GPUs). Drain the pool's GPU pods, "
                     "apply, then restart the new device plugin pods",
