@@ -23,7 +23,9 @@ on a busy machine). Wall clock, never timed tests.
    registered through pulumi_kubernetes' public typed classes under the same mocks (ConfigMap
    payloads already serialised), goal ≤ 1.3× at 16 units (515 objects, 523 resources; 1 unit with
    ``--quick``). More rows from the same interleaved samples: the program's registration alone
-   (`render_spec` excluded) next to the same floor; the program next to as many bare one-key
+   (`render_spec` excluded) next to the same floor; the program next to `render_spec` followed by
+   the same typed classes (the floor does no spec work; the program must load, validate and build
+   the spec before it registers anything); the program next to as many bare one-key
    ConfigMaps as it registers resources (the floor until issue 40), and next to those plus libyaml
    dumping what it serialises; the typed classes next to bare ConfigMaps (Pulumi's and
    pulumi_kubernetes' own price). ``--only pulumi`` runs just this part; ``--runs N`` sets its
@@ -270,6 +272,8 @@ def bench_pulumi(units: int, runs: int, work: Path) -> list[Row]:
     * ``registration``: the same program with the spec already rendered (`render_spec` excluded:
       `accelplane.program.load` returns the rendered spec), i.e. components, parents, dependencies,
       options and outputs;
+    * ``spec_typed``: `render_spec` (load, validate, build) of the same spec, then ``typed``: the
+      floor with the spec work the program cannot skip;
     * ``typed``: the same manifests through pulumi_kubernetes' public typed classes, in the same
       order, without components, parents, provider, dependencies or outputs (the ConfigMap payloads
       are already serialised): **the goal's floor** since issue 40 (the program registers through the

@@ -419,10 +419,17 @@ class Represented(dict[str, Any]):
     containing it reuses instead of representing it again — PyYAML's Python representer is the
     costly part of a dump, libyaml's emitter is not. The same object appears in several documents
     (an operator cluster's pod template: its own file and the FlinkDeployment embedding it), so it
-    must not be modified after `represented` (the node would no longer match)."""
+    must not be modified after `represented` (the node would no longer match). Once the documents
+    sharing it are serialised, `release` drops the node (a node tree kept alive costs every later
+    garbage collection more than representing the mapping again would); later dumps then
+    represent it as a plain mapping."""
 
     __slots__ = ("node",)
-    node: yaml.Node
+    node: yaml.Node | None
+
+    def release(self) -> None:
+        """Drop the node (see the class docstring)."""
+        self.node = None
 
 
 def represented(data: Mapping[str, Any]) -> Represented:
@@ -438,6 +445,9 @@ def represented(data: Mapping[str, Any]) -> Represented:
 
 
 def _represented_representer(dumper: _Dumper, data: Represented) -> yaml.Node:
+    if data.node is None:
+        node: yaml.Node = dumper.represent_dict(data)
+        return node
     return data.node
 
 

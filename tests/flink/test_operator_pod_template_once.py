@@ -1,5 +1,6 @@
 """An operator cluster's pod templates are represented as YAML once (issue 40): the FlinkDeployment
-embeds the very mapping its pod template file is, and serialising both reuses one node."""
+embeds the very mapping its pod template file is, and serialising both reuses one node, which is
+dropped once both are serialised."""
 
 from __future__ import annotations
 
@@ -26,6 +27,10 @@ def test_the_file_and_the_flink_deployment_share_one_represented_template() -> N
             # the file is the embedded mapping (after its comment header), byte for byte
             assert text.split("\n", 1)[1] == dump_yaml(template)
             assert yaml.safe_load(text) == template
+            assert template.node is None  # released once both documents were serialised
+        # the FlinkDeployment was serialised by its builder, with the templates' nodes
+        assert fd.text is not None and fd.text == dump_yaml(fd.manifest)
+        assert files[f"kubernetes/{fd.filename}"][0] == fd.text
 
 
 def test_a_represented_mapping_dumps_as_the_plain_one_and_reuses_its_node() -> None:
@@ -36,3 +41,5 @@ def test_a_represented_mapping_dumps_as_the_plain_one_and_reuses_its_node() -> N
     assert dump_yaml({"outer": once, "z": 0}) == dump_yaml({"outer": data, "z": 0})
     once["changed"] = 1  # a modification after representing is not seen: the node is reused
     assert "changed" not in dump_yaml(once)
+    once.release()  # without its node it is represented as the plain mapping it is
+    assert dump_yaml(once) == dump_yaml({**data, "changed": 1})

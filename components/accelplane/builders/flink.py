@@ -19,7 +19,7 @@ Per cluster, by target:
 
 from __future__ import annotations
 
-from accelplane.artifacts import Bundle, FileArtifact, k8s_object
+from accelplane.artifacts import Bundle, FileArtifact, K8sObject, k8s_object
 from accelplane.builders.flink_config import config_file_name, render_config
 from accelplane.builders.flink_operator import embedded_pod_template, flink_deployment
 from accelplane.builders.pod_templates import Role, flink_cluster_labels, pod_template
@@ -81,7 +81,12 @@ def build_cluster(spec: Spec, cluster: FlinkCluster) -> Bundle:
     if not spec.uses_yunikorn:  # YuniKorn gangs by task groups in the pod templates
         bundle.objects.append(podgroup(spec, cluster, FAMILY))
     if cluster.target == "kubernetes-operator":
-        bundle.objects.append(flink_deployment(spec, cluster, FAMILY))
+        # serialised here, while the templates' nodes are at hand (the files above used them), then
+        # the nodes are dropped (`Represented.release`)
+        deployment = flink_deployment(spec, cluster, FAMILY)
+        bundle.objects.append(K8sObject(deployment.manifest, FAMILY, text=dump_yaml(deployment.manifest)))
+        for role in ("jobmanager", "taskmanager"):
+            embedded_pod_template(spec, cluster, role).release()
     else:
         assert config_text is not None
         labels = flink_cluster_labels(spec, cluster)
