@@ -23,7 +23,9 @@ on a busy machine). Wall clock, never timed tests.
    registered through pulumi_kubernetes' public typed classes under the same mocks (ConfigMap
    payloads already serialised), goal ≤ 1.3× at 16 units (515 objects, 523 resources; 1 unit with
    ``--quick``). More rows from the same interleaved samples: the program's registration alone
-   (`render_spec` excluded) next to the same floor; the program next to as many bare one-key
+   (`render_spec` excluded) next to the same floor; the program next to `render_spec` followed by
+   the same typed classes (the floor does no spec work; the program must load, validate and build
+   the spec before it registers anything); the program next to as many bare one-key
    ConfigMaps as it registers resources (the floor until issue 40), and next to those plus libyaml
    dumping what it serialises; the typed classes next to bare ConfigMaps (Pulumi's and
    pulumi_kubernetes' own price). ``--only pulumi`` runs just this part; ``--runs N`` sets its
@@ -89,8 +91,8 @@ def ms(x: float) -> str:
 
 def ratio_row(name: str, ours: list[float], floor: list[float], floor_name: str, goal: str) -> Row:
     om, fm, omin, fmin = statistics.median(ours), statistics.median(floor), min(ours), min(floor)
-    return [name, f"{ms(om)} / {ms(omin)}", f"{ms(fm)} / {ms(fmin)} ({floor_name})", f"{om / fm:.1f}×",
-            f"{omin / fmin:.1f}×", goal]
+    return [name, f"{ms(om)} / {ms(omin)}", f"{ms(fm)} / {ms(fmin)} ({floor_name})", f"{om / fm:.2f}×",
+            f"{omin / fmin:.2f}×", goal]
 
 
 Document = tuple[str, str, Any]
@@ -270,6 +272,8 @@ def bench_pulumi(units: int, runs: int, work: Path) -> list[Row]:
     * ``registration``: the same program with the spec already rendered (`render_spec` excluded:
       `accelplane.program.load` returns the rendered spec), i.e. components, parents, dependencies,
       options and outputs;
+    * ``spec_typed``: `render_spec` (load, validate, build) of the same spec, then ``typed``: the
+      floor with the spec work the program cannot skip;
     * ``typed``: the same manifests through pulumi_kubernetes' public typed classes, in the same
       order, without components, parents, provider, dependencies or outputs (the ConfigMap payloads
       are already serialised): **the goal's floor** since issue 40 (the program registers through the
@@ -346,6 +350,11 @@ def bench_pulumi(units: int, runs: int, work: Path) -> list[Row]:
 
         run(program, {})
 
+    def spec_typed() -> None:
+        clear_caches()
+        render_spec(spec)  # the spec work the program does and the typed floor does not
+        typed()
+
     # Every resource the program registers: the objects, plus its components and provider.
     ours()
     resources = len(registered)
@@ -370,7 +379,7 @@ def bench_pulumi(units: int, runs: int, work: Path) -> list[Row]:
             yaml.dump(data, Dumper=yaml.CSafeDumper, sort_keys=True, default_flow_style=False, allow_unicode=True,
                       width=4096)
 
-    t = interleaved_many({"program": ours, "registration": registration, "typed": typed,
+    t = interleaved_many({"program": ours, "registration": registration, "typed": typed, "spec_typed": spec_typed,
                           "bare": bare_of(objects), "bare_all": bare_all, "bare_yaml": bare_yaml}, runs)
     size = f"{units} unit{'s' if units > 1 else ''} ({objects} objects)"
     plural = "s" if units > 1 else ""
@@ -381,6 +390,9 @@ def bench_pulumi(units: int, runs: int, work: Path) -> list[Row]:
                   f"{objects} typed resources", "≤ 1.3×"),
         ratio_row(f"… its registration alone (`render_spec` excluded), {size}", t["registration"], t["typed"],
                   f"{objects} typed resources", ""),
+        ratio_row(f"… the program next to `render_spec` (load, validate, build: the spec work the typed floor "
+                  f"does not do) followed by the same typed classes, {size}", t["program"], t["spec_typed"],
+                  f"`render_spec` + {objects} typed resources", ""),
         ratio_row(f"… the program next to as many bare ConfigMaps as it registers resources ({resources}; the "
                   "floor until issue 40)", t["program"], t["bare_all"], f"{resources} bare ConfigMaps", ""),
         ratio_row(f"… the same, next to those {resources} bare ConfigMaps plus libyaml dumping what the program "

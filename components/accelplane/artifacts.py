@@ -15,6 +15,10 @@ class K8sObject:
 
     manifest: dict[str, Any]
     family: str
+    text: str | None = field(default=None, compare=False, repr=False)
+    """The manifest as `accelplane.yaml_io.dump_yaml` serialises it, where the builder serialised it
+    already (an operator cluster's FlinkDeployment, built with its pod templates represented once);
+    None: `accelplane.render.bundle_files` serialises the manifest."""
 
     @property
     def api_version(self) -> str:

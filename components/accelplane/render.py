@@ -49,11 +49,13 @@ def bundle_files(bundle: Bundle) -> dict[str, tuple[str, int]]:
     """Every output file as ``{relative posix path: (text, mode)}`` in sorted order.
 
     This is the single serialisation of a bundle: the renderer writes it, `diff` compares it and
-    the Pulumi program's parity test checks against it.
+    the Pulumi program's parity test checks against it. An object its builder serialised already
+    (`K8sObject.text`) is taken as it is.
     """
     files: dict[str, tuple[str, int]] = {}
     for obj in bundle.objects:
-        files[f"kubernetes/{obj.filename}"] = (dump_yaml(obj.manifest), 0o644)
+        text = obj.text if obj.text is not None else dump_yaml(obj.manifest)
+        files[f"kubernetes/{obj.filename}"] = (text, 0o644)
     for f in bundle.files:
         files[f.path] = (f.text, f.mode)
     return dict(sorted(files.items()))

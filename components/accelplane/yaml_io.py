@@ -16,6 +16,8 @@ positions do not depend on libyaml.
 
 from __future__ import annotations
 
+import io
+from collections.abc import Mapping
 from typing import Any
 
 import yaml
@@ -401,12 +403,55 @@ _Dumper.add_representer(str, _str_representer)
 _Dumper.add_multi_representer(str, _str_representer)  # str subclasses (a StrEnum) as their text
 
 
+_DUMP_OPTIONS: dict[str, Any] = {"sort_keys": True, "default_flow_style": False, "allow_unicode": True, "width": 4096}
+
+
 def dump_yaml(data: Any) -> str:
     """Serialise plain data deterministically: sorted keys, block style, no aliases, literal blocks
-    for multi-line strings, one final newline (libyaml's emitter, `_Dumper`)."""
-    return yaml.dump(
-        data, Dumper=_Dumper, sort_keys=True, default_flow_style=False, allow_unicode=True, width=4096
-    )
+    for multi-line strings, one final newline (libyaml's emitter, `_Dumper`). A `Represented`
+    mapping inside ``data`` contributes the node it was represented as once."""
+    text: str = yaml.dump(data, Dumper=_Dumper, **_DUMP_OPTIONS)
+    return text
+
+
+class Represented(dict[str, Any]):
+    """A mapping represented as a YAML node once (`represented`), which every `dump_yaml` of data
+    containing it reuses instead of representing it again — PyYAML's Python representer is the
+    costly part of a dump, libyaml's emitter is not. The same object appears in several documents
+    (an operator cluster's pod template: its own file and the FlinkDeployment embedding it), so it
+    must not be modified after `represented` (the node would no longer match). Once the documents
+    sharing it are serialised, `release` drops the node (a node tree kept alive costs every later
+    garbage collection more than representing the mapping again would); later dumps then
+    represent it as a plain mapping."""
+
+    __slots__ = ("node",)
+    node: yaml.Node | None
+
+    def release(self) -> None:
+        """Drop the node (see the class docstring)."""
+        self.node = None
+
+
+def represented(data: Mapping[str, Any]) -> Represented:
+    """A `Represented` copy of ``data`` (its nested values shared), with its node built as
+    `dump_yaml` builds one (same representers, same options)."""
+    copy = Represented(data)
+    dumper = _Dumper(io.StringIO(), **_DUMP_OPTIONS)
+    try:
+        copy.node = dumper.represent_data(dict(copy))
+    finally:
+        dumper.dispose()
+    return copy
+
+
+def _represented_representer(dumper: _Dumper, data: Represented) -> yaml.Node:
+    if data.node is None:
+        node: yaml.Node = dumper.represent_dict(data)
+        return node
+    return data.node
+
+
+_Dumper.add_representer(Represented, _represented_representer)
 
 
 def clear_caches() -> None:

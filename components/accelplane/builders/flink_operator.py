@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from accelplane.artifacts import K8sObject, k8s_object
-from accelplane.builders.pod_templates import flink_cluster_labels, pod_template
+from accelplane.builders.pod_templates import Role, flink_cluster_labels, pod_template
 from accelplane.derive.flink_keys import (
     effective_config,
     flink_image,
@@ -23,6 +23,7 @@ from accelplane.derive.flink_keys import (
 from accelplane.derive.flink_values import operator_value
 from accelplane.lifecycle import FLINK_DEPLOYMENT_WAIT_FOR, WAIT_FOR_ANNOTATION
 from accelplane.model import FlinkCluster, ProcessResources, Spec
+from accelplane.yaml_io import Represented, represented
 
 FLINK_DEPLOYMENT_API = "flink.apache.org/v1beta1"
 DEPLOYMENT_MODE = "native"
@@ -38,9 +39,17 @@ def _resource(p: ProcessResources) -> dict[str, Any]:
     return {"cpu": float(p.cpu.number), "memory": f"{mebibytes(p.memory)}m"}
 
 
-def _embedded(template: dict[str, Any]) -> dict[str, Any]:
-    """A pod template as the operator's ``podTemplate`` field takes it."""
-    return {k: template[k] for k in ("apiVersion", "kind", "metadata", "spec")}
+def embedded_pod_template(spec: Spec, cluster: FlinkCluster, role: Role) -> Represented:
+    """The pod template of ``role`` as the operator's ``podTemplate`` field takes it, represented as
+    YAML once (`accelplane.yaml_io.represented`): the FlinkDeployment embeds it and the cluster's
+    pod template file is the same mapping, so both documents reuse one representation. Made once
+    per spec, cluster and role (`Spec.memo`); callers must not modify it."""
+
+    def make() -> Represented:
+        template = pod_template(spec, cluster, role)
+        return represented({k: template[k] for k in ("apiVersion", "kind", "metadata", "spec")})
+
+    return spec.memo.get_or_make(("embedded_pod_template", role), cluster, make)
 
 
 def flink_deployment_spec(spec: Spec, cluster: FlinkCluster) -> dict[str, Any]:
@@ -54,12 +63,12 @@ def flink_deployment_spec(spec: Spec, cluster: FlinkCluster) -> dict[str, Any]:
         "jobManager": {
             "replicas": jobmanager_replicas(cluster),
             "resource": _resource(cluster.job_manager),
-            "podTemplate": _embedded(pod_template(spec, cluster, "jobmanager")),
+            "podTemplate": embedded_pod_template(spec, cluster, "jobmanager"),
         },
         "taskManager": {
             "replicas": cluster.task_manager.replicas,
             "resource": _resource(ProcessResources(cluster.task_manager.cpu, cluster.task_manager.memory)),
-            "podTemplate": _embedded(pod_template(spec, cluster, "taskmanager")),
+            "podTemplate": embedded_pod_template(spec, cluster, "taskmanager"),
         },
     }
     job = cluster.job

@@ -8,7 +8,7 @@ token is ``accelplane:<family_module>:<FamilyType>`` for every family, generic o
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +27,9 @@ class FamilyArgs:
     family: str
     objects: tuple[K8sObject, ...] = ()
     files: tuple[FileArtifact, ...] = ()
+    digests: Mapping[str, str] | None = None
+    """sha256 of the files by path when the caller has them already (`GpuPlatform`: its ``files``
+    output); None: the component hashes its files itself."""
 
 
 class FamilyComponent(pulumi.ComponentResource):
@@ -56,7 +59,8 @@ class FamilyComponent(pulumi.ComponentResource):
         # plain values: Pulumi serialises them exactly like Outputs of the same values, without an
         # Output per list item and dict entry
         self.object_names: list[str] = sorted(logical_name(o) for o in args.objects)
-        self.file_digests: dict[str, str] = {f.path: sha256(f.text) for f in args.files}
+        known = args.digests or {}
+        self.file_digests: dict[str, str] = {f.path: known.get(f.path) or sha256(f.text) for f in args.files}
 
     def add(
         self,

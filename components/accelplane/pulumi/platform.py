@@ -378,10 +378,14 @@ class GpuPlatform(pulumi.ComponentResource):
         files: dict[str, list[FileArtifact]] = {}
         for f in bundle.files:
             files.setdefault(file_family(f), []).append(f)
+        digests = {path: entry["sha256"] for path, entry in self.file_entries.items()}  # hashed once
         for family in families(bundle):
             component_class = FAMILY_COMPONENTS.get(family, FamilyComponent)
             family_args = FamilyArgs(
-                family=family, objects=tuple(members.get(family, ())), files=tuple(files.get(family, ()))
+                family=family,
+                objects=tuple(members.get(family, ())),
+                files=tuple(files.get(family, ())),
+                digests=digests,
             )
             self.families[family] = component_class(
                 f"{self._name}-{family}", family_args, pulumi.ResourceOptions(parent=self)
