@@ -22,6 +22,7 @@ from accelplane.builders import build_all
 from accelplane.derive.flink_keys import config_format, effective_config
 from accelplane.derive.flink_values import legacy_value
 from accelplane.derive.monitoring import TEXTFILE_NAME, exports_owner_metrics, textfile_path
+from accelplane.discovery.gpu_discovery import LABELS_SUFFIX, parse_labels
 from accelplane.render import bundle_files
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -146,7 +147,10 @@ def test_rendered_config_runs_gpu_taskmanagers(
         ("3", second.pid),
     ]
     if monitored:  # which TaskManager holds which GPU, as node-exporter's textfile collector reads it
-        assert {r[7] for r in records} == {cluster_name}
+        # the owner labels, in the side file an older script never opens (docs/discovery.md)
+        labels = parse_labels(Path(f"{result.coordination_file}{LABELS_SUFFIX}").read_bytes())
+        assert sorted((key, pid) for (key, pid, _, _) in labels) == sorted((r[0], int(r[2])) for r in records)
+        assert set(labels.values()) == {cluster_name}
         (family,) = text_string_to_metric_families(metrics.read_text())
         owners = sorted((s.labels["gpu_index"], int(s.labels["pid"]), s.labels["flink_cluster"]) for s in family.samples)
         assert owners == [
