@@ -25,6 +25,8 @@ sys.path.insert(0, str(REPO / "components"))
 
 from accelplane.cli import main as cli  # noqa: E402
 
+from bench.markdown import print_table  # noqa: E402
+
 HEAD = (
     "cluster: {name: c, platforms: [kubernetes]}\n"
     "nodePools:\n"
@@ -43,6 +45,13 @@ def _run(fmt: str, spec: Path) -> float:
         start = time.perf_counter()
         cli(["validate", "-q", "--format", fmt, str(spec)])
         return time.perf_counter() - start
+
+
+HEADER = (
+    "| Benchmark | json median / min | text median / min | Ratio (medians) | Ratio (minimums) | Goal |",
+    "|---|---|---|---|---|---|",
+)
+"""The table's header and rule lines (this module's and `bench.run`'s table)."""
 
 
 def rows(quick: bool = False) -> list[list[str]]:
@@ -74,10 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
-    print("| Benchmark | json median / min | text median / min | Ratio (medians) | Ratio (minimums) | Goal |")
-    print("|---|---|---|---|---|---|")
-    for row in rows(args.quick):
-        print("| " + " | ".join(row) + " |")
+    print_table(*HEADER, rows(args.quick))
     return 0
 
 

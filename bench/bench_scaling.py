@@ -26,6 +26,7 @@ from accelplane.checks import run_checks  # noqa: E402
 from accelplane.pipeline import load_validated  # noqa: E402
 
 from bench.generate import make_spec  # noqa: E402
+from bench.markdown import print_table  # noqa: E402
 
 FANOUT = 5
 
@@ -94,10 +95,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
-    print("| case | spec | validate | checks only | growth exponent per doubling (validate / checks) |")
-    print("| --- | ---: | ---: | ---: | ---: |")
-    for row in rows(args.quick):
-        print("| " + " | ".join(row) + " |")
+    print_table(
+        "| case | spec | validate | checks only | growth exponent per doubling (validate / checks) |",
+        "| --- | ---: | ---: | ---: | ---: |",
+        rows(args.quick),
+    )
     return 0
 
 

@@ -15,6 +15,8 @@ from pathlib import Path
 from accelplane.pipeline import render_spec
 from accelplane.render import bundle_files
 
+from bench.markdown import print_table
+
 REPO = Path(__file__).resolve().parents[1]
 STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (REPO / "stacks").glob("Pulumi.*.yaml"))
 
@@ -32,12 +34,17 @@ def sizes(stack: str) -> tuple[int, int]:
     return (len(json.dumps(before, separators=(",", ":"))), len(json.dumps(after, separators=(",", ":"))))
 
 
+def _row(stack: str) -> list[str]:
+    before, after = sizes(stack)
+    return [stack, f"{before / 1024:.1f}", f"{after / 1024:.1f}", f"{after / before:.2f}"]
+
+
 def main() -> None:
-    print("| Stack | Outputs before (KiB) | After (KiB) | After / before |")
-    print("|---|---|---|---|")
-    for stack in STACKS:
-        before, after = sizes(stack)
-        print(f"| {stack} | {before / 1024:.1f} | {after / 1024:.1f} | {after / before:.2f} |")
+    print_table(
+        "| Stack | Outputs before (KiB) | After (KiB) | After / before |",
+        "|---|---|---|---|",
+        (_row(stack) for stack in STACKS),
+    )
 
 
 if __name__ == "__main__":

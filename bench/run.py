@@ -74,6 +74,7 @@ from accelplane.render import write_tree  # noqa: E402
 from accelplane.yaml_io import clear_caches  # noqa: E402
 
 from bench.generate import write_spec  # noqa: E402
+from bench.markdown import print_table  # noqa: E402
 
 Row = list[str]
 
@@ -461,10 +462,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; load average "
           f"{load_before[0]:.1f} → {load_after[0]:.1f}; {'--quick, ' if quick else ''}each sample of ours interleaved "
           f"with one of its floor\n")
-    print("| Benchmark | accelplane median / min | Floor median / min | Ratio (medians) | Ratio (minimums) | Goal |")
-    print("|---|---|---|---|---|---|")
-    for row in rows:
-        print("| " + " | ".join(row) + " |")
+    print_table(
+        "| Benchmark | accelplane median / min | Floor median / min | Ratio (medians) | Ratio (minimums) | Goal |",
+        "|---|---|---|---|---|---|",
+        rows,
+    )
     if args.only == "pulumi":
         return 0
     lin = " · ".join(f"{n}: {t / per_unit[0]:.2f}×" for n, t in zip(units, per_unit, strict=True))
@@ -475,17 +477,15 @@ def main(argv: list[str] | None = None) -> int:
     from bench import bench_scaling
 
     print("Validation scaling (bench/bench_scaling.py; growth exponent 1 = linear, 2 = quadratic):\n")
-    print("| Case | Spec | Validate | Checks only | Growth exponent (validate / checks) |")
-    print("|---|---|---|---|---|")
-    for row in bench_scaling.rows(quick):
-        print("| " + " | ".join(row) + " |")
+    print_table(
+        "| Case | Spec | Validate | Checks only | Growth exponent (validate / checks) |",
+        "|---|---|---|---|---|",
+        bench_scaling.rows(quick),
+    )
     from bench import bench_output
 
     print("\nFinding output (bench/bench_output.py; issue 37):\n")
-    print("| Benchmark | json median / min | text median / min | Ratio (medians) | Ratio (minimums) | Goal |")
-    print("|---|---|---|---|---|---|")
-    for row in bench_output.rows(quick):
-        print("| " + " | ".join(row) + " |")
+    print_table(*bench_output.HEADER, bench_output.rows(quick))
     if not args.no_discovery:
         print("\n" + bench_discovery(quick))
         print("\n" + bench_discovery_gpu(quick))

@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from accelplane.names import is_dns1123_subdomain
 from accelplane.quantity import QuantityError, parse_quantity
 
 Finding = tuple[str, str]
@@ -42,7 +43,6 @@ MAX_FLAVOR_ITEMS = 8
 
 
 _NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
-_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 
 def is_resource_name(name: str) -> bool:
@@ -50,7 +50,7 @@ def is_resource_name(name: str) -> bool:
     ``IsLabelKey``, a qualified name: an optional DNS-1123 subdomain prefix of at most 253
     characters and ``/``, then a name of at most 63 characters."""
     prefix, slash, rest = name.rpartition("/")
-    if slash and (not prefix or len(prefix) > 253 or not _DNS1123_SUBDOMAIN.fullmatch(prefix)):
+    if slash and not is_dns1123_subdomain(prefix):
         return False
     return 0 < len(rest) <= 63 and _NAME.fullmatch(rest) is not None
 

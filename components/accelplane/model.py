@@ -56,6 +56,13 @@ VENDOR_RESOURCE = {"nvidia": "nvidia.com/gpu", "amd": "amd.com/gpu"}
 GPU_RESOURCE_NAMES = frozenset(VENDOR_RESOURCE.values())
 
 
+def major_minor(version: str) -> tuple[int, int]:
+    """(major, minor) of a release version string (``"1.20"``, ``"1.20.1"`` → ``(1, 20)``): how
+    every version rule compares the Flink, Volcano, Kueue and Kubernetes releases a spec names."""
+    major, minor = version.split(".")[:2]
+    return int(major), int(minor)
+
+
 def is_gpu_resource(name: str) -> bool:
     """True for resource names that count GPUs (whole, shared or MIG slices; ``deviceclass/<class>``
     Volcano keys count the devices of a DeviceClass, and accelplane's DeviceClasses are GPU classes)."""
@@ -252,8 +259,7 @@ class Volcano:
     @property
     def version_tuple(self) -> tuple[int, int]:
         """(major, minor) of the installed Volcano release."""
-        major, minor = self.version.split(".")[:2]
-        return int(major), int(minor)
+        return major_minor(self.version)
 
 
 @dataclass(frozen=True)
@@ -283,8 +289,7 @@ class Kueue:
     @property
     def version_tuple(self) -> tuple[int, int]:
         """(major, minor) of the installed Kueue release."""
-        major, minor = self.version.split(".")[:2]
-        return int(major), int(minor)
+        return major_minor(self.version)
 
 
 @dataclass(frozen=True)
@@ -409,8 +414,7 @@ class FlinkCluster:
     @property
     def version_tuple(self) -> tuple[int, int]:
         """(major, minor) of the Flink version."""
-        major, minor = self.version.split(".")[:2]
-        return int(major), int(minor)
+        return major_minor(self.version)
 
     @property
     def platform(self) -> Platform:
@@ -598,8 +602,7 @@ class Spec:
     @property
     def kubernetes_version_tuple(self) -> tuple[int, int]:
         """(major, minor) of the targeted Kubernetes release."""
-        major, minor = self.kubernetes_version.split(".")[:2]
-        return int(major), int(minor)
+        return major_minor(self.kubernetes_version)
 
     def has_platform(self, platform: Platform) -> bool:
         """True when the cluster needs artifacts for ``platform``."""

@@ -47,6 +47,7 @@ from accelplane.model import (
     Yarn,
     YarnResourceType,
     YuniKorn,
+    major_minor,
 )
 from accelplane.quantity import Quantity, QuantityError
 from accelplane.schema_document import schema_default
@@ -196,8 +197,7 @@ def _flink_cluster(
     )
     job = c.get("job")
     disc = c.get("discovery", {})
-    major, minor = version.split(".")[:2]
-    config, renamed = resolve_config((int(major), int(minor)), c.get("config", {}))
+    config, renamed = resolve_config(major_minor(version), c.get("config", {}))
     return FlinkCluster(
         name=c["name"],
         path=path,

@@ -5,17 +5,13 @@ or the system reads on its own, and ``node/provision.sh`` checks the same on the
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from accelplane.checks.host_accounts import PRIVILEGED_GROUPS
 
-from tests.support.node_provisioning import FULL_SPEC, make_fake_root, run_provisioner, write_rendered
-from tests.support.render import files_for
+from tests.support.node_provisioning import make_fake_root, run_provisioner
 from tests.support.specs import findings_by_code
 
 BASE = """\
@@ -78,17 +74,7 @@ def test_dedicated_install_dirs_are_allowed(install_dir: str, write_spec: Any) -
 # --- provision.sh at install time ----------------------------------------------------------------
 
 
-@pytest.fixture
-def rendered(write_spec: Any, tmp_path: Path) -> Path:
-    return write_rendered(files_for(write_spec(FULL_SPEC)), tmp_path / "out")
-
-
-@pytest.fixture
-def fake_root() -> Iterator[Path]:
-    root = Path(tempfile.mkdtemp(prefix="accelplane-root-"))
-    root.chmod(0o755)
-    yield root
-    shutil.rmtree(root)
+# `rendered` and `fake_root` are fixtures of tests/node_image/conftest.py.
 
 
 def _installed(root: Path) -> list[str]:

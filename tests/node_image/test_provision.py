@@ -8,8 +8,6 @@ import shutil
 import signal
 import stat
 import subprocess
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -40,19 +38,7 @@ TMPFILES = "etc/tmpfiles.d/accelplane-gpu.conf"
 NODE_DIRS = ["var/lib/accelplane", "var/lib/accelplane/yarn"]
 
 
-@pytest.fixture
-def rendered(write_spec, tmp_path) -> Path:
-    """The FULL_SPEC render written to disk."""
-    return write_rendered(files_for(write_spec(FULL_SPEC)), tmp_path / "out")
-
-
-@pytest.fixture
-def fake_root() -> Iterator[Path]:
-    """An empty directory every user may traverse (the discovery script runs as another uid when we are root)."""
-    root = Path(tempfile.mkdtemp(prefix="accelplane-root-"))
-    root.chmod(0o755)
-    yield root
-    shutil.rmtree(root)
+# `rendered` and `fake_root` are fixtures of tests/node_image/conftest.py.
 
 
 def changes(stderr: str) -> list[str]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
+from accelplane.derive.flink_state import config_value
 from accelplane.model import FlinkCluster
 
 Role = Literal["jobmanager", "taskmanager"]
@@ -52,27 +53,20 @@ def flink_map(value: object) -> dict[str, str]:
     return out
 
 
-def _config_value(cluster: FlinkCluster, key: str) -> object | None:
-    for k, v in cluster.config:
-        if k == key:
-            return v
-    return None
-
-
 def config_node_selector(cluster: FlinkCluster, role: Role) -> dict[str, str]:
     """``kubernetes.<role>.node-selector`` of the cluster's config (empty when unset)."""
-    value = _config_value(cluster, f"kubernetes.{role}.node-selector")
-    return flink_map(value) if value is not None else {}
+    found = config_value(cluster, (f"kubernetes.{role}.node-selector",))
+    return flink_map(found[1]) if found is not None else {}
 
 
 def config_tolerations(cluster: FlinkCluster, role: Role) -> list[dict[str, Any]]:
     """``kubernetes.<role>.tolerations`` of the cluster's config as Kubernetes tolerations, in order
     (empty when unset)."""
-    value = _config_value(cluster, f"kubernetes.{role}.tolerations")
-    if value is None:
+    found = config_value(cluster, (f"kubernetes.{role}.tolerations",))
+    if found is None:
         return []
     out: list[dict[str, Any]] = []
-    for item in toleration_items(value):
+    for item in toleration_items(found[1]):
         toleration: dict[str, Any] = {}
         for name, text in item.items():
             field = _TOLERATION_FIELDS.get(name.lower())

@@ -41,6 +41,7 @@ from accelplane.diff.parsers import (
 )
 from accelplane.diff.values import diff_content, diff_values, unified
 from accelplane.digests import short_sha256
+from accelplane.lifecycle import group_of
 from accelplane.yaml_io import dump_yaml
 
 # -- trees ----------------------------------------------------------------------------------------
@@ -59,9 +60,8 @@ def k8s_identity(manifest: Any) -> K8sId | None:
     name = meta.get("name")
     if not isinstance(name, str):
         return None
-    group = api.split("/")[0] if "/" in api else ""
     ns = meta.get("namespace")
-    return (group, kind, str(ns) if ns is not None else "", name)
+    return (group_of(api), kind, str(ns) if ns is not None else "", name)
 
 
 def k8s_title(ident: K8sId) -> str:

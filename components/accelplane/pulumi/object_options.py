@@ -1,11 +1,12 @@
 """Per-object Pulumi resource options, derived from the object alone, in ONE place.
 
 `object_options` is the only function that decides the resource options of a Kubernetes object
-(the family components add only ``parent``, ``depends_on`` and ``aliases``). Options that depend on
-the kind are rows of `BY_KIND`; options that also depend on the object's content (an immutable
-ConfigMap) are rules in `object_options`. To give a kind ``replace_on_changes``,
-``delete_before_replace``, custom timeouts or anything else Pulumi's `ResourceOptions` take, extend
-`ObjectOptions` with the field and set it in `BY_KIND` (and in `ObjectOptions.resource_options`).
+(the family components add only ``parent``, ``depends_on`` and ``aliases``). The rules themselves
+are the tables of `accelplane.lifecycle` (with their upstream citations), which `accelplane diff`
+reads too: `object_options` turns that module's verdict for an object into Pulumi's options. To
+give an object custom timeouts or anything else Pulumi's `ResourceOptions` take, extend
+`ObjectOptions` with the field (and `ObjectOptions.resource_options`) and the rule in
+`accelplane.lifecycle`.
 
 Current rules (see docs/pulumi.md):
 
@@ -56,20 +57,13 @@ class ObjectOptions:
 
 DEFAULT = ObjectOptions()
 
-BY_KIND: dict[tuple[str, str], ObjectOptions] = {
-    ("v1", "Namespace"): ObjectOptions(retain_on_delete=True),
-}
-"""Options per (apiVersion, kind); a kind not listed gets `DEFAULT`. Rules that hold for every API
-version of a kind (the immutable fields of `accelplane.lifecycle.REPLACE_ON_CHANGES`, adopted
-objects) come from `accelplane.lifecycle.object_options`, where they are cited."""
-
 
 def object_options(obj: K8sObject) -> ObjectOptions:
-    """The options of ``obj``: its kind's row of `BY_KIND`, then the content rules (an immutable
-    ConfigMap and an adopted object are retained on delete, see the module docstring)."""
-    options = BY_KIND.get((obj.api_version, obj.kind), DEFAULT)
-    if obj.api_version == "v1" and obj.kind == "ConfigMap" and obj.manifest.get("immutable") is True:
-        options = replace(options, retain_on_delete=True)
+    """The options of ``obj``, as `accelplane.lifecycle.object_options` decides them (Namespaces,
+    immutable ConfigMaps and adopted objects retained on delete; the immutable fields of
+    `accelplane.lifecycle.REPLACE_ON_CHANGES` replaced, the old object deleted first); `DEFAULT`
+    (Pulumi's own defaults) for every other object."""
+    options = DEFAULT
     life = lifecycle.object_options(obj.manifest)
     if life.retain_on_delete:
         options = replace(options, retain_on_delete=True)

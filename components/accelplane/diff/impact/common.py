@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from accelplane.diff.changes import EMBED_SEPARATOR, ArtifactDiff, Change
 from accelplane.display import show_value
 from accelplane.findings import Finding
+from accelplane.lifecycle import group_of
 
 CATEGORY_TITLES: dict[str, str] = {
     "queues": "Queues",
@@ -47,7 +48,7 @@ def group_kind(a: ArtifactDiff) -> tuple[str, str]:
     api = a.api_version or ""
     manifest = a.new_data if a.new_data is not None else a.old_data
     kind = str(manifest.get("kind", "")) if isinstance(manifest, dict) else ""
-    return (api.split("/")[0] if "/" in api else "", kind)
+    return (group_of(api), kind)
 
 
 def k8s_artifacts(artifacts: Iterable[ArtifactDiff]) -> Iterator[ArtifactDiff]:

@@ -38,6 +38,24 @@ def _queue_gpus(manifest: Any) -> dict[str, dict[str, str]]:
     }
 
 
+def _gpu_changes(
+    old: dict[str, dict[str, str]], new: dict[str, dict[str, str]], fields: tuple[str, ...]
+) -> list[str]:
+    """``<resource> <field> <old> → <new>, ...`` for each GPU resource (sorted) whose value of one of
+    ``fields`` differs between two ``field → resource → value`` maps (``unset`` where a side has
+    none); empty when nothing changed. Volcano, YuniKorn and Kueue queues all read this way."""
+    parts = []
+    for res in sorted({r for f in (*old.values(), *new.values()) for r in f}):
+        changed = []
+        for field in fields:
+            o, n = old.get(field, {}).get(res), new.get(field, {}).get(res)
+            if o != n:
+                changed.append(f"{field} {o or 'unset'} → {n or 'unset'}")
+        if changed:
+            parts.append(f"{res} " + ", ".join(changed))
+    return parts
+
+
 def _describe_gpus(gpus: dict[str, dict[str, str]]) -> str:
     resources = sorted({r for values in gpus.values() for r in values})
     parts = [
@@ -95,15 +113,7 @@ def _yunikorn_queue_impacts(artifacts: list[ArtifactDiff]) -> Iterator[Impact]:
             elif path not in new:
                 yield Impact("queues", subject, f"{subject} removed (had {_describe_gpus(old[path])})")
             else:
-                parts = []
-                for res in sorted({r for f in (*old[path].values(), *new[path].values()) for r in f}):
-                    fields = []
-                    for field in ("guaranteed", "max"):
-                        o, n = old[path].get(field, {}).get(res), new[path].get(field, {}).get(res)
-                        if o != n:
-                            fields.append(f"{field} {o or 'unset'} → {n or 'unset'}")
-                    if fields:
-                        parts.append(f"{res} " + ", ".join(fields))
+                parts = _gpu_changes(old[path], new[path], ("guaranteed", "max"))
                 if parts:
                     yield Impact("queues", subject, f"{subject}: " + "; ".join(parts))
 
@@ -146,16 +156,7 @@ def _kueue_queue_impacts(artifacts: list[ArtifactDiff]) -> Iterator[Impact]:
             yield Impact("queues", f"Kueue ClusterQueue {name}", f"Kueue ClusterQueue {name} {verb}: {quota}")
             continue
         for flavor in sorted(old.keys() | new.keys()):
-            o_fields, n_fields = old.get(flavor, {}), new.get(flavor, {})
-            parts = []
-            for res in sorted({r for f in (*o_fields.values(), *n_fields.values()) for r in f}):
-                fields = []
-                for field in _KUEUE_FIELDS:
-                    o, n = o_fields.get(field, {}).get(res), n_fields.get(field, {}).get(res)
-                    if o != n:
-                        fields.append(f"{field} {o or 'unset'} → {n or 'unset'}")
-                if fields:
-                    parts.append(f"{res} " + ", ".join(fields))
+            parts = _gpu_changes(old.get(flavor, {}), new.get(flavor, {}), _KUEUE_FIELDS)
             if parts:
                 subject = f"Kueue ClusterQueue {name} flavor {flavor}"
                 yield Impact("queues", subject, f"{subject}: " + "; ".join(parts))
@@ -177,15 +178,7 @@ def queue_impacts(artifacts: list[ArtifactDiff]) -> Iterator[Impact]:
             )
         else:
             old, new = _queue_gpus(a.old_data), _queue_gpus(a.new_data)
-            parts = []
-            for res in sorted({r for f in (*old.values(), *new.values()) for r in f}):
-                fields = []
-                for field in ("capability", "deserved", "guarantee"):
-                    o, n = old.get(field, {}).get(res), new.get(field, {}).get(res)
-                    if o != n:
-                        fields.append(f"{field} {o or 'unset'} → {n or 'unset'}")
-                if fields:
-                    parts.append(f"{res} " + ", ".join(fields))
+            parts = _gpu_changes(old, new, ("capability", "deserved", "guarantee"))
             if parts:
                 label = (
                     f"queue {a.old_ident.split(' ', 1)[1]} → {name}"
