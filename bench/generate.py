@@ -75,8 +75,10 @@ def make_spec(units: int) -> dict[str, Any]:
             {"name": "flink-batch", "value": 1000, "preemptionPolicy": "Never"},
         ],
         "queues": queues,
-        "flink": {"defaults": {"version": "1.20", "image": "flink:1.20.1-java17", "discovery": {"coordination": True}}, "clusters": clusters},
-        "nodeImage": {"baseImage": "flink:1.20.1-java17"},
+        "flink": {"defaults": {"version": "1.20", "discovery": {"coordination": True}}, "clusters": clusters},
+        # the clusters run the node image (Flink + python3 + the discovery script), as the README's
+        # walkthrough does: the stock flink image has no python3 (AP8010)
+        "nodeImage": {"baseImage": "flink:1.20.1-java17", "image": "registry.example.com/flink-gpu:1.20.1-java17-1"},
     }
 
 

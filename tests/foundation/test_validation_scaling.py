@@ -88,3 +88,10 @@ def test_queue_depths_agree_with_queue_depth() -> None:
     depths = queue_depths(spec)
     assert depths == {q.name: queue_depth(spec, q) for q in spec.queues}
     assert depths == {"a": 1, "b": 2, "c": 3, "x": None, "y": None, "z": None, "g": None, "r": 1}
+
+
+def test_the_benchmark_spec_is_valid() -> None:
+    """`make bench` renders `bench.generate.make_spec`: it must stay a spec accelplane accepts (a
+    stock `flink:` image there made every render refuse with AP8010)."""
+    errors = [p for p in run_checks(_model(make_spec(2))) if not p.is_warning]
+    assert errors == []
