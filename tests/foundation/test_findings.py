@@ -20,6 +20,7 @@ from accelplane.pipeline import load_validated
 
 from tests.support.findings_text import FINDING_LINE, codes
 from tests.support.specs import findings_of
+from tests.support.yarn_specs import BASE as YARN_BASE
 
 SOURCE = Path(__file__).resolve().parents[2] / "components" / "accelplane"
 WriteSpec = Callable[..., Path]
@@ -423,6 +424,16 @@ def _set(doc: Any, path: str, value: Any) -> None:
         doc[last] = value
 
 
+# two YARN clusters asking for GPU models with node labels off: AP5014 is one finding at yarn.nodeLabels
+YARN_TWO_MODELS_UNLABELLED = YARN_BASE.replace("  nodeLabels: true\n", "") + """\
+    - name: ranking
+      target: yarn
+      mode: session
+      image: registry.example.com/flink-gpu:1.20.1-py3
+      queue: batch
+      taskManager: {replicas: 1, slots: 1, cpu: 4, memory: 8Gi, gpu: {amount: 1, model: Tesla T4}}
+"""
+
 FIXES: dict[str, tuple[str, str, list[tuple[str, Any]]]] = {
     # name: (spec, the code it reports, the fix the message gives as (path, value) edits)
     "enum-did-you-mean": (
@@ -489,6 +500,7 @@ FIXES: dict[str, tuple[str, str, list[tuple[str, Any]]]] = {
     "yarn-maximum-allocation": (
         YARN_BIG_TASKMANAGER, "AP3513", [("yarn, maximumAllocation", {"memory": "16Gi"})],
     ),
+    "yarn-models-need-node-labels": (YARN_TWO_MODELS_UNLABELLED, "AP5014", [("yarn, nodeLabels", True)]),
     "yarn-taskmanager-within-maximum": (
         YARN_BIG_TASKMANAGER, "AP3513", [("flink, clusters, 0, taskManager, memory", "8Gi")],
     ),

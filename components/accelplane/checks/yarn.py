@@ -40,7 +40,7 @@ from accelplane.derive.yarn_types import (
 )
 from accelplane.errors import PathTuple, Problem
 from accelplane.findings import ERROR, WARNING, declare
-from accelplane.model import NodePool, Spec, YarnResourceType
+from accelplane.model import FlinkCluster, NodePool, Spec, YarnResourceType
 from accelplane.names import is_valid_yarn_resource_name
 
 YARN_POOL_PLATFORM_MISSING = declare(
@@ -307,9 +307,28 @@ def _check_application_labels(spec: Spec) -> Iterator[Problem]:
             )
 
 
+def _model_not_enforced(unenforced: list[tuple[FlinkCluster, str, list[str]]]) -> Iterator[Problem]:
+    """One finding for every cluster whose GPU model or pool YARN cannot enforce without node
+    labels: ``yarn.nodeLabels`` is the one setting that fixes them all (#39 item 4), so with several
+    clusters the finding sits there and names each; with one it sits at the cluster's ``gpu``, where
+    removing the model/pool is the other way out."""
+    if not unenforced:
+        return
+    who = "; ".join(f"{c.name} ({wanted}; also pools {', '.join(others)})" for c, wanted, others in unenforced)
+    several = len(unenforced) > 1
+    yield Problem(
+        ("yarn", "nodeLabels") if several else unenforced[0][0].field_path("taskManager", "gpu"),
+        f"the TaskManagers of Flink cluster{'s' if several else ''} {who} ask for a GPU model or pool, but a "
+        "YARN container requests only yarn.io/gpu and could be placed on the other pools too; set "
+        "yarn.nodeLabels: true (one node partition per GPU model, yarn.taskmanager.node-label)"
+        f"{'' if several else ' or remove the model/pool'}", YARN_MODEL_NOT_ENFORCED,
+    )
+
+
 def _check_placement(spec: Spec) -> Iterator[Problem]:
     """A YARN Flink cluster that names a GPU model or pool lands only there."""
     gpu_pools = [p for p in yarn_pools(spec) if p.gpu is not None]
+    unenforced: list[tuple[FlinkCluster, str, list[str]]] = []
     for c in yarn_gpu_clusters(spec):
         gpu = c.task_manager.gpu
         assert gpu is not None
@@ -341,12 +360,8 @@ def _check_placement(spec: Spec) -> Iterator[Problem]:
         others = sorted(p.name for p in gpu_pools if p not in candidates)
         if (gpu.model is not None or gpu.pool is not None) and others:
             wanted = f"model {gpu.model!r}" if gpu.model is not None else f"pool {gpu.pool!r}"
-            yield Problem(
-                path,
-                f"these TaskManagers ask for {wanted}, but a YARN container requests only yarn.io/gpu and "
-                f"could be placed on pools {', '.join(others)} too; set yarn.nodeLabels: true (one node "
-                "partition per GPU model, yarn.taskmanager.node-label) or remove the model/pool", YARN_MODEL_NOT_ENFORCED,
-            )
+            unenforced.append((c, wanted, others))
+    yield from _model_not_enforced(unenforced)
 
 
 def _check_resource_types(spec: Spec) -> Iterator[Problem]:
