@@ -391,4 +391,4 @@ def test_one_unenforced_model_stays_at_the_cluster(write_spec: WriteSpec) -> Non
     text = without_gpu_models(BASE).replace("  nodeLabels: true\n", "")
     found = [f for f in findings_of(write_spec(text)) if f.finding and f.finding.code == "AP5014"]
     assert [f.path for f in found] == ["flink.clusters[0].taskManager.gpu"]
-    assert found[0].message.endswith("or remove the model/pool")
+    assert found[0].message.startswith("these TaskManagers ask for model") and found[0].message.endswith("or remove the model/pool")

@@ -312,17 +312,22 @@ def _model_not_enforced(unenforced: list[tuple[FlinkCluster, str, list[str]]]) -
     labels: ``yarn.nodeLabels`` is the one setting that fixes them all (#39 item 4), so with several
     clusters the finding sits there and names each; with one it sits at the cluster's ``gpu``, where
     removing the model/pool is the other way out."""
-    if not unenforced:
-        return
-    who = "; ".join(f"{c.name} ({wanted}; also pools {', '.join(others)})" for c, wanted, others in unenforced)
-    several = len(unenforced) > 1
-    yield Problem(
-        ("yarn", "nodeLabels") if several else unenforced[0][0].field_path("taskManager", "gpu"),
-        f"the TaskManagers of Flink cluster{'s' if several else ''} {who} ask for a GPU model or pool, but a "
-        "YARN container requests only yarn.io/gpu and could be placed on the other pools too; set "
-        "yarn.nodeLabels: true (one node partition per GPU model, yarn.taskmanager.node-label)"
-        f"{'' if several else ' or remove the model/pool'}", YARN_MODEL_NOT_ENFORCED,
-    )
+    if len(unenforced) == 1:
+        c, wanted, others = unenforced[0]
+        yield Problem(
+            c.field_path("taskManager", "gpu"),
+            f"these TaskManagers ask for {wanted}, but a YARN container requests only yarn.io/gpu and "
+            f"could be placed on pools {', '.join(others)} too; set yarn.nodeLabels: true (one node "
+            "partition per GPU model, yarn.taskmanager.node-label) or remove the model/pool", YARN_MODEL_NOT_ENFORCED,
+        )
+    elif unenforced:
+        who = "; ".join(f"{c.name} ({wanted}; also pools {', '.join(others)})" for c, wanted, others in unenforced)
+        yield Problem(
+            ("yarn", "nodeLabels"),
+            f"the TaskManagers of Flink clusters {who} ask for a GPU model or pool, but a YARN container "
+            "requests only yarn.io/gpu and could be placed on the other pools too; set yarn.nodeLabels: true "
+            "(one node partition per GPU model, yarn.taskmanager.node-label)", YARN_MODEL_NOT_ENFORCED,
+        )
 
 
 def _check_placement(spec: Spec) -> Iterator[Problem]:
