@@ -51,7 +51,7 @@ from accelplane.derive.gpu_resources import (
     is_shared,
     yarn_gpu_type,
 )
-from accelplane.derive.images import is_stock_flink_image
+from accelplane.derive.images import inherits_node_image, is_stock_flink_image
 from accelplane.derive.queues import leaf_queue_names
 from accelplane.errors import Problem
 from accelplane.findings import ERROR, WARNING, declare
@@ -300,16 +300,8 @@ def _check_image(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
     if not c.on_kubernetes or not c.uses_gpus:
         return
     if c.image is not None:
-        if is_stock_flink_image(c.image):
-            inherited = spec.node_image is not None and spec.node_image.image == c.image
-            yield Problem(
-                ("nodeImage", "image") if inherited else c.field_path("image"),
-                f"GPU TaskManagers would run the stock Flink image {c.image}, which has no python3: the GPU "
-                "discovery script cannot run, so the GPU preflight refuses to start every TaskManager — use "
-                "the image nodeImage builds (FROM this image plus python3 and the script; set nodeImage.image "
-                "to where it is pushed and leave image unset) or an image of your own with python3",
-                FLINK_STOCK_IMAGE,
-            )
+        if is_stock_flink_image(c.image) and not inherits_node_image(spec, c):
+            yield Problem(c.field_path("image"), _stock_image_message(c.image, "Flink cluster " + c.name), FLINK_STOCK_IMAGE)
         return
     yield Problem(
         c.field_path("image"),
@@ -317,6 +309,27 @@ def _check_image(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
         "python3, which the GPU discovery script needs — set image (a pinned tag or digest of an image "
         "with python3, such as the one nodeImage builds) or nodeImage.image", FLINK_STOCK_IMAGE,
     )
+
+
+def _stock_image_message(image: str, who: str) -> str:
+    return (
+        f"the GPU TaskManagers of {who} would run the stock Flink image {image}, which has no python3: the "
+        "GPU discovery script cannot run, so the GPU preflight refuses to start every TaskManager — use "
+        "the image nodeImage builds (FROM this image plus python3 and the script; set nodeImage.image "
+        "to where it is pushed and leave image unset) or an image of your own with python3"
+    )
+
+
+def _check_node_image(spec: Spec) -> Iterator[Problem]:
+    """One finding at ``nodeImage.image`` when it is a stock Flink image that GPU clusters on
+    Kubernetes inherit, naming every such cluster (one setting, one fix: #39 item 4)."""
+    node_image = spec.node_image
+    if node_image is None or node_image.image is None or not is_stock_flink_image(node_image.image):
+        return
+    inheriting = [c.name for c in spec.flink_clusters if c.on_kubernetes and c.uses_gpus and inherits_node_image(spec, c)]
+    if inheriting:
+        who = f"Flink cluster{'s' if len(inheriting) > 1 else ''} {', '.join(inheriting)}"
+        yield Problem(("nodeImage", "image"), _stock_image_message(node_image.image, who), FLINK_STOCK_IMAGE)
 
 
 def _check_version(c: FlinkCluster) -> Iterator[Problem]:
@@ -674,4 +687,5 @@ def check(spec: Spec) -> Iterator[Problem]:
         yield from _check_queue(spec, c, leaves)
         yield from _check_config(spec, c)
         yield from _check_kubernetes_config(spec, c)
+    yield from _check_node_image(spec)
     yield from _check_queue_gpu_limits(spec, leaves)

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 from accelplane.derive.flink_keys import flink_image
 from accelplane.derive.gpu_resources import YARN_GPU, candidate_pools, yarn_gpu_type
-from accelplane.derive.images import is_stock_flink_image
+from accelplane.derive.images import inherits_node_image, is_stock_flink_image
 from accelplane.derive.yarn_capacity import plan_queues, queue_mode
 from accelplane.derive.yarn_docker import runs_in_docker
 from accelplane.derive.yarn_labels import (
@@ -495,15 +495,31 @@ def _check_cgroups(spec: Spec) -> Iterator[Problem]:
 
 
 def _check_docker_images(spec: Spec) -> Iterator[Problem]:
+    """Stock images in Docker on YARN: one finding per cluster's own image, and one at
+    ``nodeImage.image`` naming every cluster that inherits it (one setting, one fix: #39 item 4)."""
+    inheriting: list[str] = []
     for c in yarn_gpu_clusters(spec):
-        if runs_in_docker(spec, c) and (c.image is None or is_stock_flink_image(c.image)):
-            yield Problem(
-                c.field_path("image"),
-                f"with yarn.docker the GPU TaskManagers run in Docker, here the stock image {flink_image(c)} ("
-                f"{'an image' if c.image else 'a floating tag'} without python3, which the GPU discovery script needs, and without Hadoop); set "
-                "image (or nodeImage.image) to a pinned image with python3, such as the one nodeImage builds",
-                DOCKER_DEFAULT_IMAGE,
-            )
+        if not runs_in_docker(spec, c) or not (c.image is None or is_stock_flink_image(c.image)):
+            continue
+        if inherits_node_image(spec, c):
+            inheriting.append(c.name)
+            continue
+        yield Problem(
+            c.field_path("image"),
+            f"with yarn.docker the GPU TaskManagers run in Docker, here the stock image {flink_image(c)} ("
+            f"{'an image' if c.image else 'a floating tag'} without python3, which the GPU discovery script needs, and without Hadoop); set "
+            "image (or nodeImage.image) to a pinned image with python3, such as the one nodeImage builds",
+            DOCKER_DEFAULT_IMAGE,
+        )
+    if inheriting and spec.node_image is not None:
+        yield Problem(
+            ("nodeImage", "image"),
+            f"with yarn.docker the GPU TaskManagers of Flink cluster{'s' if len(inheriting) > 1 else ''} "
+            f"{', '.join(inheriting)} run in Docker, here the stock image {spec.node_image.image} (an image "
+            "without python3, which the GPU discovery script needs, and without Hadoop); set nodeImage.image "
+            "to a pinned image with python3, such as the one nodeImage builds",
+            DOCKER_DEFAULT_IMAGE,
+        )
 
 
 def _check_docker(spec: Spec) -> Iterator[Problem]:
