@@ -507,7 +507,11 @@ def _check_kubernetes_gpu(spec: Spec, c: FlinkCluster, pools: list[NodePool]) ->
     # The coordination directory (hostPath) is checked for every platform by discovery_paths.check.
 
 
-def _check_queue(spec: Spec, c: FlinkCluster, leaves: set[str]) -> Iterator[Problem]:
+def _check_queue(
+    spec: Spec, c: FlinkCluster, leaves: set[str], over_queue: dict[str, list[tuple[FlinkCluster, list[tuple[str, str]]]]]
+) -> Iterator[Problem]:
+    """The cluster's pods against its Volcano queue's capability; a PodGroup above it is collected in
+    ``over_queue`` (queue name → clusters and the resources they exceed) for `_podgroups_over_queue`."""
     if not c.on_kubernetes:
         return
     if c.queue is None:
@@ -522,20 +526,42 @@ def _check_queue(spec: Spec, c: FlinkCluster, leaves: set[str]) -> Iterator[Prob
         return  # references.check reports undefined and non-leaf queues
     need = cluster_resources(spec, c)
     text = format_min_resources(need)
-    for name, value in need.items():
-        cap = q.capability.get(name)
-        if cap is not None and value > cap.value:
-            yield Problem(
-                c.field_path("queue"),
-                f"PodGroup {podgroup_name(c)} needs {name} {text[name]} ({_members(c)}) but queue {q.name!r} has capability {cap}; Volcano "
-                "would never admit it: raise the queue's capability or shrink the cluster", FLINK_PODGROUP_OVER_QUEUE,
-            )
+    over = [name for name, value in need.items() if (cap := q.capability.get(name)) is not None and value > cap.value]
+    if over:
+        over_queue.setdefault(q.name, []).append((c, [(name, text[name]) for name in over]))
     pods = q.capability.get("pods")
     if pods is not None and pod_count(c) > pods.value:
         yield Problem(
             c.field_path("queue"),
             f"the cluster runs {pod_count(c)} pods ({_members(c)}) but "
             f"queue {q.name!r} allows {pods}; raise its pods capability or lower replicas", FLINK_PODS_OVER_QUEUE,
+        )
+
+
+def _podgroups_over_queue(
+    spec: Spec, over_queue: dict[str, list[tuple[FlinkCluster, list[tuple[str, str]]]]]
+) -> Iterator[Problem]:
+    """One finding per Volcano queue whose capability is below the PodGroups of some clusters, naming
+    every cluster and resource: the queue's capability is the one setting that admits them all
+    (#39 item 4); at the first such cluster's ``queue``, where shrinking it is the other way out."""
+    for name, items in over_queue.items():
+        q = spec.queue(name)
+        assert q is not None
+        needs = "; ".join(
+            f"PodGroup {podgroup_name(c)} needs {', '.join(f'{r} {t}' for r, t in res)} ({_members(c)})" for c, res in items
+        )
+        limited = sorted({r for _, res in items for r, _ in res})
+        caps = (
+            str(q.capability.get(limited[0]))
+            if len(limited) == 1
+            else ", ".join(f"{r} {q.capability.get(r)}" for r in limited)
+        )
+        several = len(items) > 1
+        yield Problem(
+            items[0][0].field_path("queue"),
+            f"{needs} but queue {name!r} has capability {caps}; Volcano would never admit "
+            f"{'them' if several else 'it'}: raise the queue's capability or shrink the cluster{'s' if several else ''}",
+            FLINK_PODGROUP_OVER_QUEUE,
         )
 
 
@@ -677,6 +703,7 @@ def _check_queue_gpu_limits(spec: Spec, leaves: set[str]) -> Iterator[Problem]:
 def check(spec: Spec) -> Iterator[Problem]:
     """Every Flink cluster problem."""
     leaves = leaf_queue_names(spec)  # once: per cluster it made validation clusters × queues
+    over_queue: dict[str, list[tuple[FlinkCluster, list[tuple[str, str]]]]] = {}
     for c in spec.flink_clusters:
         yield from _check_target(spec, c)
         yield from _check_version(c)
@@ -684,8 +711,9 @@ def check(spec: Spec) -> Iterator[Problem]:
         yield from _check_image(spec, c)
         yield from _check_resources(c)
         yield from _check_gpu(spec, c)
-        yield from _check_queue(spec, c, leaves)
+        yield from _check_queue(spec, c, leaves, over_queue)
         yield from _check_config(spec, c)
         yield from _check_kubernetes_config(spec, c)
+    yield from _podgroups_over_queue(spec, over_queue)
     yield from _check_node_image(spec)
     yield from _check_queue_gpu_limits(spec, leaves)
