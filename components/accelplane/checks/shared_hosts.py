@@ -84,9 +84,9 @@ def check(spec: Spec) -> Iterator[Problem]:
             f"coordination file, the ones the other cluster's TaskManagers hold{also}. Remove discovery.coordination: false",
             COORDINATION_OFF_ON_SHARED_HOSTS,
         )
-    for name, hosts in crowded.items():  # one finding per cluster: the shared-host one says it too
+    for name, crowded_hosts in crowded.items():  # one finding per cluster: the shared-host one says it too
         if name not in off:
-            yield _several_without_coordination(next(c for c in spec.flink_clusters if c.name == name), hosts)
+            yield _several_without_coordination(next(c for c in spec.flink_clusters if c.name == name), crowded_hosts)
     yield from _overcommitted(spec)
 
 

@@ -165,7 +165,7 @@ def check(spec: Spec) -> Iterator[Problem]:
                 ("yarn", "nodeLabels"),
                 f"no queue lists GPU model{'s' if several else ''} {', '.join(repr(m) for m, _ in idle)} in "
                 f"gpuModels, so no queue may use partition{'s' if several else ''} "
-                f"{', '.join(lb for _, lb in idle)} and {'their' if several else 'its'} NodeManagers stay idle; "
+                f"{', '.join(str(lb) for _, lb in idle)} and {'their' if several else 'its'} NodeManagers stay idle; "
                 f"add {'them' if several else 'it'} to the gpuModels of the queues that should use "
                 f"{'them' if several else 'it'}",
                 PARTITION_WITHOUT_QUEUE,
