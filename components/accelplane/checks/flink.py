@@ -507,11 +507,12 @@ def _check_kubernetes_gpu(spec: Spec, c: FlinkCluster, pools: list[NodePool]) ->
     # The coordination directory (hostPath) is checked for every platform by discovery_paths.check.
 
 
-def _check_queue(
+def _collect_queue_overruns(
     spec: Spec, c: FlinkCluster, leaves: set[str], over_queue: dict[str, list[tuple[FlinkCluster, list[tuple[str, str]]]]]
-) -> Iterator[Problem]:
-    """The cluster's pods against its Volcano queue's capability; a PodGroup above it is collected in
-    ``over_queue`` (queue name → clusters and the resources they exceed) for `_podgroups_over_queue`."""
+) -> None:
+    """Collect the cluster's PodGroup against its Volcano queue's capability: a resource above it, or
+    more pods than it allows, goes into ``over_queue`` (queue name → clusters and what they exceed),
+    which `_podgroups_over_queue` reports once per queue."""
     if not c.on_kubernetes:
         return
     if c.queue is None:
@@ -531,38 +532,50 @@ def _check_queue(
         over_queue.setdefault(q.name, []).append((c, [(name, text[name]) for name in over]))
     pods = q.capability.get("pods")
     if pods is not None and pod_count(c) > pods.value:
-        yield Problem(
-            c.field_path("queue"),
-            f"the cluster runs {pod_count(c)} pods ({_members(c)}) but "
-            f"queue {q.name!r} allows {pods}; raise its pods capability or lower replicas", FLINK_PODS_OVER_QUEUE,
-        )
+        over_queue.setdefault(q.name, []).append((c, [("pods", str(pod_count(c)))]))
 
 
 def _podgroups_over_queue(
     spec: Spec, over_queue: dict[str, list[tuple[FlinkCluster, list[tuple[str, str]]]]]
 ) -> Iterator[Problem]:
     """One finding per Volcano queue whose capability is below the PodGroups of some clusters, naming
-    every cluster and resource: the queue's capability is the one setting that admits them all
-    (#39 item 4); at the first such cluster's ``queue``, where shrinking it is the other way out."""
-    for name, items in over_queue.items():
+    every cluster and resource (AP2040), and one per queue whose pods capability is below their pods
+    (AP2042): the queue's capability is the one setting that admits them all (#39 item 4); at the
+    first such cluster's ``queue``, where shrinking it is the other way out."""
+    for name, entries in over_queue.items():
         q = spec.queue(name)
         assert q is not None
-        needs = "; ".join(
-            f"PodGroup {podgroup_name(c)} needs {', '.join(f'{r} {t}' for r, t in res)} ({_members(c)})" for c, res in items
-        )
-        limited = sorted({r for _, res in items for r, _ in res})
-        caps = (
-            str(q.capability.get(limited[0]))
-            if len(limited) == 1
-            else ", ".join(f"{r} {q.capability.get(r)}" for r in limited)
-        )
-        several = len(items) > 1
-        yield Problem(
-            items[0][0].field_path("queue"),
-            f"{needs} but queue {name!r} has capability {caps}; Volcano would never admit "
-            f"{'them' if several else 'it'}: raise the queue's capability or shrink the cluster{'s' if several else ''}",
-            FLINK_PODGROUP_OVER_QUEUE,
-        )
+        pods = [(c, res[0][1]) for c, res in entries if res[0][0] == "pods"]
+        items = [(c, res) for c, res in entries if res[0][0] != "pods"]
+        if items:
+            needs = "; ".join(
+                f"PodGroup {podgroup_name(c)} needs {', '.join(f'{r} {t}' for r, t in res)} ({_members(c)})"
+                for c, res in items
+            )
+            limited = sorted({r for _, res in items for r, _ in res})
+            caps = (
+                str(q.capability.get(limited[0]))
+                if len(limited) == 1
+                else ", ".join(f"{r} {q.capability.get(r)}" for r in limited)
+            )
+            several = len(items) > 1
+            yield Problem(
+                items[0][0].field_path("queue"),
+                f"{needs} but queue {name!r} has capability {caps}; Volcano would never admit "
+                f"{'them' if several else 'it'}: raise the queue's capability or shrink the cluster{'s' if several else ''}",
+                FLINK_PODGROUP_OVER_QUEUE,
+            )
+        if pods:
+            who = (
+                f"the cluster runs {pods[0][1]} pods ({_members(pods[0][0])})"
+                if len(pods) == 1
+                else "clusters " + ", ".join(f"{c.name} ({n} pods: {_members(c)})" for c, n in pods) + " run"
+            )
+            yield Problem(
+                pods[0][0].field_path("queue"),
+                f"{who} but queue {name!r} allows {q.capability.get('pods')}; raise its pods capability or "
+                "lower replicas", FLINK_PODS_OVER_QUEUE,
+            )
 
 
 def _members(c: FlinkCluster) -> str:
@@ -711,7 +724,7 @@ def check(spec: Spec) -> Iterator[Problem]:
         yield from _check_image(spec, c)
         yield from _check_resources(c)
         yield from _check_gpu(spec, c)
-        yield from _check_queue(spec, c, leaves, over_queue)
+        _collect_queue_overruns(spec, c, leaves, over_queue)
         yield from _check_config(spec, c)
         yield from _check_kubernetes_config(spec, c)
     yield from _podgroups_over_queue(spec, over_queue)
