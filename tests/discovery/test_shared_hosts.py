@@ -76,6 +76,20 @@ def test_coordination_off_with_several_taskmanagers_on_a_host_is_an_error(tmp_pa
     assert _codes(tmp_path, _spec(_cluster("alpha", 2, 1, coordination=False))) == []
 
 
+def test_coordination_off_on_shared_and_crowded_hosts_is_one_finding(tmp_path: Path) -> None:
+    """One fix (remove discovery.coordination: false), one finding (#39 item 4): the shared-host
+    finding also names the hosts where the cluster starts several TaskManagers."""
+    data = _spec(_cluster("alpha", 2, 1), _cluster("beta", 3, 1, coordination=False))
+    assert _codes(tmp_path, data) == ["AP8066"]
+    try:
+        model_of(write_spec(tmp_path, data))
+    except SpecErrors as e:
+        [message] = [x.message for x in e.errors]
+    assert "it also starts several TaskManagers on" in message
+    data["flink"]["clusters"][1].pop("discovery")  # the fix
+    assert _codes(tmp_path, data) == []
+
+
 def test_total_gpu_demand_per_host_is_checked_across_clusters(tmp_path: Path) -> None:
     """Issue 38.1: two clusters asking 8 GPUs per host on 4-GPU hosts validated."""
     data = _spec(_cluster("alpha", 4, 2), _cluster("beta", 4, 2))

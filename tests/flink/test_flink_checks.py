@@ -428,3 +428,35 @@ def test_validate_cli_subprocess(tmp_path: Path, write_spec: WriteSpec) -> None:
         "removed in 2.0); remove configFormat or set it to config.yaml (bin/migrate-config-file.sh converts an old "
         "file)"
     )
+
+
+def test_podgroups_of_two_clusters_over_their_queue_are_one_finding(
+    write_spec: WriteSpec, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One root cause, one finding (#39 item 4): the queue's capability stops two clusters, one of
+    them in two resources; the finding names every PodGroup and resource."""
+    data = _edited(_k8s(), (("queues", 0, "capability", "cpu"), 8), (("queues", 0, "capability", "memory"), "8Gi"))
+    second = dict(copy.deepcopy(data["flink"]["clusters"][0]), name="job2")
+    second["taskManager"]["cpu"] = 1
+    second["taskManager"]["memory"] = "4Gi"
+    data["flink"]["clusters"].append(second)
+    code, err = run_validate(write_spec(data), capsys, monkeypatch)
+    lines = [line for line in err if "PodGroup" in line]
+    assert code == 1 and len(lines) == 1, "\n".join(err)
+    assert lines[0].startswith("spec.yaml: flink.clusters[0].queue: ")
+    assert "PodGroup podgroup-job1 needs cpu 9, memory" in lines[0]
+    assert "; PodGroup podgroup-job2 needs memory" in lines[0]
+    assert "but queue 'streaming' has capability cpu 8, memory 8Gi; Volcano would never admit them" in lines[0]
+
+
+def test_two_clusters_over_their_queue_pods_are_one_finding(
+    write_spec: WriteSpec, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One root cause, one finding (#39 item 4): the queue's pods capability stops two clusters."""
+    data = _edited(_k8s(), (("queues", 0, "capability", "pods"), 2))
+    data["flink"]["clusters"].append(dict(copy.deepcopy(data["flink"]["clusters"][0]), name="job2"))
+    code, err = run_validate(write_spec(data), capsys, monkeypatch)
+    lines = [line for line in err if "allows 2" in line]
+    assert code == 1 and len(lines) == 1, "\n".join(err)
+    assert lines[0].startswith("spec.yaml: flink.clusters[0].queue: ")
+    assert "clusters job1 (3 pods: JobManager + 2 TaskManagers), job2 (3 pods" in lines[0]

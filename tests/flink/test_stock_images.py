@@ -5,6 +5,7 @@ AP5561 in Docker on YARN, as an unset one was (#39 item 5)."""
 from __future__ import annotations
 
 import pytest
+import yaml
 from accelplane.derive.images import is_stock_flink_image, repository
 
 from tests.support.specs import WriteSpec, findings_of
@@ -75,3 +76,33 @@ def test_an_explicit_stock_image_in_docker_on_yarn_is_ap5561(write_spec: WriteSp
     found = [f for f in findings_of(write_spec(text)) if f.finding and f.finding.code == "AP5561"]
     assert [f.path for f in found] == ["flink.clusters[0].image"]
     assert "stock image flink:1.20.1-java17 (an image without python3" in found[0].message
+
+
+def test_a_stock_node_image_two_clusters_inherit_is_one_finding(write_spec: WriteSpec) -> None:
+    """One root cause, one finding (#39 item 4): nodeImage.image names both clusters."""
+    text = KUBERNETES.replace("      IMAGE\n", "").replace(
+        "queues:", "nodeImage: {baseImage: flink:1.20.5-java17, image: flink:1.20.5-java17}\nqueues:"
+    ) + "    - {name: g, queue: streaming, taskManager: {replicas: 1, gpu: {amount: 1}}}\n"
+    found = [f for f in findings_of(write_spec(text)) if f.finding]
+    assert [(f.finding.code, f.path) for f in found if f.finding] == [("AP8010", "nodeImage.image")]
+    assert "Flink clusters f, g would run the stock Flink image flink:1.20.5-java17" in found[0].message
+
+
+def test_a_stock_node_image_two_docker_clusters_inherit_is_one_ap5561(write_spec: WriteSpec) -> None:
+    doc = yaml.safe_load(BASE)
+    del doc["flink"]["clusters"][0]["image"]
+    doc["flink"]["clusters"].append(dict(doc["flink"]["clusters"][0], name="ranking"))
+    doc["nodeImage"] = {"baseImage": "flink:1.20.1-java17", "image": "flink:1.20.1-java17"}
+    found = [f for f in findings_of(write_spec(yaml.safe_dump(doc, sort_keys=False))) if f.finding and f.finding.code == "AP5561"]
+    assert [f.path for f in found] == ["nodeImage.image"]
+    assert "Flink clusters ranking, scoring run in Docker" in found[0].message
+
+
+def test_a_registryless_node_image_two_docker_clusters_inherit_is_one_ap5075(write_spec: WriteSpec) -> None:
+    doc = yaml.safe_load(BASE)
+    del doc["flink"]["clusters"][0]["image"]
+    doc["flink"]["clusters"].append(dict(doc["flink"]["clusters"][0], name="ranking"))
+    doc["nodeImage"] = {"baseImage": "flink:1.20.1-java17", "image": "flink-gpu:1.20.1-py3"}
+    found = [f for f in findings_of(write_spec(yaml.safe_dump(doc, sort_keys=False))) if f.finding and f.finding.code == "AP5075"]
+    assert [f.path for f in found] == ["nodeImage.image"]
+    assert found[0].message.endswith("(the image of Flink clusters ranking, scoring)")

@@ -20,6 +20,7 @@ from accelplane.pipeline import load_validated
 
 from tests.support.findings_text import FINDING_LINE, codes
 from tests.support.specs import findings_of
+from tests.support.yarn_specs import BASE as YARN_BASE
 
 SOURCE = Path(__file__).resolve().parents[2] / "components" / "accelplane"
 WriteSpec = Callable[..., Path]
@@ -423,6 +424,30 @@ def _set(doc: Any, path: str, value: Any) -> None:
         doc[last] = value
 
 
+# two YARN clusters asking for GPU models with node labels off: AP5014 is one finding at yarn.nodeLabels
+YARN_TWO_MODELS_UNLABELLED = YARN_BASE.replace("  nodeLabels: true\n", "") + """\
+    - name: ranking
+      target: yarn
+      mode: session
+      image: registry.example.com/flink-gpu:1.20.1-py3
+      queue: batch
+      taskManager: {replicas: 1, slots: 1, cpu: 4, memory: 8Gi, gpu: {amount: 1, model: Tesla T4}}
+"""
+
+# two GPU clusters inheriting a stock nodeImage.image: AP8010 is one finding at nodeImage.image
+STOCK_NODE_IMAGE = """\
+cluster: {name: c, platforms: [kubernetes]}
+nodePools:
+  - {name: l4, nodes: 2, labels: {pool: l4}, gpu: {vendor: nvidia, model: NVIDIA L4, perNode: 4}}
+nodeImage: {baseImage: flink:1.20.5-java17, image: flink:1.20.5-java17}
+queues:
+  - {name: streaming}
+flink:
+  clusters:
+    - {name: f, queue: streaming, taskManager: {replicas: 2, gpu: {amount: 1}}}
+    - {name: g, queue: streaming, taskManager: {replicas: 1, gpu: {amount: 1}}}
+"""
+
 FIXES: dict[str, tuple[str, str, list[tuple[str, Any]]]] = {
     # name: (spec, the code it reports, the fix the message gives as (path, value) edits)
     "enum-did-you-mean": (
@@ -489,6 +514,8 @@ FIXES: dict[str, tuple[str, str, list[tuple[str, Any]]]] = {
     "yarn-maximum-allocation": (
         YARN_BIG_TASKMANAGER, "AP3513", [("yarn, maximumAllocation", {"memory": "16Gi"})],
     ),
+    "stock-node-image": (STOCK_NODE_IMAGE, "AP8010", [("nodeImage, image", "registry.example.com/flink-gpu:1.20.5-java17-1")]),
+    "yarn-models-need-node-labels": (YARN_TWO_MODELS_UNLABELLED, "AP5014", [("yarn, nodeLabels", True)]),
     "yarn-taskmanager-within-maximum": (
         YARN_BIG_TASKMANAGER, "AP3513", [("flink, clusters, 0, taskManager, memory", "8Gi")],
     ),

@@ -170,3 +170,33 @@ def test_no_kueue_objects_on_other_schedulers() -> None:
     kinds = {o.kind for o in build_all(_spec(doc)).objects}
     assert not kinds & {"ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue"}
     assert "Queue" in kinds and "PodGroup" in kinds
+
+
+def test_pods_of_two_clusters_that_fit_no_flavor_are_one_finding_at_their_queue() -> None:
+    """One root cause, one finding (#39 item 4): streaming's quota is too small for the pods of two
+    clusters (and both the JobManager and the TaskManager of one): one AP2610 naming each pod."""
+    doc = _example()
+    _too_big(doc)
+    second = dict(_cluster(doc), name="fraud-replay", taskManager=dict(_cluster(doc)["taskManager"], replicas=1))
+    second["jobManager"] = {"cpu": 300, "memory": "2Gi"}
+    doc["flink"]["clusters"].append(second)
+    problems = [p for p in run_checks(_spec(doc)) if p.finding is not None and p.finding.code == "AP2610"]
+    assert [p.path for p in problems] == [("flink", "clusters", 2, "queue")]  # fraud-replay, first by name
+    message = problems[0].message
+    assert message.count("pod of") == 3, message
+    assert "a jobmanager pod of 'fraud-replay' needs cpu 300" in message
+    assert "no flavor of ClusterQueue 'streaming' they may use" in message
+
+
+def test_raising_the_queue_admits_every_pod_it_named() -> None:
+    """The fix of that one finding (raise the queue's deserved/capability) admits every pod it named."""
+    doc = _example()
+    _too_big(doc)
+    second = dict(_cluster(doc), name="fraud-replay", taskManager=dict(_cluster(doc)["taskManager"], replicas=1))
+    second["job"] = dict(second["job"], parallelism=2)
+    doc["flink"]["clusters"].append(second)
+    assert "AP2610" in [code for code, _, _ in _findings(doc)]
+    doc["queues"][0]["capability"].update({"nvidia.com/gpu": 224})
+    doc["queues"][1]["capability"].update({"nvidia.com/gpu": 200})
+    doc["queues"][1]["deserved"].update({"nvidia.com/gpu": 200})
+    assert [p for p in run_checks(_spec(doc)) if p.finding is not None] == []

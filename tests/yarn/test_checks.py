@@ -368,3 +368,27 @@ def test_a_type_maximum_below_several_clusters_is_one_finding_at_the_bound(write
     found = [f for f in findings_of(write_spec(yaml.safe_dump(doc, sort_keys=False))) if f.finding and f.finding.code == "AP5021"]
     assert [f.path for f in found] == ["yarn.resourceTypes[0].maximumAllocation"]
     assert "cluster(s) ranking (2), scoring (2)" in found[0].message
+
+
+UNLABELLED_TWO_MODELS = without_gpu_models(BASE).replace("  nodeLabels: true\n", "") + """\
+    - name: ranking
+      target: yarn
+      mode: session
+      image: registry.example.com/flink-gpu:1.20.1-py3
+      queue: batch
+      taskManager: {replicas: 1, slots: 1, cpu: 4, memory: 8Gi, gpu: {amount: 1, model: Tesla T4}}
+"""
+
+
+def test_models_unenforced_without_labels_are_one_finding_at_node_labels(write_spec: WriteSpec) -> None:
+    """One root cause, one finding (#39 item 4): yarn.nodeLabels off stops two clusters' GPU models."""
+    found = [f for f in findings_of(write_spec(UNLABELLED_TWO_MODELS)) if f.finding and f.finding.code == "AP5014"]
+    assert [f.path for f in found] == ["yarn.nodeLabels"]
+    assert "Flink clusters ranking (model 'Tesla T4'; also pools mi, v100); scoring (model 'Tesla V100-SXM2-32GB'" in found[0].message
+
+
+def test_one_unenforced_model_stays_at_the_cluster(write_spec: WriteSpec) -> None:
+    text = without_gpu_models(BASE).replace("  nodeLabels: true\n", "")
+    found = [f for f in findings_of(write_spec(text)) if f.finding and f.finding.code == "AP5014"]
+    assert [f.path for f in found] == ["flink.clusters[0].taskManager.gpu"]
+    assert found[0].message.startswith("these TaskManagers ask for model") and found[0].message.endswith("or remove the model/pool")

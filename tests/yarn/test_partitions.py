@@ -194,6 +194,17 @@ def test_findings_a_team_gets(write_spec: WriteSpec) -> None:
     )
 
 
+def test_two_idle_partitions_are_one_finding(write_spec: WriteSpec) -> None:
+    """One path, one finding (#39 item 4): both models misspelt leave both partitions idle."""
+    text = TWO_MODELS.replace("gpuModels: {Tesla T4:", "gpuModels: {T4:").replace(
+        "gpuModels: {NVIDIA A100-SXM4-80GB: {deserved: 12}}", "gpuModels: {A100: {deserved: 12}}"
+    )
+    found = [f for f in findings_of(write_spec(text)) if f.finding and f.finding.code == "AP5606"]
+    assert [f.path for f in found] == ["yarn.nodeLabels"]
+    assert "no queue lists GPU models 'NVIDIA A100-SXM4-80GB', 'Tesla T4' in gpuModels" in found[0].message
+    assert "partitions gpu-nvidiaa100sxm480gb, gpu-teslat4 and their NodeManagers" in found[0].message
+
+
 def test_report_shows_every_partition_apart(write_spec: WriteSpec) -> None:
     report = build_report(model_of(write_spec(TWO_MODELS)))
     assert [(r.label, r.queue, r.capacity_gpus, r.maximum_gpus, r.gpus) for r in report.partitions] == [

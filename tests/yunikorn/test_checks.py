@@ -158,6 +158,22 @@ def test_a_queue_path_longer_than_a_label_value_is_an_error() -> None:
     assert _codes(doc) == [("AP2509", ("flink", "clusters", 0, "queue"), "error")]
 
 
+def test_two_clusters_on_a_queue_whose_path_is_too_long_are_one_finding() -> None:
+    """One root cause, one finding (#39 item 4): the queue's names are the one fix for both clusters."""
+    long = "q" * 40
+    doc = _yunikorn(
+        queues=[{"name": long}, {"name": long + "x", "parent": long}],
+        flink={"clusters": [{"name": n, "target": "kubernetes", "queue": long + "x"} for n in ("f", "g")]},
+    )
+    assert _codes(doc) == [("AP2509", ("flink", "clusters", 0, "queue"), "error")]
+    [message] = [p.message for p in run_checks(_spec(doc)) if p.finding is not None and p.finding.code == "AP2509"]
+    assert "queue label of Flink clusters f, g would be" in message
+    doc["queues"] = [{"name": "q"}, {"name": "qx", "parent": "q"}]  # the fix: shorter queue names
+    for c in doc["flink"]["clusters"]:
+        c["queue"] = "qx"
+    assert _codes(doc) == []
+
+
 def test_dra_taskmanagers_on_yunikorn_are_one_warning() -> None:
     pool = {**GPU_POOL, "gpu": {**GPU_POOL["gpu"], "allocation": "dra", "model": "NVIDIA A100-SXM4-80GB"}}
     doc = _yunikorn(

@@ -51,7 +51,7 @@ from accelplane.derive.gpu_resources import (
     is_shared,
     yarn_gpu_type,
 )
-from accelplane.derive.images import is_stock_flink_image
+from accelplane.derive.images import inherits_node_image, is_stock_flink_image
 from accelplane.derive.queues import leaf_queue_names
 from accelplane.errors import Problem
 from accelplane.findings import ERROR, WARNING, declare
@@ -300,16 +300,8 @@ def _check_image(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
     if not c.on_kubernetes or not c.uses_gpus:
         return
     if c.image is not None:
-        if is_stock_flink_image(c.image):
-            inherited = spec.node_image is not None and spec.node_image.image == c.image
-            yield Problem(
-                ("nodeImage", "image") if inherited else c.field_path("image"),
-                f"GPU TaskManagers would run the stock Flink image {c.image}, which has no python3: the GPU "
-                "discovery script cannot run, so the GPU preflight refuses to start every TaskManager — use "
-                "the image nodeImage builds (FROM this image plus python3 and the script; set nodeImage.image "
-                "to where it is pushed and leave image unset) or an image of your own with python3",
-                FLINK_STOCK_IMAGE,
-            )
+        if is_stock_flink_image(c.image) and not inherits_node_image(spec, c):
+            yield Problem(c.field_path("image"), _stock_image_message(c.image, "Flink cluster " + c.name), FLINK_STOCK_IMAGE)
         return
     yield Problem(
         c.field_path("image"),
@@ -317,6 +309,27 @@ def _check_image(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
         "python3, which the GPU discovery script needs — set image (a pinned tag or digest of an image "
         "with python3, such as the one nodeImage builds) or nodeImage.image", FLINK_STOCK_IMAGE,
     )
+
+
+def _stock_image_message(image: str, who: str) -> str:
+    return (
+        f"the GPU TaskManagers of {who} would run the stock Flink image {image}, which has no python3: the "
+        "GPU discovery script cannot run, so the GPU preflight refuses to start every TaskManager — use "
+        "the image nodeImage builds (FROM this image plus python3 and the script; set nodeImage.image "
+        "to where it is pushed and leave image unset) or an image of your own with python3"
+    )
+
+
+def _check_node_image(spec: Spec) -> Iterator[Problem]:
+    """One finding at ``nodeImage.image`` when it is a stock Flink image that GPU clusters on
+    Kubernetes inherit, naming every such cluster (one setting, one fix: #39 item 4)."""
+    node_image = spec.node_image
+    if node_image is None or node_image.image is None or not is_stock_flink_image(node_image.image):
+        return
+    inheriting = [c.name for c in spec.flink_clusters if c.on_kubernetes and c.uses_gpus and inherits_node_image(spec, c)]
+    if inheriting:
+        who = f"Flink cluster{'s' if len(inheriting) > 1 else ''} {', '.join(inheriting)}"
+        yield Problem(("nodeImage", "image"), _stock_image_message(node_image.image, who), FLINK_STOCK_IMAGE)
 
 
 def _check_version(c: FlinkCluster) -> Iterator[Problem]:
@@ -494,7 +507,12 @@ def _check_kubernetes_gpu(spec: Spec, c: FlinkCluster, pools: list[NodePool]) ->
     # The coordination directory (hostPath) is checked for every platform by discovery_paths.check.
 
 
-def _check_queue(spec: Spec, c: FlinkCluster, leaves: set[str]) -> Iterator[Problem]:
+def _collect_queue_overruns(
+    spec: Spec, c: FlinkCluster, leaves: set[str], over_queue: dict[str, list[tuple[FlinkCluster, list[tuple[str, str]]]]]
+) -> None:
+    """Collect the cluster's PodGroup against its Volcano queue's capability: a resource above it, or
+    more pods than it allows, goes into ``over_queue`` (queue name → clusters and what they exceed),
+    which `_podgroups_over_queue` reports once per queue."""
     if not c.on_kubernetes:
         return
     if c.queue is None:
@@ -509,21 +527,55 @@ def _check_queue(spec: Spec, c: FlinkCluster, leaves: set[str]) -> Iterator[Prob
         return  # references.check reports undefined and non-leaf queues
     need = cluster_resources(spec, c)
     text = format_min_resources(need)
-    for name, value in need.items():
-        cap = q.capability.get(name)
-        if cap is not None and value > cap.value:
-            yield Problem(
-                c.field_path("queue"),
-                f"PodGroup {podgroup_name(c)} needs {name} {text[name]} ({_members(c)}) but queue {q.name!r} has capability {cap}; Volcano "
-                "would never admit it: raise the queue's capability or shrink the cluster", FLINK_PODGROUP_OVER_QUEUE,
-            )
+    over = [name for name, value in need.items() if (cap := q.capability.get(name)) is not None and value > cap.value]
+    if over:
+        over_queue.setdefault(q.name, []).append((c, [(name, text[name]) for name in over]))
     pods = q.capability.get("pods")
     if pods is not None and pod_count(c) > pods.value:
-        yield Problem(
-            c.field_path("queue"),
-            f"the cluster runs {pod_count(c)} pods ({_members(c)}) but "
-            f"queue {q.name!r} allows {pods}; raise its pods capability or lower replicas", FLINK_PODS_OVER_QUEUE,
-        )
+        over_queue.setdefault(q.name, []).append((c, [("pods", str(pod_count(c)))]))
+
+
+def _podgroups_over_queue(
+    spec: Spec, over_queue: dict[str, list[tuple[FlinkCluster, list[tuple[str, str]]]]]
+) -> Iterator[Problem]:
+    """One finding per Volcano queue whose capability is below the PodGroups of some clusters, naming
+    every cluster and resource (AP2040), and one per queue whose pods capability is below their pods
+    (AP2042): the queue's capability is the one setting that admits them all (#39 item 4); at the
+    first such cluster's ``queue``, where shrinking it is the other way out."""
+    for name, entries in over_queue.items():
+        q = spec.queue(name)
+        assert q is not None
+        pods = [(c, res[0][1]) for c, res in entries if res[0][0] == "pods"]
+        items = [(c, res) for c, res in entries if res[0][0] != "pods"]
+        if items:
+            needs = "; ".join(
+                f"PodGroup {podgroup_name(c)} needs {', '.join(f'{r} {t}' for r, t in res)} ({_members(c)})"
+                for c, res in items
+            )
+            limited = sorted({r for _, res in items for r, _ in res})
+            caps = (
+                str(q.capability.get(limited[0]))
+                if len(limited) == 1
+                else ", ".join(f"{r} {q.capability.get(r)}" for r in limited)
+            )
+            several = len(items) > 1
+            yield Problem(
+                items[0][0].field_path("queue"),
+                f"{needs} but queue {name!r} has capability {caps}; Volcano would never admit "
+                f"{'them' if several else 'it'}: raise the queue's capability or shrink the cluster{'s' if several else ''}",
+                FLINK_PODGROUP_OVER_QUEUE,
+            )
+        if pods:
+            who = (
+                f"the cluster runs {pods[0][1]} pods ({_members(pods[0][0])})"
+                if len(pods) == 1
+                else "clusters " + ", ".join(f"{c.name} ({n} pods: {_members(c)})" for c, n in pods) + " run"
+            )
+            yield Problem(
+                pods[0][0].field_path("queue"),
+                f"{who} but queue {name!r} allows {q.capability.get('pods')}; raise its pods capability or "
+                "lower replicas", FLINK_PODS_OVER_QUEUE,
+            )
 
 
 def _members(c: FlinkCluster) -> str:
@@ -664,6 +716,7 @@ def _check_queue_gpu_limits(spec: Spec, leaves: set[str]) -> Iterator[Problem]:
 def check(spec: Spec) -> Iterator[Problem]:
     """Every Flink cluster problem."""
     leaves = leaf_queue_names(spec)  # once: per cluster it made validation clusters × queues
+    over_queue: dict[str, list[tuple[FlinkCluster, list[tuple[str, str]]]]] = {}
     for c in spec.flink_clusters:
         yield from _check_target(spec, c)
         yield from _check_version(c)
@@ -671,7 +724,9 @@ def check(spec: Spec) -> Iterator[Problem]:
         yield from _check_image(spec, c)
         yield from _check_resources(c)
         yield from _check_gpu(spec, c)
-        yield from _check_queue(spec, c, leaves)
+        _collect_queue_overruns(spec, c, leaves, over_queue)
         yield from _check_config(spec, c)
         yield from _check_kubernetes_config(spec, c)
+    yield from _podgroups_over_queue(spec, over_queue)
+    yield from _check_node_image(spec)
     yield from _check_queue_gpu_limits(spec, leaves)

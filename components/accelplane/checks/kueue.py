@@ -321,7 +321,9 @@ def _available(spec: Spec, queue: Queue, fq: FlavorQuota, resource: str) -> Deci
     return nominal + (lendable if limit is None else min(limit, lendable))
 
 
-def _check_fit(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
+def _misfits(spec: Spec, c: FlinkCluster) -> Iterator[tuple[Queue, str]]:
+    """(ClusterQueue, what the pod needs and which flavors were tried) for each pod of the cluster
+    (JobManager, TaskManager) that fits no flavor of its ClusterQueue."""
     q = spec.queue(c.queue or "")
     if q is None or q.name not in leaf_queue_names(spec):
         return  # references.check reports undefined and non-leaf queues
@@ -336,11 +338,25 @@ def _check_fit(spec: Spec, c: FlinkCluster) -> Iterator[Problem]:
         if any(all(v <= _available(spec, q, fq, r) for r, v in requests.items()) for fq in tried):
             continue
         need = ", ".join(f"{r} {format_resource(r, v)}" for r, v in requests.items())
+        yield q, f"a {role} pod of {c.name!r} needs {need} (flavors {', '.join(fq.flavor for fq in tried) or 'none'})"
+
+
+def _check_fit(spec: Spec) -> Iterator[Problem]:
+    """One finding per ClusterQueue that some Flink pods fit in no flavor of, naming every such pod:
+    the queue's quota is the one setting that admits them all (#39 item 4); at the first such
+    cluster's ``queue``, where moving or shrinking the cluster is the other way out."""
+    by_queue: dict[str, tuple[FlinkCluster, list[str]]] = {}
+    for c in spec.flink_clusters:
+        if c.on_kubernetes:
+            for q, pod in _misfits(spec, c):
+                by_queue.setdefault(q.name, (c, []))[1].append(pod)
+    for name, (first, pods) in by_queue.items():
         yield Problem(
-            c.field_path("queue"),
-            f"a {role} pod of {c.name!r} needs {need}, but no flavor of ClusterQueue {q.name!r} it may use "
-            f"({', '.join(fq.flavor for fq in tried) or 'none'}) has that much nominal quota plus what it may "
-            "borrow, so Kueue never admits it; raise the queue's deserved/capability (or gpuModels) or shrink the pod",
+            first.field_path("queue"),
+            f"{'; '.join(pods)}, but no flavor of ClusterQueue {name!r} {'they' if len(pods) > 1 else 'it'} may "
+            f"use has that much nominal quota plus what it may borrow, so Kueue never admits "
+            f"{'them' if len(pods) > 1 else 'it'}; raise the queue's deserved/capability (or gpuModels) or "
+            f"shrink the pod{'s' if len(pods) > 1 else ''}",
             POD_FITS_NO_FLAVOR,
         )
 
@@ -364,7 +380,6 @@ def _check_clusters(spec: Spec) -> Iterator[Problem]:
                 NAMESPACE_NOT_MANAGED,
             )
         yield from _check_pod_metadata(spec, c)
-        yield from _check_fit(spec, c)
         if cluster_device_class(spec, c) is not None:
             yield Problem(
                 c.field_path("taskManager", "gpu"),
@@ -383,3 +398,4 @@ def check(spec: Spec) -> Iterator[Problem]:
     yield from _check_queues(spec)
     yield from _check_rendered_rules(spec)
     yield from _check_clusters(spec)
+    yield from _check_fit(spec)

@@ -70,34 +70,50 @@ def check(spec: Spec) -> Iterator[Problem]:
             "TaskManagers stopped",
             COORDINATION_FILE_SPLIT,
         )
+    crowded = _crowded_without_coordination(spec)
     for me, other_name, hosts in off.values():
+        also = (
+            f" (it also starts several TaskManagers on {_hosts(crowded[me.name])}, which would get the same first GPUs)"
+            if me.name in crowded
+            else ""
+        )
         yield Problem(
             me.field_path("discovery", "coordination"),
             f"Flink cluster {me.name} has coordination off, but Flink cluster {other_name} may run TaskManagers on "
             f"the same hosts ({_hosts(hosts)}): its TaskManagers take the first GPUs without looking at the "
-            "coordination file, the ones the other cluster's TaskManagers hold. Remove discovery.coordination: false",
+            f"coordination file, the ones the other cluster's TaskManagers hold{also}. Remove discovery.coordination: false",
             COORDINATION_OFF_ON_SHARED_HOSTS,
         )
-    yield from _several_without_coordination(spec)
+    for name, crowded_hosts in crowded.items():  # one finding per cluster: the shared-host one says it too
+        if name not in off:
+            yield _several_without_coordination(next(c for c in spec.flink_clusters if c.name == name), crowded_hosts)
     yield from _overcommitted(spec)
 
 
-def _several_without_coordination(spec: Spec) -> Iterator[Problem]:
-    """Without coordination every TaskManager gets the host's first GPUs (Flink's own behaviour), so
-    a standalone host script that starts two of them gives both the same GPUs."""
+def _crowded_without_coordination(spec: Spec) -> dict[str, list[str]]:
+    """Standalone GPU clusters with coordination off and the hosts where they start several
+    TaskManagers: without coordination every TaskManager gets the host's first GPUs (Flink's own
+    behaviour), so a standalone host script that starts two of them gives both the same GPUs."""
+    found: dict[str, list[str]] = {}
     for c in spec.flink_clusters:
         if c.platform != "standalone" or not c.uses_gpus or c.coordination:
             continue
         crowded = [h.host for h in standalone_hosts(spec, c) if h.taskmanagers > 1]
         if crowded:
-            yield Problem(
-                c.field_path("discovery", "coordination"),
-                f"Flink cluster {c.name} has coordination off but starts several TaskManagers on "
-                f"{_hosts(crowded)}: without the coordination file each of them gets the same first "
-                f"{c.gpus_per_task_manager} GPU(s). Remove discovery.coordination: false, or give each host one "
-                "TaskManager (taskManager.replicas at most the number of hosts)",
-                COORDINATION_OFF_SEVERAL_PER_HOST,
-            )
+            found[c.name] = crowded
+    return found
+
+
+def _several_without_coordination(c: FlinkCluster, crowded: list[str]) -> Problem:
+    """The finding for a cluster that starts several TaskManagers on a host without coordination."""
+    return Problem(
+        c.field_path("discovery", "coordination"),
+        f"Flink cluster {c.name} has coordination off but starts several TaskManagers on "
+        f"{_hosts(crowded)}: without the coordination file each of them gets the same first "
+        f"{c.gpus_per_task_manager} GPU(s). Remove discovery.coordination: false, or give each host one "
+        "TaskManager (taskManager.replicas at most the number of hosts)",
+        COORDINATION_OFF_SEVERAL_PER_HOST,
+    )
 
 
 def _overcommitted(spec: Spec) -> Iterator[Problem]:

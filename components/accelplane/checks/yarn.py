@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 from accelplane.derive.flink_keys import flink_image
 from accelplane.derive.gpu_resources import YARN_GPU, candidate_pools, yarn_gpu_type
-from accelplane.derive.images import is_stock_flink_image
+from accelplane.derive.images import inherits_node_image, is_stock_flink_image
 from accelplane.derive.yarn_capacity import plan_queues, queue_mode
 from accelplane.derive.yarn_docker import runs_in_docker
 from accelplane.derive.yarn_labels import (
@@ -40,7 +40,7 @@ from accelplane.derive.yarn_types import (
 )
 from accelplane.errors import PathTuple, Problem
 from accelplane.findings import ERROR, WARNING, declare
-from accelplane.model import NodePool, Spec, YarnResourceType
+from accelplane.model import FlinkCluster, NodePool, Spec, YarnResourceType
 from accelplane.names import is_valid_yarn_resource_name
 
 YARN_POOL_PLATFORM_MISSING = declare(
@@ -307,9 +307,33 @@ def _check_application_labels(spec: Spec) -> Iterator[Problem]:
             )
 
 
+def _model_not_enforced(unenforced: list[tuple[FlinkCluster, str, list[str]]]) -> Iterator[Problem]:
+    """One finding for every cluster whose GPU model or pool YARN cannot enforce without node
+    labels: ``yarn.nodeLabels`` is the one setting that fixes them all (#39 item 4), so with several
+    clusters the finding sits there and names each; with one it sits at the cluster's ``gpu``, where
+    removing the model/pool is the other way out."""
+    if len(unenforced) == 1:
+        c, wanted, others = unenforced[0]
+        yield Problem(
+            c.field_path("taskManager", "gpu"),
+            f"these TaskManagers ask for {wanted}, but a YARN container requests only yarn.io/gpu and "
+            f"could be placed on pools {', '.join(others)} too; set yarn.nodeLabels: true (one node "
+            "partition per GPU model, yarn.taskmanager.node-label) or remove the model/pool", YARN_MODEL_NOT_ENFORCED,
+        )
+    elif unenforced:
+        who = "; ".join(f"{c.name} ({wanted}; also pools {', '.join(others)})" for c, wanted, others in unenforced)
+        yield Problem(
+            ("yarn", "nodeLabels"),
+            f"the TaskManagers of Flink clusters {who} ask for a GPU model or pool, but a YARN container "
+            "requests only yarn.io/gpu and could be placed on the other pools too; set yarn.nodeLabels: true "
+            "(one node partition per GPU model, yarn.taskmanager.node-label)", YARN_MODEL_NOT_ENFORCED,
+        )
+
+
 def _check_placement(spec: Spec) -> Iterator[Problem]:
     """A YARN Flink cluster that names a GPU model or pool lands only there."""
     gpu_pools = [p for p in yarn_pools(spec) if p.gpu is not None]
+    unenforced: list[tuple[FlinkCluster, str, list[str]]] = []
     for c in yarn_gpu_clusters(spec):
         gpu = c.task_manager.gpu
         assert gpu is not None
@@ -341,12 +365,8 @@ def _check_placement(spec: Spec) -> Iterator[Problem]:
         others = sorted(p.name for p in gpu_pools if p not in candidates)
         if (gpu.model is not None or gpu.pool is not None) and others:
             wanted = f"model {gpu.model!r}" if gpu.model is not None else f"pool {gpu.pool!r}"
-            yield Problem(
-                path,
-                f"these TaskManagers ask for {wanted}, but a YARN container requests only yarn.io/gpu and "
-                f"could be placed on pools {', '.join(others)} too; set yarn.nodeLabels: true (one node "
-                "partition per GPU model, yarn.taskmanager.node-label) or remove the model/pool", YARN_MODEL_NOT_ENFORCED,
-            )
+            unenforced.append((c, wanted, others))
+    yield from _model_not_enforced(unenforced)
 
 
 def _check_resource_types(spec: Spec) -> Iterator[Problem]:
@@ -475,15 +495,31 @@ def _check_cgroups(spec: Spec) -> Iterator[Problem]:
 
 
 def _check_docker_images(spec: Spec) -> Iterator[Problem]:
+    """Stock images in Docker on YARN: one finding per cluster's own image, and one at
+    ``nodeImage.image`` naming every cluster that inherits it (one setting, one fix: #39 item 4)."""
+    inheriting: list[str] = []
     for c in yarn_gpu_clusters(spec):
-        if runs_in_docker(spec, c) and (c.image is None or is_stock_flink_image(c.image)):
-            yield Problem(
-                c.field_path("image"),
-                f"with yarn.docker the GPU TaskManagers run in Docker, here the stock image {flink_image(c)} ("
-                f"{'an image' if c.image else 'a floating tag'} without python3, which the GPU discovery script needs, and without Hadoop); set "
-                "image (or nodeImage.image) to a pinned image with python3, such as the one nodeImage builds",
-                DOCKER_DEFAULT_IMAGE,
-            )
+        if not runs_in_docker(spec, c) or not (c.image is None or is_stock_flink_image(c.image)):
+            continue
+        if inherits_node_image(spec, c):
+            inheriting.append(c.name)
+            continue
+        yield Problem(
+            c.field_path("image"),
+            f"with yarn.docker the GPU TaskManagers run in Docker, here the stock image {flink_image(c)} ("
+            f"{'an image' if c.image else 'a floating tag'} without python3, which the GPU discovery script needs, and without Hadoop); set "
+            "image (or nodeImage.image) to a pinned image with python3, such as the one nodeImage builds",
+            DOCKER_DEFAULT_IMAGE,
+        )
+    if inheriting and spec.node_image is not None:
+        yield Problem(
+            ("nodeImage", "image"),
+            f"with yarn.docker the GPU TaskManagers of Flink cluster{'s' if len(inheriting) > 1 else ''} "
+            f"{', '.join(inheriting)} run in Docker, here the stock image {spec.node_image.image} (an image "
+            "without python3, which the GPU discovery script needs, and without Hadoop); set nodeImage.image "
+            "to a pinned image with python3, such as the one nodeImage builds",
+            DOCKER_DEFAULT_IMAGE,
+        )
 
 
 def _check_docker(spec: Spec) -> Iterator[Problem]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterator
 
-from accelplane.derive.images import flink_image
+from accelplane.derive.images import flink_image, inherits_node_image
 from accelplane.derive.monitoring import exports_owner_metrics
 from accelplane.derive.yarn_docker import (
     LIBRARY_REGISTRY,
@@ -161,13 +161,25 @@ def check(spec: Spec) -> Iterator[Problem]:
                 DOCKER_DEVICE_NOT_GPU,
             )
     stock_gpu = {c.name for c in yarn_gpu_clusters(spec) if c.image is None}  # AP5xxx stock-image error says it
-    for c in docker_clusters(spec):
-        image = flink_image(c)
-        if image_trust_entry(image) == LIBRARY_REGISTRY and c.name not in stock_gpu:
-            yield Problem(
-                c.field_path("image"),
-                f"{image} has no registry part, so container-executor.cfg must trust it as "
-                f"docker.trusted.registries={LIBRARY_REGISTRY}, which trusts every Docker Hub top-level image "
-                "(their containers get the allowed mounts and capabilities)",
-                DOCKER_LIBRARY_TRUST,
-            )
+    library = [c for c in docker_clusters(spec) if image_trust_entry(flink_image(c)) == LIBRARY_REGISTRY and c.name not in stock_gpu]
+    # one finding per image setting: a cluster's own image, or nodeImage.image for every cluster
+    # that inherits it (one setting, one fix: #39 item 4)
+    inheriting = [c.name for c in library if inherits_node_image(spec, c)]
+    for c in library:
+        if c.name not in inheriting:
+            yield Problem(c.field_path("image"), _library_message(flink_image(c)), DOCKER_LIBRARY_TRUST)
+    if inheriting and spec.node_image is not None and spec.node_image.image is not None:
+        yield Problem(
+            ("nodeImage", "image"),
+            _library_message(spec.node_image.image) + f" (the image of Flink cluster{'s' if len(inheriting) > 1 else ''} "
+            f"{', '.join(inheriting)})",
+            DOCKER_LIBRARY_TRUST,
+        )
+
+
+def _library_message(image: str) -> str:
+    return (
+        f"{image} has no registry part, so container-executor.cfg must trust it as "
+        f"docker.trusted.registries={LIBRARY_REGISTRY}, which trusts every Docker Hub top-level image "
+        "(their containers get the allowed mounts and capabilities)"
+    )

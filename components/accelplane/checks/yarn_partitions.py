@@ -158,12 +158,15 @@ def check(spec: Spec) -> Iterator[Problem]:
         )
     if spec.queues:
         used = set().union(*access.values())
-        for model, label in sorted(models.items()):
-            if model not in used:
-                yield Problem(
-                    ("yarn", "nodeLabels"),
-                    f"no queue lists GPU model {model!r} in gpuModels, so no queue may use partition "
-                    f"{label} and its NodeManagers stay idle; add it to the gpuModels of the queues "
-                    "that should use it",
-                    PARTITION_WITHOUT_QUEUE,
-                )
+        idle = [(model, label) for model, label in sorted(models.items()) if model not in used]
+        if idle:  # one finding at the one path for every idle partition (#39 item 4)
+            several = len(idle) > 1
+            yield Problem(
+                ("yarn", "nodeLabels"),
+                f"no queue lists GPU model{'s' if several else ''} {', '.join(repr(m) for m, _ in idle)} in "
+                f"gpuModels, so no queue may use partition{'s' if several else ''} "
+                f"{', '.join(str(lb) for _, lb in idle)} and {'their' if several else 'its'} NodeManagers stay idle; "
+                f"add {'them' if several else 'it'} to the gpuModels of the queues that should use "
+                f"{'them' if several else 'it'}",
+                PARTITION_WITHOUT_QUEUE,
+            )

@@ -241,18 +241,12 @@ def _check_placement(spec: Spec) -> Iterator[Problem]:
             "this queue 'default' has child queues: rename it",
             FALLBACK_QUEUE_NOT_LEAF,
         )
+    too_long: dict[str, list[FlinkCluster]] = {}  # one finding per queue: its names are the one fix
     for c in spec.flink_clusters:
         if not c.on_kubernetes:
             continue
-        if c.queue is not None and spec.queue(c.queue) is not None:
-            path = queue_path(spec, c.queue)
-            if len(path) > MAX_LABEL_VALUE:
-                yield Problem(
-                    c.field_path("queue"),
-                    f"the pods' queue label would be {path!r} ({len(path)} characters), more than a label "
-                    f"value's {MAX_LABEL_VALUE}; use shorter queue names",
-                    QUEUE_PATH_TOO_LONG,
-                )
+        if c.queue is not None and spec.queue(c.queue) is not None and len(queue_path(spec, c.queue)) > MAX_LABEL_VALUE:
+            too_long.setdefault(c.queue, []).append(c)
         if cluster_device_class(spec, c) is not None:
             yield Problem(
                 c.field_path("taskManager", "gpu"),
@@ -260,6 +254,15 @@ def _check_placement(spec: Spec) -> Iterator[Problem]:
                 "claims: the gang would reserve no GPUs; use a device-plugin pool or scheduler: volcano",
                 DRA_NOT_RESERVED,
             )
+    for queue, clusters in too_long.items():
+        path = queue_path(spec, queue)
+        yield Problem(
+            clusters[0].field_path("queue"),
+            f"the pods' queue label of Flink cluster{'s' if len(clusters) > 1 else ''} "
+            f"{', '.join(c.name for c in clusters)} would be {path!r} ({len(path)} characters), more than a "
+            f"label value's {MAX_LABEL_VALUE}; use shorter queue names",
+            QUEUE_PATH_TOO_LONG,
+        )
 
 
 FLINK_METADATA_KEYS = tuple(

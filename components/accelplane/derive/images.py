@@ -10,7 +10,7 @@ Kubernetes, AP5561 in Docker on YARN).
 
 from __future__ import annotations
 
-from accelplane.model import FlinkCluster
+from accelplane.model import FlinkCluster, Spec
 
 DOCKER_HUB = frozenset({"docker.io", "index.docker.io", "registry-1.docker.io"})
 """Registry hosts that mean Docker Hub (a reference without a registry part is Docker Hub too)."""
@@ -44,3 +44,10 @@ def is_stock_flink_image(image: str) -> bool:
     have no python3."""
     registry, path = repository(image)
     return (registry is None or registry in DOCKER_HUB) and path in STOCK_REPOSITORIES
+
+
+def inherits_node_image(spec: Spec, cluster: FlinkCluster) -> bool:
+    """True when the cluster's image is ``nodeImage.image`` (it sets none of its own): a finding about
+    that image then belongs at ``nodeImage.image``, the one setting that changes it for every such
+    cluster (one root cause, one finding)."""
+    return cluster.image is not None and spec.node_image is not None and spec.node_image.image == cluster.image
