@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -33,8 +34,6 @@ def host_dirs(tmp_path: Path, coordination_name: str = "coord") -> tuple[Path, P
     in a directory accelplane owns (``/run/accelplane-t…``), the install directory beside it
     (``…-bin``, outside the coordination directory as AP8005 requires). Returns (install
     directory, created; coordination file, its directory created)."""
-    import os
-
     base = f"/run/accelplane-t{os.getpid()}{abs(hash(str(tmp_path))) % 10**8}"
     install, coordination = Path(f"{base}-bin"), Path(base) / coordination_name
     install.mkdir(parents=True, exist_ok=True)

@@ -16,11 +16,11 @@ from accelplane.artifacts import K8sObject, k8s_object
 from accelplane.builders.pod_templates import Role, flink_cluster_labels, pod_template
 from accelplane.derive.flink_keys import (
     effective_config,
-    flink_image,
     jobmanager_replicas,
     mebibytes,
 )
 from accelplane.derive.flink_values import operator_value
+from accelplane.derive.images import flink_image
 from accelplane.lifecycle import FLINK_DEPLOYMENT_WAIT_FOR, WAIT_FOR_ANNOTATION
 from accelplane.model import FlinkCluster, ProcessResources, Spec
 from accelplane.yaml_io import Represented, represented

@@ -27,7 +27,7 @@ from accelplane import discovery_install
 from accelplane.builders.hardening import RUNTIME_DEFAULT_SECCOMP, checkov_skips
 from accelplane.builders.task_groups import yunikorn_annotations, yunikorn_labels
 from accelplane.derive.dra import CLAIM_NAME, claim_template_name, cluster_device_class, is_dra_pool
-from accelplane.derive.flink_keys import devices_isolated_per_container, flink_image
+from accelplane.derive.flink_keys import devices_isolated_per_container
 from accelplane.derive.flink_pods import GROUP_NAME_ANNOTATION, coordination_dir, podgroup_name
 from accelplane.derive.gpu_resources import (
     candidate_pools,
@@ -35,6 +35,7 @@ from accelplane.derive.gpu_resources import (
     gfd_product_label_for_pool,
     kubernetes_gpu_resource,
 )
+from accelplane.derive.images import flink_image
 from accelplane.derive.kueue import pod_metadata as kueue_pod_metadata
 from accelplane.derive.node_fit import COORDINATION_INIT_REQUESTS, PREFLIGHT_INIT_REQUESTS
 from accelplane.derive.node_selection import merged_tolerations, pool_labels, pool_node_affinity

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from accelplane.derive.flink_keys import flink_image
 from accelplane.derive.gpu_resources import YARN_GPU, candidate_pools, yarn_gpu_type
-from accelplane.derive.images import inherits_node_image, is_stock_flink_image
+from accelplane.derive.images import flink_image, inherits_node_image, is_stock_flink_image
 from accelplane.derive.yarn_capacity import plan_queues, queue_mode
 from accelplane.derive.yarn_docker import runs_in_docker
 from accelplane.derive.yarn_labels import (

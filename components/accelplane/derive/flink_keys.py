@@ -24,7 +24,7 @@ from accelplane.derive.gpu_resources import (
     kubernetes_gpu_resource,
     yarn_gpu_type,
 )
-from accelplane.derive.images import flink_image as flink_image  # re-exported (its home moved)
+from accelplane.derive.images import flink_image
 from accelplane.derive.monitoring import exports_owner_metrics, textfile_path
 from accelplane.derive.slot_groups import gpu_resources, spans_models
 from accelplane.derive.yarn_docker import (
