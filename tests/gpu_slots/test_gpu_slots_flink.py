@@ -131,9 +131,16 @@ class Env:
         return self.get(f"/taskmanagers/{resource_id}")  # type: ignore[no-any-return]
 
     def wait_registered(self, ids: set[str], timeout: float = 300.0) -> None:
+        """Wait until every TaskManager in ``ids`` is registered with the slot manager: `/taskmanagers`
+        lists a TaskManager as soon as the ResourceManager knows it, but its ``totalResource`` (the
+        slot manager's registered resource) is zero until its slot report arrives."""
         deadline = time.monotonic() + timeout
         while True:
-            have = {str(tm["id"]) for tm in self.cluster.registered_taskmanagers()}
+            have = {
+                str(tm["id"])
+                for tm in self.cluster.registered_taskmanagers()
+                if int(str(tm.get("slotsNumber", 0))) > 0
+            }
             if ids <= have:
                 return
             if time.monotonic() > deadline:
