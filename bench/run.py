@@ -28,7 +28,12 @@ on a busy machine). Wall clock, never timed tests.
    the spec before it registers anything); the program next to as many bare one-key
    ConfigMaps as it registers resources (the floor until issue 40), and next to those plus libyaml
    dumping what it serialises; the typed classes next to bare ConfigMaps (Pulumi's and
-   pulumi_kubernetes' own price). ``--only pulumi`` runs just this part; ``--runs N`` sets its
+   pulumi_kubernetes' own price). Then the program as `pulumi up` runs it — a fresh interpreter
+   per sample running the project's ``__main__.py`` under the same mocks — next to the same typed
+   floor program run the same way (bench/pulumi_process.py): the goal's row since the program
+   sets its own process's garbage collector (`accelplane.program.tune_collector`), which an
+   in-process sample cannot show; with it, the program without those settings and both with the
+   collector off (the work alone). ``--only pulumi`` runs just this part; ``--runs N`` sets its
    samples.
 4. Validation scaling: `load_validated` on queue trees of 2,000-16,000 queues and on 50-400 units,
    with the growth exponent per doubling (bench/bench_scaling.py).
@@ -404,6 +409,58 @@ def bench_pulumi(units: int, runs: int, work: Path) -> list[Row]:
     ]
 
 
+def bench_pulumi_process(units: int, runs: int, work: Path) -> list[Row]:
+    """The program as `pulumi up` runs it, next to its floor run the same way (issue 40): each
+    sample a fresh interpreter (bench/pulumi_process.py) under the same mocks, wall time of the
+    whole process — interpreter start, imports, the program, exit.
+
+    * ``program``: the project's ``__main__.py`` (`accelplane.program.tune_collector`, then `main`):
+      **the goal's row**;
+    * ``plain``: `accelplane.program.main` without ``__main__.py``'s collector settings;
+    * ``typed``: the floor — the same manifests through pulumi_kubernetes' typed classes in a
+      program that imports only the API groups it uses (ConfigMap payloads already serialised);
+    * ``program_nogc`` / ``typed_nogc``: both with the cyclic collector off: the work alone, what
+      neither process's collector settings change.
+    """
+    from accelplane.pulumi import kinds
+    from accelplane.pulumi.planning import creation_order
+
+    spec = write_spec(units, work)
+    bundle = render_spec(spec).bundle
+    manifests = work / f"typed-{units}.json"
+    manifests.write_text(json.dumps([
+        [kinds.mapping_for(p.obj).class_path, p.name, p.kwargs]
+        for p in kinds.prepare_all(creation_order(bundle.objects))
+    ]), encoding="utf-8")
+    script = str(REPO / "bench" / "pulumi_process.py")
+
+    def process(*args: str) -> Callable[[], None]:
+        def sample() -> None:
+            subprocess.run([sys.executable, script, *args], cwd=REPO, check=True, stdout=subprocess.DEVNULL)
+
+        return sample
+
+    t = interleaved_many({
+        "program": process("program", str(spec)),
+        "plain": process("plain", str(spec)),
+        "typed": process("typed", str(manifests)),
+        "program_nogc": process("program", str(spec), "--no-gc"),
+        "typed_nogc": process("typed", str(manifests), "--no-gc"),
+    }, runs)
+    objects = len(bundle.objects)
+    size = f"{units} unit{'s' if units > 1 else ''} ({objects} objects)"
+    floor = f"{objects} typed resources, a fresh interpreter"
+    return [
+        ratio_row(f"Pulumi program as `pulumi up` runs it (a fresh interpreter: imports, `__main__.py`, exit), "
+                  f"{size}, next to the same manifests through the typed classes run the same way",
+                  t["program"], t["typed"], floor, "≤ 1.3×"),
+        ratio_row(f"… `accelplane.program.main` without `__main__.py`'s collector settings, {size}", t["plain"],
+                  t["typed"], floor, ""),
+        ratio_row(f"… both with the cyclic garbage collector off (the work alone), {size}", t["program_nogc"],
+                  t["typed_nogc"], f"{floor}, collector off", ""),
+    ]
+
+
 def bench_discovery(quick: bool) -> str:
     script = REPO / "bench" / "bench_discovery.py"
     proc = subprocess.run([sys.executable, str(script), *(["--quick"] if quick else [])], cwd=REPO,
@@ -458,6 +515,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.only in (None, "pulumi"):
             for n in [1] if quick else [1, 16]:
                 rows += bench_pulumi(n, small_pulumi_runs if n == 1 else pulumi_runs, work)
+            rows += bench_pulumi_process(1 if quick else 16, pulumi_runs, work)
     load_after = os.getloadavg()
     print(f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; load average "
           f"{load_before[0]:.1f} → {load_after[0]:.1f}; {'--quick, ' if quick else ''}each sample of ours interleaved "

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import runpy
 from collections.abc import Iterator
@@ -139,12 +140,29 @@ def test_yarn_only_cluster_creates_no_kubernetes_resources(pulumi_run: RunProgra
     }
 
 
-def test_entry_point_runs_the_program(pulumi_run: RunProgram) -> None:
-    """``__main__.py`` (what `pulumi up` executes in the project directory) runs `accelplane.program.main`."""
+@pytest.fixture
+def collector_restored() -> Iterator[None]:
+    """The garbage collector's settings as they were, after a test that runs ``__main__.py``
+    (`accelplane.program.tune_collector` is meant for a process that ends with the program)."""
+    threshold = gc.get_threshold()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*threshold)
+
+
+def test_entry_point_runs_the_program(pulumi_run: RunProgram, collector_restored: None) -> None:
+    """``__main__.py`` (what `pulumi up` executes in the project directory) sets the collector for
+    its own process (`tune_collector`: what was imported frozen, the young generation collected
+    after 200,000 allocations) and runs `accelplane.program.main`."""
     config = stack_config("prod-eu")
+    gc.unfreeze()
     run = pulumi_run(config, stack="prod-eu", program=lambda: runpy.run_path(str(REPO_ROOT / "__main__.py")))
     assert run.outputs["cluster"] == "prod-eu"
     assert len(run.kubernetes()) == len(run.outputs["objects"]) > 0
+    assert gc.get_freeze_count() > 0
+    assert gc.get_threshold() == (200_000, 30, 30)
 
 
 def test_spec_files_are_reported_with_digests(pulumi_run: RunProgram) -> None:

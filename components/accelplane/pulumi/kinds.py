@@ -19,6 +19,7 @@ ConfigMaps, …) come from `accelplane.pulumi.object_options`, the one table of 
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 import sys
@@ -42,33 +43,50 @@ class UnsupportedObjectError(PlanError):
 class KindMapping:
     """How one (apiVersion, kind) is registered: typed class (None → CustomResource) and scope."""
 
-    resource_class: type[pulumi.CustomResource] | None
+    class_path: str | None
+    """The typed class as an attribute path below ``pulumi_kubernetes`` (``"core.v1.ConfigMap"``),
+    or None for ``apiextensions.CustomResource``."""
     namespaced: bool
+
+    @property
+    def resource_class(self) -> type[pulumi.CustomResource] | None:
+        """The typed class (`resolve_class`), or None for ``apiextensions.CustomResource``."""
+        return None if self.class_path is None else resolve_class(self.class_path)
+
+
+@functools.cache
+def resolve_class(class_path: str) -> type[pulumi.CustomResource]:
+    """The pulumi_kubernetes class at ``class_path`` (``"resource.v1.DeviceClass"``).
+
+    Resolved on first use, not when this module is imported: pulumi_kubernetes imports each API
+    group's module (its classes and its large input and output types) when it is first reached, so
+    a program imports only the groups its stack uses. The three ``resource.k8s.io`` versions alone
+    cost about 0.14 s and 25,000 objects the garbage collector then walks on every full collection
+    (docs/benchmarks.md, issue 40)."""
+    found: Any = k8s
+    for part in class_path.split("."):
+        found = getattr(found, part)
+    resource_class: type[pulumi.CustomResource] = found
+    return resource_class
 
 
 KINDS: dict[tuple[str, str], KindMapping] = {
-    ("v1", "ConfigMap"): KindMapping(k8s.core.v1.ConfigMap, True),
-    ("v1", "Namespace"): KindMapping(k8s.core.v1.Namespace, False),
-    ("v1", "ServiceAccount"): KindMapping(k8s.core.v1.ServiceAccount, True),
-    ("apps/v1", "DaemonSet"): KindMapping(k8s.apps.v1.DaemonSet, True),
-    ("apps/v1", "Deployment"): KindMapping(k8s.apps.v1.Deployment, True),
-    ("rbac.authorization.k8s.io/v1", "ClusterRole"): KindMapping(k8s.rbac.v1.ClusterRole, False),
-    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): KindMapping(
-        k8s.rbac.v1.ClusterRoleBinding, False
-    ),
-    ("rbac.authorization.k8s.io/v1", "Role"): KindMapping(k8s.rbac.v1.Role, True),
-    ("rbac.authorization.k8s.io/v1", "RoleBinding"): KindMapping(k8s.rbac.v1.RoleBinding, True),
-    ("scheduling.k8s.io/v1", "PriorityClass"): KindMapping(k8s.scheduling.v1.PriorityClass, False),
-    ("resource.k8s.io/v1beta1", "DeviceClass"): KindMapping(k8s.resource.v1beta1.DeviceClass, False),
-    ("resource.k8s.io/v1beta2", "DeviceClass"): KindMapping(k8s.resource.v1beta2.DeviceClass, False),
-    ("resource.k8s.io/v1", "DeviceClass"): KindMapping(k8s.resource.v1.DeviceClass, False),
-    ("resource.k8s.io/v1beta1", "ResourceClaimTemplate"): KindMapping(
-        k8s.resource.v1beta1.ResourceClaimTemplate, True
-    ),
-    ("resource.k8s.io/v1beta2", "ResourceClaimTemplate"): KindMapping(
-        k8s.resource.v1beta2.ResourceClaimTemplate, True
-    ),
-    ("resource.k8s.io/v1", "ResourceClaimTemplate"): KindMapping(k8s.resource.v1.ResourceClaimTemplate, True),
+    ("v1", "ConfigMap"): KindMapping("core.v1.ConfigMap", True),
+    ("v1", "Namespace"): KindMapping("core.v1.Namespace", False),
+    ("v1", "ServiceAccount"): KindMapping("core.v1.ServiceAccount", True),
+    ("apps/v1", "DaemonSet"): KindMapping("apps.v1.DaemonSet", True),
+    ("apps/v1", "Deployment"): KindMapping("apps.v1.Deployment", True),
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): KindMapping("rbac.v1.ClusterRole", False),
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): KindMapping("rbac.v1.ClusterRoleBinding", False),
+    ("rbac.authorization.k8s.io/v1", "Role"): KindMapping("rbac.v1.Role", True),
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): KindMapping("rbac.v1.RoleBinding", True),
+    ("scheduling.k8s.io/v1", "PriorityClass"): KindMapping("scheduling.v1.PriorityClass", False),
+    ("resource.k8s.io/v1beta1", "DeviceClass"): KindMapping("resource.v1beta1.DeviceClass", False),
+    ("resource.k8s.io/v1beta2", "DeviceClass"): KindMapping("resource.v1beta2.DeviceClass", False),
+    ("resource.k8s.io/v1", "DeviceClass"): KindMapping("resource.v1.DeviceClass", False),
+    ("resource.k8s.io/v1beta1", "ResourceClaimTemplate"): KindMapping("resource.v1beta1.ResourceClaimTemplate", True),
+    ("resource.k8s.io/v1beta2", "ResourceClaimTemplate"): KindMapping("resource.v1beta2.ResourceClaimTemplate", True),
+    ("resource.k8s.io/v1", "ResourceClaimTemplate"): KindMapping("resource.v1.ResourceClaimTemplate", True),
     ("scheduling.volcano.sh/v1beta1", "Queue"): KindMapping(None, False),
     ("scheduling.volcano.sh/v1beta1", "PodGroup"): KindMapping(None, True),
     ("kueue.x-k8s.io/v1beta2", "ResourceFlavor"): KindMapping(None, False),
