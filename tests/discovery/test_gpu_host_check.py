@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.monitoring.promtool import promtool
 from tests.support.discovery_runs import fake_env
 from tests.support.paths import REPO_ROOT
 from tests.support.render import files_for
@@ -164,6 +165,10 @@ def test_every_check_passes_on_a_fake_h100(tmp_path: Path, build: Path) -> None:
                      "metrics-yarn-analytics.sessions-v100-released.prom", "report.json"]
     held = (out / "metrics-yarn-analytics.sessions-v100-held.prom").read_text()
     assert 'flink_cluster="sessions-v100",gpu_index="0"' in held
+    for prom in out.glob("*.prom"):  # what the coordinator runs on the copies from the real host
+        checked = subprocess.run([promtool(), "check", "metrics"], input=prom.read_text(), capture_output=True,
+                                 text=True, check=False)
+        assert checked.returncode == 0, (prom.name, checked.stdout, checked.stderr)
 
 
 def test_a_planted_wrong_name_is_a_failure(tmp_path: Path, build: Path) -> None:
