@@ -768,13 +768,18 @@ def discovery_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV}
 
 
+def eligible(r: Resource, gpus: list[HostGpu]) -> list[int]:
+    """Indexes of this host's GPUs the resource's ``--model`` (if any) accepts, in nvidia-smi order."""
+    model = r.model()
+    return [g.index for g in gpus if model is None or discovery.model_matches(g.name, model)]
+
+
 def expected_indexes(r: Resource, gpus: list[HostGpu], amount: int) -> list[int] | None:
     """The indexes GPUDriver should get for ``amount`` GPUs on this host with nothing held (the first
     eligible ones, in nvidia-smi order), or None when the host has too few; MIG-mode GPUs are not
     predicted (None is returned only for too few; a MIG host is checked for the format alone)."""
-    model = r.model()
-    eligible = [g.index for g in gpus if model is None or discovery.model_matches(g.name, model)]
-    return eligible[:amount] if len(eligible) >= amount else None
+    ok = eligible(r, gpus)
+    return ok[:amount] if len(ok) >= amount else None
 
 
 def judge(ev: dict[str, Any], want: list[int] | None, mig: bool) -> str | None:
@@ -864,9 +869,9 @@ def check_discovery(report: Report, build: Path, facts: dict[str, Any] | None, g
 
 def check_modes(report: Report, resources: list[Resource], installs: dict[str, Installed | None],
                 gpus: list[HostGpu], work: Path, deadline: Deadline, stand_ins: StandIns) -> None:
-    """Two TaskManagers of one cluster on this host, both alive, each asking for 1 GPU: without
-    coordination both get GPU 0 (Flink's behaviour: the first N visible GPUs); with coordination the
-    second is refused while the first lives."""
+    """Two TaskManagers of one cluster on this host, both alive: without coordination both ask for
+    1 GPU and both get the first (Flink's behaviour: the first N visible GPUs); with coordination the
+    first takes every eligible GPU and the second, asking for 1, is refused while the first lives."""
     for coordination in (False, True):
         mode = "coordination" if coordination else "non-coordination"
         with report.check(f"discovery.two-taskmanagers.{mode}") as c:
@@ -877,22 +882,25 @@ def check_modes(report: Report, resources: list[Resource], installs: dict[str, I
                 c.skip(f"no installed {mode} config whose GPU model this host has")
                 continue
             args = host_args(r.args, inst.root)
-            cmd = [str(inst.stub), "1", *args]
-            first, ev1 = stand_ins.start(cmd, work / "conf" / f"modes-{r.label}", f"{r.label}-tm1", discovery_env(),
+            ok = eligible(r, gpus)
+            cmd1 = [str(inst.stub), str(len(ok) if coordination else 1), *args]
+            cmd2 = [str(inst.stub), "1", *args]
+            first, ev1 = stand_ins.start(cmd1, work / "conf" / f"modes-{r.label}", f"{r.label}-tm1", discovery_env(),
                                          deadline)
-            second, ev2 = stand_ins.start(cmd, work / "conf" / f"modes-{r.label}", f"{r.label}-tm2",
+            second, ev2 = stand_ins.start(cmd2, work / "conf" / f"modes-{r.label}", f"{r.label}-tm2",
                                           discovery_env(), deadline)
             for p in (first, second):
                 stand_ins.end(p)
             c.evidence += [ev1, ev2]
             got = [(ev["rc"], ev["stdout"].strip()) for ev in (ev1, ev2)]
-            want = [(0, "0"), (1, "")] if coordination else [(0, "0"), (0, "0")]
+            all_ok, first_ok = ",".join(map(str, ok)), str(ok[0])
+            want = [(0, all_ok), (1, "")] if coordination else [(0, first_ok), (0, first_ok)]
             if got != want:
                 c.fail(f"{r.label}: two live TaskManagers got {got}, expected {want}")
             else:
-                c.summary = (f"{r.label}: " + ("the second TaskManager is refused while the first holds GPU 0"
-                                               if coordination else "both TaskManagers get GPU 0, as Flink's own "
-                                               "script hands them out"))
+                c.summary = (f"{r.label}: " + (f"the second TaskManager is refused while the first holds GPU(s) "
+                                               f"{all_ok}" if coordination else f"both TaskManagers get GPU "
+                                               f"{first_ok}, as Flink's own script hands them out"))
 
 
 def discovery_sha(path: Path) -> str:
@@ -920,16 +928,20 @@ def pick_pair(resources: list[Resource], gpus: list[HostGpu], facts: dict[str, A
     def ok(r: Resource) -> bool:
         return r.platform in ("yarn", "standalone") and r.coordination and expected_indexes(r, gpus, 1) is not None
 
+    def covers(a: Resource, b: Resource) -> bool:  # A holding all its GPUs leaves B none
+        return set(eligible(b, gpus)) <= set(eligible(a, gpus))
+
     usable = [r for r in resources if ok(r)]
     for stack, info in ((facts or {}).get("stacks") or {}).items():
         for pair in info.get("sharedHosts", []):
             a = next((r for r in usable if (r.stack, r.cluster) == (stack, pair["first"])), None)
             b = next((r for r in usable if (r.stack, r.cluster) == (stack, pair["second"])), None)
-            if a and b:
+            if a and b and covers(a, b):
                 return [a, b]
     for i, a in enumerate(usable):
         for b in usable[i + 1 :]:
-            if (a.stack, a.cluster) != (b.stack, b.cluster) and coordination_file(a) == coordination_file(b):
+            if ((a.stack, a.cluster) != (b.stack, b.cluster) and coordination_file(a) == coordination_file(b)
+                    and covers(a, b)):
                 return [a, b]
     return usable[:1]
 
@@ -991,15 +1003,18 @@ def check_shared_host(report: Report, build: Path, resources: list[Resource], gp
     env = discovery_env()
     coord = host / coordination_file(a).lstrip("/")
     conf_a, conf_b = work / "conf" / f"A-{a.label}", work / "conf" / f"B-{b.label}"
+    all_a = [str(i) for i in eligible(a, gpus)]
+    first_b = str(eligible(b, gpus)[0])
+    want_a = ",".join(all_a)
     owner_a = owner_b = None
     try:
         with report.check("shared-host.a-takes-gpu-0") as c:
-            owner_a, ev = stand_ins.start([str(stub_a), "1", *args_a], conf_a, "A-tm", env, deadline)
+            owner_a, ev = stand_ins.start([str(stub_a), str(len(all_a)), *args_a], conf_a, "A-tm", env, deadline)
             c.evidence.append(ev)
-            if (ev["rc"], ev["stdout"].strip()) != (0, "0"):
-                c.fail(f"A's TaskManager got exit {ev['rc']}, stdout {ev['stdout'].strip()!r} (expected 0, '0')")
+            if (ev["rc"], ev["stdout"].strip()) != (0, want_a):
+                c.fail(f"A's TaskManager got exit {ev['rc']}, stdout {ev['stdout'].strip()!r} (expected 0, {want_a!r})")
             else:
-                c.summary = f"A's TaskManager (pid {owner_a.pid}) got GPU 0"
+                c.summary = f"A's TaskManager (pid {owner_a.pid}) got GPU(s) {want_a}, all this host has for it"
             c.evidence.append({"cmd": f"cat {coord}", "text": read_text(coord)})
         with report.check("shared-host.b-refused-while-a-lives") as c:
             owner_b, ev = stand_ins.start([str(stub_b), "1", *args_b], conf_b, "B-tm", env, deadline)
@@ -1053,24 +1068,24 @@ def check_shared_host(report: Report, build: Path, resources: list[Resource], gp
             c.note(f"A's TaskManager (pid {owner_a.pid}) exited")
             owner_b, ev = stand_ins.start([str(stub_b), "1", *args_b], conf_b, "B-tm", env, deadline)
             c.evidence.append(ev)
-            if (ev["rc"], ev["stdout"].strip()) != (0, "0"):
-                c.fail(f"B's TaskManager got exit {ev['rc']}, stdout {ev['stdout'].strip()!r} (expected 0, '0')")
+            if (ev["rc"], ev["stdout"].strip()) != (0, first_b):
+                c.fail(f"B's TaskManager got exit {ev['rc']}, stdout {ev['stdout'].strip()!r} (expected 0, {first_b!r})")
             else:
-                c.summary = f"B's TaskManager (pid {owner_b.pid}) got GPU 0 once A's owner was gone"
+                c.summary = f"B's TaskManager (pid {owner_b.pid}) got GPU {first_b} once A's owner was gone"
             c.evidence.append({"cmd": f"cat {coord}", "text": read_text(coord)})
             prom += snapshots(args_b, f"{b.label}-held", expect_gpu0=True)
         with report.check("shared-host.release-hands-gpu-0-back") as c:
             ev = run_cmd([str(stub_b), "1", *args_b, "--release", "--owner-pid", str(owner_b.pid)], deadline, env=env)
             c.evidence.append(ev)
             prom += snapshots(args_b, f"{b.label}-released", expect_gpu0=False)
-            owner_a, ev2 = stand_ins.start([str(stub_a), "1", *args_a], conf_a, "A-tm", env, deadline)
+            owner_a, ev2 = stand_ins.start([str(stub_a), str(len(all_a)), *args_a], conf_a, "A-tm", env, deadline)
             c.evidence.append(ev2)
             if ev["rc"] != 0:
                 c.fail(f"--release for B's live TaskManager: exit {ev['rc']}")
-            if (ev2["rc"], ev2["stdout"].strip()) != (0, "0"):
-                c.fail(f"A after B's release: exit {ev2['rc']}, stdout {ev2['stdout'].strip()!r} (expected '0')")
+            if (ev2["rc"], ev2["stdout"].strip()) != (0, want_a):
+                c.fail(f"A after B's release: exit {ev2['rc']}, stdout {ev2['stdout'].strip()!r} (expected {want_a!r})")
             if c.status == "pass":
-                c.summary = "--release freed B's GPU while B lives; A's next TaskManager got GPU 0"
+                c.summary = f"--release freed B's GPU while B lives; A's next TaskManager got GPU(s) {want_a}"
             prom += snapshots(args_a, f"{a.label}-held", expect_gpu0=True)
     finally:
         for p in (owner_a, owner_b):
