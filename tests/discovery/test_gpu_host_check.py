@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -110,6 +111,21 @@ def build(tmp_path_factory: pytest.TempPathFactory, tool: ModuleType) -> Path:
     return out
 
 
+FAKE_NVML = r"""
+/* A fake libnvidia-ml.so.1 (test use only): the entry points tools/gpu_host_check.py calls through
+   ctypes, with NVML's signatures (nvml.h: nvmlReturn_t = 0 is NVML_SUCCESS). */
+#include <stdlib.h>
+#include <string.h>
+int nvmlInit_v2(void) { return 0; }
+int nvmlShutdown(void) { return 0; }
+int nvmlSystemGetDriverVersion(char *v, unsigned int n) { strncpy(v, "580.95.05", n); return 0; }
+int nvmlDeviceGetCount_v2(unsigned int *n) { *n = (unsigned int)atoi(getenv("FAKE_GPU_COUNT")); return 0; }
+int nvmlDeviceGetHandleByIndex_v2(unsigned int i, void **h) { *h = (void *)(long)(i + 1); return 0; }
+int nvmlDeviceGetName(void *h, char *name, unsigned int n) { strncpy(name, getenv("FAKE_NVML_NAME"), n); return 0; }
+int nvmlDeviceGetMigMode(void *h, unsigned int *cur, unsigned int *pend) { *cur = 0; *pend = 0; return 0; }
+"""
+
+
 def run_tool(tmp_path: Path, build: Path, *args: str, gpus: int = 1, **fake: str) -> tuple[int, dict[str, Any]]:
     bindir = tmp_path / "bin"
     bindir.mkdir(exist_ok=True)
@@ -119,9 +135,9 @@ def run_tool(tmp_path: Path, build: Path, *args: str, gpus: int = 1, **fake: str
     env = fake_env(gpus, fake)
     env["PATH"] = f"{bindir}:{env['PATH']}"
     out = tmp_path / "out"
+    nvml = ["--nvml-library", str(tmp_path / "no-libnvidia-ml.so.1")] if "--nvml-library" not in args else []
     proc = subprocess.run(
-        [sys.executable, str(TOOL), "--out", str(out), "--build", str(build), "--nvml-library",
-         str(tmp_path / "no-libnvidia-ml.so.1"), "--bench-runs", "0", *args],
+        [sys.executable, str(TOOL), "--out", str(out), "--build", str(build), *nvml, "--bench-runs", "0", *args],
         env=env, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert proc.returncode in (0, 1), proc.stderr
@@ -182,6 +198,27 @@ def test_a_planted_wrong_name_is_a_failure(tmp_path: Path, build: Path) -> None:
     assert "'NVIDIA H100 80GB HBM4', which schemas/gpu-names.yaml does not list" in check["summary"]
     assert by_name["facts.nvidia-smi-query"]["status"] == "pass"
     assert "NVIDIA H100 80GB HBM4" in by_name["facts.nvidia-smi-query"]["evidence"][0]["stdout"]
+
+
+@pytest.mark.parametrize("nvml_name", [H100, "NVIDIA H100 PCIe"])
+def test_nvml_name_through_ctypes(tmp_path: Path, build: Path, nvml_name: str) -> None:
+    """NVML's name, read through ctypes from a compiled stand-in of libnvidia-ml.so.1, must be the
+    name nvidia-smi prints; a different one is a failure."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler for the fake NVML library")
+    (tmp_path / "nvml.c").write_text(FAKE_NVML)
+    lib = tmp_path / "libnvidia-ml.so.1"
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(lib), str(tmp_path / "nvml.c")], check=True)
+    code, report = run_tool(tmp_path, build, "--checks", "facts", "--nvml-library", str(lib),
+                            FAKE_NVML_NAME=nvml_name)
+    check = next(c for c in report["checks"] if c["name"] == "facts.nvml-name")
+    if nvml_name == H100:
+        assert (code, check["status"]) == (0, "pass"), check
+        assert check["summary"] == f"NVML names {{0: '{H100}'}} (driver 580.95.05)"
+    else:
+        assert (code, check["status"]) == (1, "fail")
+        assert check["summary"] == f"NVML names {{0: 'NVIDIA H100 PCIe'}}, nvidia-smi {{0: '{H100}'}}"
 
 
 def test_mig_listing_is_compared_with_our_table(tool: ModuleType, build: Path) -> None:
