@@ -29,16 +29,18 @@ a failure never stops the later checks.
    with absolute paths in the arguments moved below the private directory; stdout must be the
    comma-separated index list GPUDriver parses (amount 1, and the rendered amount).
 3. ``shared-host.*``: two YARN/standalone clusters in coordination mode on this one host: A's
-   TaskManager takes GPU 0; B's is refused while A lives (allocation and the start scripts'
-   ``--check-free``), the host start lock excludes a second holder, B gets GPU 0 once A's
-   process exits, and ``--release`` hands it back.
-4. ``metrics.*``: the node-exporter textfile(s) the script wrote (``--metrics-file``), copied
-   into ``--out`` for ``promtool check metrics``.
+   TaskManager takes every GPU it may use (GPU 0 on a one-GPU host); B's is refused while A lives
+   (allocation and the start scripts' ``--check-free``, both naming A), the host start lock
+   excludes a second holder, B gets GPU 0 once A's process exits, and ``--release`` hands it back.
+   Two TaskManagers of one cluster: both get GPU 0 without coordination, the second is refused
+   with it (``discovery.two-taskmanagers.*``).
+4. ``metrics.*``: the node-exporter textfile the script wrote (``--metrics-file``) after B's
+   allocation and after its release, copied into ``--out`` for ``promtool check metrics``.
 5. ``bench``: ``bench/bench_discovery_gpu.py --python python3 --runs N`` when time is left.
 
 Output (``--out``, created): ``report.json`` (every check with status and evidence),
-``check.log`` (the same, readable), and ``metrics-<stack>-<cluster>.prom`` files (at most 4).
-Exit status 0 when no check failed, 1 otherwise, 2 when it could not run at all.
+``check.log`` (the same, readable), and ``metrics-<stack>.<cluster>-{held,released}.prom`` (at
+most 4 such files). Exit status 0 when no check failed, 1 otherwise (2: wrong usage).
 """
 
 from __future__ import annotations
@@ -821,12 +823,16 @@ def check_discovery(report: Report, build: Path, facts: dict[str, Any] | None, g
     if facts is not None:
         with report.check("discovery.build-matches-facts") as c:
             digests = {p.parent.parent.name: discovery_sha(p) for p in build.glob(f"*/node-image/{MODULE_NAME}.py")}
+            for provision in build.glob("*/node/provision.sh"):
+                m = re.search(r"^readonly SCRIPT_SHA256=(\S+)$", provision.read_text(encoding="utf-8"), re.M)
+                digests[f"{provision.parent.parent.name} (provision.sh)"] = m.group(1) if m else "none"
             stale = {s: d for s, d in digests.items() if d != facts["scriptSha256"]}
             if stale:
                 c.fail(f"the rendered script of {sorted(stale)} is not the one the facts were written with "
                        "(re-run make demo and --write-facts together)")
             else:
-                c.summary = f"every rendered node-image script is sha256 {facts['scriptSha256'][:16]}…"
+                c.summary = (f"the script every node image and provision.sh of {build} carries is the one the facts "
+                             f"were written with (sha256 {facts['scriptSha256'][:16]}…)")
     mig = any(g.mig_mode == "Enabled" for g in gpus)
     installs: dict[str, Installed | None] = {}
     for r in resources:
