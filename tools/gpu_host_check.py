@@ -190,7 +190,10 @@ class Report:
         try:
             yield c
         except Exception as e:  # one check's bug or surprise must not cost the others
+            import traceback
+
             c.fail(f"the check itself raised {type(e).__name__}: {e}")
+            c.evidence.append({"cmd": "(traceback)", "text": traceback.format_exc()})
         if c.status == "pass" and not c.summary:
             c.summary = "ok"
 
@@ -1179,6 +1182,26 @@ def check_bench(report: Report, runs: int, deadline: Deadline) -> None:
 # ---------------------------------------------------------------------------------------- main
 
 
+def work_dir(build: Path) -> Path:
+    """A private directory (mkdtemp: mode 0700, a fresh unguessable name, so nothing another user
+    planted is ever used) where programs may be executed: in the temporary directory, else (a
+    ``noexec`` /tmp) below ``build``."""
+    for parent in (None, build):
+        work = Path(tempfile.mkdtemp(prefix="accelplane-gpu-check-", dir=parent))
+        probe = work / "exec-probe"
+        probe.write_text("#!/bin/sh\nexit 0\n")
+        probe.chmod(0o700)
+        try:
+            ok = subprocess.run([str(probe)], check=False, timeout=10).returncode == 0
+        except OSError:
+            ok = False
+        probe.unlink()
+        if ok or parent is not None:
+            return work
+        shutil.rmtree(work, ignore_errors=True)
+    raise AssertionError("unreachable")
+
+
 def host_facts(python: str) -> dict[str, Any]:
     import platform
 
@@ -1220,23 +1243,39 @@ def main(argv: list[str] | None = None) -> int:
     groups = set(args.checks.split(","))
     if groups - set(GROUPS):
         ap.error(f"--checks: unknown {sorted(groups - set(GROUPS))} (groups: {','.join(GROUPS)})")
-    work = Path(tempfile.mkdtemp(prefix="accelplane-gpu-check-"))  # 0700, a fresh name: nothing planted
+    work = work_dir(args.build)
+    report.host["work_dir"] = str(work)
     stand_ins = StandIns(work, python)
+
+    def write() -> None:  # after every group: a run cut short still leaves what it found
+        (out / "report.json").write_text(json.dumps(report.to_json(), indent=1) + "\n", encoding="utf-8")
+        (out / "check.log").write_text(report.log_text(), encoding="utf-8")
+
+    gpus: list[HostGpu] = []
+    resources: list[Resource] = []
     try:
-        gpus = check_facts(report, facts, deadline, args.nvml_library, python)  # always: the others need the GPUs
-        resources: list[Resource] = []
+        with report.check("run.facts") as c:  # a surprise outside the checks fails this one only
+            c.summary = "the facts checks ran to the end"
+            gpus = check_facts(report, facts, deadline, args.nvml_library, python)
+        write()
         if groups & {"discovery", "shared-host"}:
-            resources = check_discovery(report, args.build, facts, gpus, work, deadline, python, stand_ins)
+            with report.check("run.discovery") as c:
+                c.summary = "the discovery checks ran to the end"
+                resources = check_discovery(report, args.build, facts, gpus, work, deadline, python, stand_ins)
+            write()
         if "shared-host" in groups:
-            prom = check_shared_host(report, args.build, resources, gpus, facts, work, deadline, python, stand_ins)
-            check_metrics(report, prom, out)
+            with report.check("run.shared-host") as c:
+                c.summary = "the shared-host and metrics checks ran to the end"
+                prom = check_shared_host(report, args.build, resources, gpus, facts, work, deadline, python,
+                                         stand_ins)
+                check_metrics(report, prom, out)
+            write()
     finally:
         stand_ins.end_all()
         shutil.rmtree(work, ignore_errors=True)
     if "bench" in groups:
         check_bench(report, args.bench_runs, deadline)
-    (out / "report.json").write_text(json.dumps(report.to_json(), indent=1) + "\n", encoding="utf-8")
-    (out / "check.log").write_text(report.log_text(), encoding="utf-8")
+    write()
     counts = report.counts()
     print(f"gpu_host_check: {counts} -> {out / 'report.json'}, {out / 'check.log'}")
     for c in report.checks:
