@@ -125,7 +125,7 @@ schema-fast: $(VENV)/.stamp-test
 	$(PY) -m accelplane.schema_codegen
 
 lint: $(VENV)/.stamp-test
-	$(VENV)/bin/ruff check components tests bench
+	$(VENV)/bin/ruff check components tests bench tools
 	$(VENV)/bin/mypy
 
 readme: $(VENV)/.stamp-base
