@@ -16,7 +16,7 @@ TEST_WORKERS ?= auto
 # The edit-test loop: no Java (real Flink daemons/classes, Hadoop's), nothing marked slow.
 QUICK_MARKERS := not flink and not hadoop and not slow
 
-.PHONY: demo test test-quick test-pulumi-oldest lint typecheck flink pyflink hadoop checkov fuzz bench clean help readme schema-fast bench-quick findings
+.PHONY: demo test test-quick test-pulumi-oldest lint typecheck flink pyflink hadoop checkov fuzz bench clean help readme schema-fast bench-quick findings gpu-facts gpu-check
 
 help:
 	@echo "make demo      - set up .venv and render every example stack into build/<stack>/"
@@ -29,6 +29,7 @@ help:
 	@echo "make bench     - benchmarks (results: docs/benchmarks.md); make bench-quick: the regression check"
 	@echo "make readme    - regenerate the spec reference (docs/spec-reference.md) from the schema"
 	@echo "make findings  - regenerate the table of finding codes in docs/findings.md"
+	@echo "make gpu-check - on a host with NVIDIA GPUs: check the rendered stacks against the real driver (build/gpu-check/)"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -124,7 +125,7 @@ schema-fast: $(VENV)/.stamp-test
 	$(PY) -m accelplane.schema_codegen
 
 lint: $(VENV)/.stamp-test
-	$(VENV)/bin/ruff check components tests bench
+	$(VENV)/bin/ruff check components tests bench tools
 	$(VENV)/bin/mypy
 
 readme: $(VENV)/.stamp-base
@@ -136,3 +137,14 @@ clean:
 # The table of finding codes in docs/findings.md, generated from accelplane.findings.REGISTRY.
 findings: $(VENV)/.stamp-base
 	$(PY) -m accelplane.findings_docs
+
+# The real-GPU host check (docs/discovery.md, "Checking on a real GPU"); never part of `make test`.
+# gpu-facts: what accelplane's tables say about every NVIDIA GPU (needs the venv), beside the render;
+# gpu-check: the check itself, standard library only (copy the repository with build/ to a GPU host
+# and run the same python3 command there if this machine has no GPU).
+GPU_CHECK_OUT ?= build/gpu-check
+gpu-facts: demo
+	$(PY) tools/gpu_host_check.py --write-facts build/gpu-facts.json
+
+gpu-check: gpu-facts
+	$(PYTHON) tools/gpu_host_check.py --out $(GPU_CHECK_OUT)
