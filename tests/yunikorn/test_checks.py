@@ -226,3 +226,23 @@ def test_equal_caps_on_parent_and_grandparent_are_one_finding() -> None:
     errors = [(p.finding.code, p.path) for p in run_checks(_spec(doc)) if p.finding is not None and not p.is_warning]
     assert errors == [("AP2014", ("queues", 2, "capability", "nvidia.com/gpu"))]
     assert not _accepted_by_yunikorn(doc)
+
+
+def _deep_tree(levels: int) -> list[dict[str, Any]]:
+    return [{"name": f"l{i}", **({"parent": f"l{i - 1}"} if i else {})} for i in range(levels)]
+
+
+@pytest.mark.parametrize("scheduler", ["yunikorn", "kueue"])
+def test_a_queue_tree_deeper_than_volcanos_limit_is_fine_elsewhere(scheduler: str) -> None:
+    """AP2004 is Volcano's limit (5 levels). YuniKorn's validator takes any depth (our port of it
+    accepts the rendered 7-level tree) and Kueue's cohort trees have none: no finding there."""
+    queues = _deep_tree(7)
+    doc = {"cluster": K8S, "scheduler": scheduler, "queues": queues,
+           "flink": {"clusters": [{"name": "f", "target": "kubernetes", "queue": "l6"}]}}
+    codes = [p.finding.code for p in run_checks(_spec(doc)) if p.finding is not None]
+    assert "AP2004" not in codes
+    if scheduler == "yunikorn":
+        assert _accepted_by_yunikorn(doc)
+    doc["scheduler"] = "volcano"
+    codes = [p.finding.code for p in run_checks(_spec(doc)) if p.finding is not None]
+    assert codes.count("AP2004") == 2  # levels 6 and 7 (queues l5, l6), each at its parent field

@@ -120,7 +120,9 @@ def _check_queue_tree(spec: Spec) -> Iterator[Problem]:
                 yield Problem((*q.path, "parent"), f"parent queue {parent!r} is not defined in queues", QUEUE_PARENT_UNDEFINED)
                 continue
         depth = depths.get(q.name)
-        if depth is not None and depth > MAX_QUEUE_DEPTH:
+        # Volcano's limit only: YuniKorn's validator, YARN's CapacityScheduler and Kueue's cohort
+        # trees take any depth (docs/yunikorn.md, docs/kueue.md)
+        if depth is not None and depth > MAX_QUEUE_DEPTH and spec.uses_volcano:
             yield Problem(
                 (*q.path, "parent"), f"queue depth {depth} exceeds Volcano's limit of {MAX_QUEUE_DEPTH}", QUEUE_TOO_DEEP
             )
