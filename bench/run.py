@@ -436,7 +436,13 @@ def bench_pulumi_process(units: int, runs: int, work: Path) -> list[Row]:
 
     def process(*args: str) -> Callable[[], None]:
         def sample() -> None:
-            subprocess.run([sys.executable, script, *args], cwd=REPO, check=True, stdout=subprocess.DEVNULL)
+            # stderr kept for a failure only: under the mocks a fresh interpreter now and then reports
+            # an already-closed event loop of the SDK's test wrapper at exit ("Exception ignored in
+            # BaseEventLoop.__del__"), which says nothing about the sample
+            done = subprocess.run([sys.executable, script, *args], cwd=REPO, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, text=True)
+            if done.returncode != 0:
+                raise RuntimeError(f"bench/pulumi_process.py {' '.join(args)} failed:\n{done.stderr}")
 
         return sample
 
