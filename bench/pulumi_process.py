@@ -44,10 +44,11 @@ class Mocks(pulumi.runtime.Mocks):
         return {}, None
 
 
-def run(program: Callable[[], Any], config: dict[str, str]) -> None:
-    """Run ``program`` under the mocks with the stack configuration ``config``, to completion."""
+def run(program: Callable[[], Any], config: dict[str, str], mocks: Mocks | None = None) -> None:
+    """Run ``program`` under ``mocks`` (default `Mocks`) with the stack configuration ``config``, to
+    completion (bench/run.py's in-process samples use it too)."""
     pulumi_settings.reset_options()
-    pulumi.runtime.set_mocks(Mocks(), project="accelplane", stack="bench", preview=False)
+    pulumi.runtime.set_mocks(mocks or Mocks(), project="accelplane", stack="bench", preview=False)
     pulumi.runtime.set_all_config(config)
 
     @pulumi.runtime.test  # type: ignore[misc]

@@ -301,8 +301,9 @@ def bench_pulumi(units: int, runs: int, work: Path) -> list[Row]:
     from accelplane.derive.flink_keys import JOBMANAGER_POD_TEMPLATE, TASKMANAGER_POD_TEMPLATE
     from accelplane.pulumi import kinds
     from accelplane.pulumi.planning import creation_order
-    from pulumi.runtime import settings as pulumi_settings
     from pulumi_kubernetes.core.v1 import ConfigMap
+
+    from bench import pulumi_process
 
     spec = write_spec(units, work)
     rendered = render_spec(spec)
@@ -315,24 +316,13 @@ def bench_pulumi(units: int, runs: int, work: Path) -> list[Row]:
 
     registered: list[str] = []
 
-    class Mocks(pulumi.runtime.Mocks):
+    class Mocks(pulumi_process.Mocks):
         def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
             registered.append(args.typ)
-            return f"{args.name}-id", dict(args.inputs)
-
-        def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], None]:
-            return {}, None
+            return super().new_resource(args)
 
     def run(program: Callable[[], None], config: dict[str, str]) -> None:
-        pulumi_settings.reset_options()
-        pulumi.runtime.set_mocks(Mocks(), project="accelplane", stack="bench", preview=False)
-        pulumi.runtime.set_all_config(config)
-
-        @pulumi.runtime.test
-        def _() -> None:
-            program()
-
-        _()
+        pulumi_process.run(program, config, Mocks())
 
     config = {"accelplane:spec": str(spec)}
 
