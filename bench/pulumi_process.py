@@ -51,7 +51,7 @@ def run(program: Callable[[], Any], config: dict[str, str], mocks: Mocks | None 
     pulumi.runtime.set_mocks(mocks or Mocks(), project="accelplane", stack="bench", preview=False)
     pulumi.runtime.set_all_config(config)
 
-    @pulumi.runtime.test  # type: ignore[misc]
+    @pulumi.runtime.test  # type: ignore[untyped-decorator]
     def registered() -> None:
         program()
 

@@ -202,14 +202,16 @@ def bench_render(units: list[int], runs: int, work: Path) -> tuple[list[Row], li
             shutil.rmtree(fast / f"floor-{n}", ignore_errors=True)
             if shm is None or n != units[-1]:
                 continue
-            taken = interleaved_many(
-                {
-                    "ours": lambda spec=spec, out=work / f"out-{n}": render_as_a_new_process(spec, out),
-                    "raw": lambda d=docs, out=work / f"floor-{n}": _libyaml_floor(d, out),
-                    "durable": lambda d=docs, out=work / f"durable-{n}": _libyaml_floor(d, out, durable=True),
-                },
-                samples,
-            )
+            def disk_ours(spec: Path = spec, out: Path = work / f"out-{n}") -> None:
+                render_as_a_new_process(spec, out)
+
+            def disk_raw(docs: list[Document] = docs, out: Path = work / f"floor-{n}") -> None:
+                _libyaml_floor(docs, out)
+
+            def disk_durable(docs: list[Document] = docs, out: Path = work / f"durable-{n}") -> None:
+                _libyaml_floor(docs, out, durable=True)
+
+            taken = interleaved_many({"ours": disk_ours, "raw": disk_raw, "durable": disk_durable}, samples)
             rows.append(ratio_row(f"{label}, disk", taken["ours"], taken["raw"], "re-serialised + raw writes", ""))
             rows.append(ratio_row(f"{label}, disk", taken["ours"], taken["durable"],
                                   "re-serialised + raw writes, each file and directory fsynced", ""))
@@ -321,7 +323,7 @@ def bench_pulumi(units: int, runs: int, work: Path) -> list[Row]:
             registered.append(args.typ)
             return super().new_resource(args)
 
-    def run(program: Callable[[], None], config: dict[str, str]) -> None:
+    def run(program: Callable[[], Any], config: dict[str, str]) -> None:
         pulumi_process.run(program, config, Mocks())
 
     config = {"accelplane:spec": str(spec)}
@@ -333,11 +335,11 @@ def bench_pulumi(units: int, runs: int, work: Path) -> list[Row]:
     def registration() -> None:
         clear_caches()
         load = accelplane_program.load
-        accelplane_program.load = lambda settings: rendered  # type: ignore[assignment]
+        accelplane_program.load = lambda settings: rendered
         try:
             run(lambda: accelplane_program.main(REPO), config)
         finally:
-            accelplane_program.load = load  # type: ignore[assignment]
+            accelplane_program.load = load
 
     def typed() -> None:
         def program() -> None:
