@@ -221,3 +221,61 @@ def test_a_directory_others_may_have_filled_is_refused(setup: str, message: str,
     elif setup == "subdirectory":
         (directory / "cron.d").mkdir()
     _refused(monitored, fake_root, message)
+
+
+def _step(script: str, *functions: str) -> str:
+    """The rendered script's settings the directory step reads and the named functions, without
+    running any of its steps."""
+    lines = script.splitlines()
+    out = [line for line in lines if line.startswith(tuple(f"readonly {n}=" for n in STEP_SETTINGS))]
+    for name in functions:
+        start = next(i for i, line in enumerate(lines) if line.startswith(f"{name}() {{"))
+        end = start if lines[start].endswith("}") else lines.index("}", start)  # a one-line function
+        out += lines[start : end + 1]
+    return "\n".join(out) + "\n"
+
+
+STEP_SETTINGS = ("RUN_USER", "RUN_GROUP", "METRICS_DIR", "METRICS_DIR_MODE")
+STEP_FUNCTIONS = ("log", "die", "changed", "is_root", "lookup_id", "metrics_dir_problem", "ensure_metrics_dir")
+
+
+def test_the_directory_step_never_follows_a_link_swapped_in_after_the_preflight(
+    monitored: Path, fake_root: Path
+) -> None:
+    """The race the preflight cannot close: whoever owns the parent (Debian: the prometheus user)
+    replaces the directory by a link to /etc/cron.d between the preflight and the step. The step
+    enters it, sees that it is not the directory it asked for (pwd -P) and changes nothing."""
+    make_fake_root(fake_root, "flinkgpu", "gpu-users")
+    cron = fake_root / "etc/cron.d"
+    cron.mkdir(mode=0o755)
+    (fake_root / METRICS_DIR).parent.mkdir(parents=True)
+    (fake_root / METRICS_DIR).symlink_to(cron)
+    program = (
+        "set -euo pipefail\nCHANGES=0\n"
+        + _step((monitored / "node/provision.sh").read_text(), *STEP_FUNCTIONS)
+        + f'ROOT={fake_root}\nensure_metrics_dir "$METRICS_DIR"\n'
+    )
+    result = subprocess.run(["bash", "-c", program], capture_output=True, text=True, check=False, timeout=60)
+    assert result.returncode == 1
+    assert f"error: /{METRICS_DIR} is not a real directory" in result.stderr, result.stderr
+    st = cron.stat()
+    assert (st.st_gid, stat.S_IMODE(st.st_mode)) == (os.getegid(), 0o755)
+
+
+def test_the_directory_step_alone_creates_and_repairs(monitored: Path, fake_root: Path) -> None:
+    """The same step, run on its own, creates the directory and repairs a loosened mode."""
+    _, gid = make_fake_root(fake_root, "flinkgpu", "gpu-users")
+    program = (
+        "set -euo pipefail\nCHANGES=0\n"
+        + _step((monitored / "node/provision.sh").read_text(), *STEP_FUNCTIONS)
+        + f'ROOT={fake_root}\nensure_metrics_dir "$METRICS_DIR"\n'
+    )
+    run = lambda: subprocess.run(["bash", "-c", program], capture_output=True, text=True, check=False, timeout=60)  # noqa: E731
+    assert run().returncode == 0
+    directory = fake_root / METRICS_DIR
+    directory.chmod(0o755)
+    repaired = run()
+    assert repaired.returncode == 0, repaired.stderr
+    assert _changes(repaired.stderr) == [f"mode of /{METRICS_DIR} set to {METRICS_DIR_MODE}"]
+    st = directory.stat()
+    assert (st.st_gid, stat.S_IMODE(st.st_mode)) == (gid, 0o2775)
