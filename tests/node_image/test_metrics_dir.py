@@ -279,3 +279,31 @@ def test_the_directory_step_alone_creates_and_repairs(monitored: Path, fake_root
     assert _changes(repaired.stderr) == [f"mode of /{METRICS_DIR} set to {METRICS_DIR_MODE}"]
     st = directory.stat()
     assert (st.st_gid, stat.S_IMODE(st.st_mode)) == (gid, 0o2775)
+
+
+def test_the_tmpfiles_rule_makes_the_same_directory(monitored: Path, fake_root: Path) -> None:
+    """cloud-init's path (``systemd-tmpfiles --create`` on the rule) and every boot give the directory
+    provision.sh gives it; after provision.sh the rule changes nothing; systemd-tmpfiles refuses a link."""
+    if os.geteuid() != 0:
+        pytest.skip("the rule makes the directory root's: systemd-tmpfiles needs root to chown it")
+    _, gid = make_fake_root(fake_root, "flinkgpu", "gpu-users")
+    rule = monitored / "node/tmpfiles.d/accelplane-gpu.conf"
+    assert f"d /{METRICS_DIR} {METRICS_DIR_MODE} root gpu-users -\n" in rule.read_text()
+    create = [tool("systemd-tmpfiles"), "--create", f"--root={fake_root}", str(rule)]
+    subprocess.run(create, check=True, capture_output=True, timeout=60)
+    st = (fake_root / METRICS_DIR).stat()
+    assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (0, gid, 0o2775)
+
+    shutil.rmtree(fake_root / "var")
+    assert run_provisioner(monitored / "node/provision.sh", "--root", str(fake_root)).returncode == 0
+    before = snapshot(fake_root / "var/lib/prometheus")
+    subprocess.run(create, check=True, capture_output=True, timeout=60)
+    assert snapshot(fake_root / "var/lib/prometheus") == before
+
+    shutil.rmtree(fake_root / METRICS_DIR)
+    (fake_root / "etc/cron.d").mkdir(mode=0o755)
+    (fake_root / METRICS_DIR).symlink_to(fake_root / "etc/cron.d")
+    refused = subprocess.run(create, check=False, capture_output=True, text=True, timeout=60)
+    assert "is not a directory" in refused.stderr, refused.stderr
+    st = (fake_root / "etc/cron.d").stat()
+    assert (st.st_gid, stat.S_IMODE(st.st_mode)) == (os.getegid(), 0o755)

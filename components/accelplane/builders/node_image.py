@@ -231,11 +231,14 @@ def metrics_dir(spec: Spec) -> str:
 
 def tmpfiles_rule(spec: Spec, dirs: list[CoordinationDir]) -> str:
     """The ``tmpfiles.d`` file: one ``d`` line per coordination directory, one ``r!`` per file
-    (and its owner-labels side file), and the pid root when standalone clusters need one."""
+    (and its owner-labels side file), the pid root when standalone clusters need one, and
+    node-exporter's textfile directory when host clusters write owner metrics (`metrics_dir`)."""
     return render_template(
         "node/accelplane-gpu.tmpfiles.j2",
         pid_root=pid_root(spec),
         pid_root_mode=PID_ROOT_MODE,
+        metrics_dir=metrics_dir(spec),
+        metrics_dir_mode=METRICS_DIR_MODE,
         labels_suffix=LABELS_SUFFIX,
         cluster=_safe(spec.name),
         tmpfiles_path=TMPFILES_PATH,
@@ -295,6 +298,8 @@ def cloud_init(spec: Spec, tmpfiles_text: str) -> str:
         user=_safe(d.user),
         group=_safe(d.group),
         dir_mode=DIR_MODE,
+        metrics_dir=metrics_dir(spec),
+        metrics_dir_mode=METRICS_DIR_MODE,
         write_files=entries,
         module_path=MODULE_PATH,
         python=HOST_PYTHON,
