@@ -117,3 +117,41 @@ def test_durations_are_what_the_prometheus_rule_crd_accepts(value: str, write_sp
     except SpecErrors:
         spec_accepts = False
     assert spec_accepts is crd_accepts
+
+
+HOST_METRICS = """\
+cluster: {name: hosts, platforms: [standalone]}
+nodePools:
+  - {name: l4, platform: standalone, nodes: 1, hosts: [gpu-01.example.internal],
+     gpu: {vendor: nvidia, model: NVIDIA L4, perNode: 4}}
+flink:
+  clusters:
+    - {name: l4-jobs, target: standalone, taskManager: {gpu: {amount: 2, pool: l4}}}
+monitoring: {enabled: true, exporters: external, textfileDirectory: DIR}
+"""
+
+
+def _textfile_codes(write_spec: WriteSpec, directory: str) -> list[str]:
+    try:
+        load_validated(write_spec(HOST_METRICS.replace("DIR", directory)))
+    except SpecErrors as e:
+        assert all(err.path == "monitoring.textfileDirectory" for err in e.errors), e
+        return [err.finding.code if err.finding else "" for err in e.errors]
+    return []
+
+
+@pytest.mark.parametrize(
+    "directory",
+    ["/etc/node-exporter", "/usr/bin", "/", "/var", "/var/lib", "/tmp/metrics", "/run/user/0",
+     "/var/lib/accelplane", "/var/lib/accelplane/metrics", "/var/lib/accelplane-flink-pids",
+     "/opt/flink/plugins", "/opt/accelplane/discovery", "/var/lib/prometheus/../node-exporter"],
+)
+def test_ap7075_a_textfile_directory_provision_sh_may_not_take_over(directory: str, write_spec: WriteSpec) -> None:
+    """provision.sh makes the directory root:<group> 2775 (the Flink group writes): never a system,
+    shared or accelplane directory."""
+    assert _textfile_codes(write_spec, directory) == ["AP7075"]
+
+
+@pytest.mark.parametrize("directory", ["/var/lib/prometheus/node-exporter", "/var/lib/node_exporter/textfile_collector"])
+def test_ap7075_node_exporters_own_directories_are_fine(directory: str, write_spec: WriteSpec) -> None:
+    assert _textfile_codes(write_spec, directory) == []

@@ -47,6 +47,7 @@ from accelplane.derive.discovery_paths import (
     node_gpu_pools,
     node_platforms,
 )
+from accelplane.derive.monitoring import host_textfile_directory
 from accelplane.digests import sha256
 from accelplane.discovery.gpu_discovery import LABELS_SUFFIX
 from accelplane.discovery_install import (
@@ -214,13 +215,30 @@ def pid_root(spec: Spec) -> str:
     return ""
 
 
+METRICS_DIR_MODE = "2775"
+"""node-exporter's textfile directory on hosts (`metrics_dir`), root-owned with the Flink group:
+the discovery script writes the owner metrics through the group (temporary file, rename), every
+user reads (node-exporter runs as its own user), nobody else writes; setgid, so the files get the
+group too. Root owns it, not the Flink user, so job code cannot loosen its mode."""
+
+
+def metrics_dir(spec: Spec) -> str:
+    """node-exporter's textfile-collector directory ``provision.sh`` prepares (``""`` when no GPU
+    cluster on YARN/standalone hosts writes owner metrics: monitoring off, or no coordination)."""
+    directory = host_textfile_directory(spec)
+    return _safe(directory) if directory else ""
+
+
 def tmpfiles_rule(spec: Spec, dirs: list[CoordinationDir]) -> str:
     """The ``tmpfiles.d`` file: one ``d`` line per coordination directory, one ``r!`` per file
-    (and its owner-labels side file), and the pid root when standalone clusters need one."""
+    (and its owner-labels side file), the pid root when standalone clusters need one, and
+    node-exporter's textfile directory when host clusters write owner metrics (`metrics_dir`)."""
     return render_template(
         "node/accelplane-gpu.tmpfiles.j2",
         pid_root=pid_root(spec),
         pid_root_mode=PID_ROOT_MODE,
+        metrics_dir=metrics_dir(spec),
+        metrics_dir_mode=METRICS_DIR_MODE,
         labels_suffix=LABELS_SUFFIX,
         cluster=_safe(spec.name),
         tmpfiles_path=TMPFILES_PATH,
@@ -280,6 +298,8 @@ def cloud_init(spec: Spec, tmpfiles_text: str) -> str:
         user=_safe(d.user),
         group=_safe(d.group),
         dir_mode=DIR_MODE,
+        metrics_dir=metrics_dir(spec),
+        metrics_dir_mode=METRICS_DIR_MODE,
         write_files=entries,
         module_path=MODULE_PATH,
         python=HOST_PYTHON,
@@ -319,6 +339,8 @@ def provision_script(spec: Spec, dirs: list[CoordinationDir], tmpfiles_text: str
         coordination_files=[f for c in dirs for f in c.files],
         pid_root=pid_root(spec),
         pid_root_mode=PID_ROOT_MODE,
+        metrics_dir=metrics_dir(spec),
+        metrics_dir_mode=METRICS_DIR_MODE,
         script_text=script,
         script_delimiter=heredoc_delimiter("ACCELPLANE_SCRIPT_EOF", script),
         module_path=MODULE_PATH,

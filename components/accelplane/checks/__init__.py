@@ -31,6 +31,7 @@ from accelplane.checks import (
     shared_hosts,
     slot_groups,
     spec_strings,
+    textfile_directory,
     yarn,
     yarn_docker,
     yarn_numbers,
@@ -68,6 +69,7 @@ CHECKS: tuple[Check, ...] = (
     flink_versions.check,
     namespaces.check,
     monitoring.check,
+    textfile_directory.check,
     prometheus_durations.check,
     spec_strings.check,
 )

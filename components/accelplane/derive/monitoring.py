@@ -173,6 +173,15 @@ def exports_owner_metrics(spec: Spec, cluster: FlinkCluster) -> bool:
     return any(c is cluster for c in host_gpu_clusters(spec))
 
 
+def host_textfile_directory(spec: Spec) -> str:
+    """node-exporter's textfile-collector directory on the GPU hosts, which ``node/provision.sh``
+    prepares for the discovery script's owner metrics (root-owned, the Flink group writes), or
+    ``""`` when no host cluster writes them."""
+    if not host_gpu_clusters(spec):
+        return ""
+    return spec.monitoring.textfile_directory.rstrip("/") or "/"
+
+
 def textfile_path(spec: Spec) -> str:
     """Absolute path of the GPU-owner metrics file on hosts."""
     return f"{spec.monitoring.textfile_directory.rstrip('/')}/{TEXTFILE_NAME}"

@@ -7,22 +7,28 @@ so objects of families that land later are covered without code changes.
 * Logical names come from kind + namespace + name only (``queue/streaming``,
   ``configmap/volcano-system/volcano-scheduler-configmap``): a URN changes exactly when the object's
   identity changes, never because of list order or of another object.
-* Dependencies are the references Kubernetes itself resolves by name: a PodGroup's ``spec.queue``
-  and ``spec.priorityClassName``, a Queue's ``spec.parent``, pod templates' ``priorityClassName``,
-  ``serviceAccountName``, ConfigMap volumes/env sources and the Volcano group-name annotation, RBAC
-  bindings' ``roleRef``/``subjects``, a FlinkDeployment's ``serviceAccount``, a FlinkSessionJob's
-  ``deploymentName``, Dynamic Resource Allocation's ``resourceClaimTemplateName`` (pod templates)
-  and ``deviceClassName`` (ResourceClaimTemplates, any API version) and an object's Namespace. Only references to objects of the same bundle
-  become dependencies (``system-node-critical`` or the ``default`` queue are not ours to order).
+* Dependencies are the references Kubernetes itself (or its controllers) resolves by name: the
+  ``spec`` fields of `SPEC_REFERENCES` (a PodGroup's ``queue``, a Volcano Queue's ``parent``, a
+  FlinkDeployment's ``serviceAccount``, a FlinkSessionJob's ``deploymentName``, Kueue's LocalQueue
+  ``clusterQueue``, ClusterQueue ``cohortName`` and ``resourceGroups[].flavors[].name``, Cohort
+  ``parentName``), anywhere in a manifest ``priorityClassName``, ``serviceAccountName``, ConfigMap
+  volumes/env sources, the Volcano group-name annotation, the Kueue queue-name label (a pod
+  template's LocalQueue), Dynamic Resource Allocation's ``resourceClaimTemplateName`` and
+  ``deviceClassName``; RBAC bindings' ``roleRef``/``subjects`` and an object's Namespace. Only
+  references to objects of the same bundle become dependencies (``system-node-critical`` or the
+  ``default`` queue are not ours to order). Pulumi creates a referent before its referrers and, on
+  day two, deletes the referrers (or updates them, which it does before any delete) first.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from accelplane.artifacts import Bundle, FileArtifact, K8sObject
+from accelplane.derive.kueue import QUEUE_NAME_LABEL
 from accelplane.kubernetes_rules import CONFIGMAP_REF_KEYS
 
 ObjectKey = tuple[str, str, str, str]
@@ -35,6 +41,7 @@ RBAC = "rbac.authorization.k8s.io"
 FLINK = "flink.apache.org"
 CORE = "v1"
 DRA = "resource.k8s.io"
+KUEUE = "kueue.x-k8s.io"
 FAMILY_RE = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
 
 
@@ -72,6 +79,54 @@ def file_family(f: FileArtifact) -> str:
 
 
 
+@dataclass(frozen=True)
+class FieldRef:
+    """A ``spec`` field of one kind that names another object: ``path`` is dotted, ``[]`` steps into
+    every item of a list (``resourceGroups[].flavors[].name``); the referent is of ``group``/``kind``,
+    in the referrer's namespace when ``namespaced``, else cluster-scoped."""
+
+    path: str
+    group: str
+    kind: str
+    namespaced: bool = False
+
+
+SPEC_REFERENCES: Mapping[tuple[str, str], tuple[FieldRef, ...]] = {
+    (VOLCANO, "PodGroup"): (FieldRef("queue", VOLCANO, "Queue"),),
+    (VOLCANO, "Queue"): (FieldRef("parent", VOLCANO, "Queue"),),
+    (FLINK, "FlinkDeployment"): (FieldRef("serviceAccount", CORE, "ServiceAccount", namespaced=True),),
+    (FLINK, "FlinkSessionJob"): (FieldRef("deploymentName", FLINK, "FlinkDeployment", namespaced=True),),
+    # Kueue v1beta2 (../shared/reference/kueue/*.yaml, v0.19.2). A ResourceFlavor keeps Kueue's
+    # kueue.x-k8s.io/resource-in-use finalizer while any ClusterQueue names it
+    # (pkg/controller/core/resourceflavor_controller.go:107-117), a ClusterQueue while workloads hold
+    # quota in it (clusterqueue_controller.go:193-197): delete the referrers first.
+    (KUEUE, "LocalQueue"): (FieldRef("clusterQueue", KUEUE, "ClusterQueue"),),
+    (KUEUE, "ClusterQueue"): (
+        FieldRef("cohortName", KUEUE, "Cohort"),
+        FieldRef("resourceGroups[].flavors[].name", KUEUE, "ResourceFlavor"),
+    ),
+    (KUEUE, "Cohort"): (FieldRef("parentName", KUEUE, "Cohort"),),
+}
+"""The one table of by-name references in a kind's ``spec`` (docs/pulumi.md, "Order"); references
+found anywhere in a manifest (pod templates, labels, annotations) are `_walk`'s, and RBAC bindings'
+``roleRef``/``subjects`` (outside ``spec``) `references`'s own."""
+
+
+def _field_values(node: Any, steps: Sequence[str]) -> Iterator[Any]:
+    """The values at a `FieldRef` path below ``node`` (none where a step is missing or of another type)."""
+    if not steps:
+        yield node
+        return
+    step, rest = steps[0], steps[1:]
+    many = step.endswith("[]")
+    value = node.get(step.removesuffix("[]")) if isinstance(node, Mapping) else None
+    if many:
+        for item in value if isinstance(value, list) else []:
+            yield from _field_values(item, rest)
+    elif value is not None:
+        yield from _field_values(value, rest)
+
+
 def _ref(group: str, kind: str, namespace: str | None, name: Any) -> ObjectKey | None:
     return (group, kind, namespace or "", name) if isinstance(name, str) and name else None
 
@@ -92,6 +147,8 @@ def _walk(node: Any, namespace: str | None, out: set[ObjectKey | None]) -> None:
                 out.add(_ref(CORE, "ConfigMap", namespace, value.get("name")))
             elif key == "annotations" and isinstance(value, Mapping):
                 out.add(_ref(VOLCANO, "PodGroup", namespace, value.get(GROUP_NAME_ANNOTATION)))
+            elif key == "labels" and isinstance(value, Mapping):
+                out.add(_ref(KUEUE, "LocalQueue", namespace, value.get(QUEUE_NAME_LABEL)))
             _walk(value, namespace, out)
     elif isinstance(node, list):
         for item in node:
@@ -106,14 +163,9 @@ def references(obj: K8sObject) -> set[ObjectKey]:
     ns = obj.namespace
     out: set[ObjectKey | None] = set()
     group = obj.key[0]
-    if group == VOLCANO and obj.kind == "PodGroup":
-        out.add(_ref(VOLCANO, "Queue", None, spec.get("queue")))
-    if group == VOLCANO and obj.kind == "Queue":
-        out.add(_ref(VOLCANO, "Queue", None, spec.get("parent")))
-    if group == FLINK and obj.kind == "FlinkDeployment":
-        out.add(_ref(CORE, "ServiceAccount", ns, spec.get("serviceAccount")))
-    if group == FLINK and obj.kind == "FlinkSessionJob":
-        out.add(_ref(FLINK, "FlinkDeployment", ns, spec.get("deploymentName")))
+    for field in SPEC_REFERENCES.get((group, obj.kind), ()):
+        for value in _field_values(spec, field.path.split(".")):
+            out.add(_ref(field.group, field.kind, ns if field.namespaced else None, value))
     if group == RBAC and obj.kind in ("RoleBinding", "ClusterRoleBinding"):
         role = m.get("roleRef") or {}
         if role.get("kind") == "ClusterRole":
