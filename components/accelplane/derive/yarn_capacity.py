@@ -518,7 +518,8 @@ def _absolute(
             plan.infeasible.append(
                 Problem(
                     q.path,
-                    f"queue {q.name!r} would get 0 MiB of memory as its YARN capacity{part.where()}; Hadoop "
+                    f"queue {q.name!r} would get 0 MiB of memory as its YARN capacity{part.where()}"
+                    f"{_below_mib(q)}; Hadoop "
                     "ignores an absolute capacity without memory — give it a larger weight, deserved "
                     "memory or capability memory (or more memory to the YARN node pools)", YARN_QUEUE_WITHOUT_MEMORY,
                 )
@@ -546,6 +547,15 @@ def _absolute(
         if part.label is None:
             _queue_extras(plan, q, qpath)
         _absolute(spec, plan, q, qpath, mins[q.name], maxes[q.name], part, tree)
+
+
+def _below_mib(q: Queue) -> str:
+    """Why a queue's own memory amount becomes 0 MiB (YARN vectors count whole MiB), or ``""``."""
+    for field_name, amounts in (("capability", q.capability), ("deserved", q.deserved)):
+        memory = amounts.get("memory")
+        if memory is not None and 0 < memory.value < MIB:
+            return f" (its {field_name} memory {memory.text} is less than 1 MiB, and YARN vectors count whole MiB)"
+    return ""
 
 
 def _check_cluster_deserved(spec: Spec, plan: QueuePlan, totals: TypeTotals) -> None:
