@@ -115,7 +115,7 @@ def test_other_fractions_warn_naming_what_is_written(
 def test_memory_below_one_mib_is_reported_once_by_ap5032_naming_the_value(tmp_path: Path) -> None:
     queues = "  - {name: stream, capability: {memory: 1000Ki}}\n  - {name: batch}\n"
     found = _findings(_spec(tmp_path, queues))
-    assert [f[:3] for f in found] == [("AP5032", "error", "queues[0]")], found
+    assert [f[:3] for f in found] == [("AP5032", "error", "queues[0].capability.memory")], found
     assert "capability memory 1000Ki is less than 1 MiB" in found[0][3]
 
 

@@ -127,7 +127,7 @@ def _bounds(spec: Spec) -> Iterator[Problem]:
     if not _pools_in_range(spec):
         return
     totals = cluster_totals(spec)
-    if totals.vcores <= JAVA_INT_MAX and max(totals.memory_mib, *(n for _, n in totals.gpus)) <= JAVA_LONG_MAX:
+    if totals.vcores <= JAVA_INT_MAX and max([totals.memory_mib, *(n for _, n in totals.gpus)]) <= JAVA_LONG_MAX:
         return  # every vector is at most its partition's totals: skip planning the queues again
     wrap: dict[str, int] = {}
     over: dict[str, tuple[str, int]] = {}
