@@ -99,7 +99,7 @@ def test_parent_capability_below_one_core_is_one_finding(tmp_path: Path) -> None
         (
             "  - {name: stream, deserved: {nvidia.com/gpu: 1500m}}\n  - {name: batch}\n",
             ("AP5081", "warning", "queues[0].deserved.nvidia.com/gpu"),
-            "accelplane writes 1 in its capacity",
+            "accelplane counts it as 1 in its capacity",
         ),
     ],
     ids=["capability-2500m", "deserved-500m", "deserved-gpu-1500m"],

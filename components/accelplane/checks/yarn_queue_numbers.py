@@ -102,11 +102,12 @@ def _truncated(spec: Spec, q: Queue) -> Iterator[Problem]:
                     YARN_QUEUE_CAPABILITY_NO_VCORE,
                 )
                 continue
+            verb = "writes" if units == "vcores" else "counts it as"
             example = f"{name}: {max(written, 1) if field_name == 'capability' else written or 1}"
             yield Problem(
                 path,
                 f"queue {q.name!r}: {field_name} {name} {amount.text} is {value.normalize()} {units}, but "
-                f"YARN capacity vectors count whole {units}; accelplane writes {written} in its {key}; "
+                f"YARN capacity vectors count whole {units}; accelplane {verb} {written} in its {key}; "
                 f"write whole {'cores' if name == 'cpu' else 'GPUs'}, e.g. {example}",
                 YARN_QUEUE_FRACTION_TRUNCATED,
             )
