@@ -36,6 +36,7 @@ from accelplane.checks import (
     yarn_docker,
     yarn_numbers,
     yarn_partitions,
+    yarn_queue_numbers,
     yunikorn,
 )
 from accelplane.errors import Problem
@@ -58,6 +59,7 @@ CHECKS: tuple[Check, ...] = (
     shared_hosts.check,
     yarn.check,
     yarn_numbers.check,
+    yarn_queue_numbers.check,
     yarn_docker.check,
     yarn_partitions.check,
     flink.check,

@@ -515,12 +515,25 @@ def _absolute(
         gpu_share = part.model is None or any(v for d, v in mins[q.name].items() if d not in (MEMORY, VCORES))
         if mins[q.name][MEMORY] < 1 and gpu_share and q.name not in plan.without_memory:
             plan.without_memory.add(q.name)
+            below = _below_mib(q)
+            because, fix = (
+                (
+                    f" (its {below[0]} memory {below[1]} is less than 1 MiB, and YARN vectors count whole MiB)",
+                    "write that memory as at least 1Mi, e.g. memory: 1Gi",
+                )
+                if below
+                else (
+                    "",
+                    "give it a larger weight, deserved memory or capability memory (or more memory to "
+                    "the YARN node pools)",
+                )
+            )
             plan.infeasible.append(
                 Problem(
-                    q.path,
-                    f"queue {q.name!r} would get 0 MiB of memory as its YARN capacity{part.where()}; Hadoop "
-                    "ignores an absolute capacity without memory — give it a larger weight, deserved "
-                    "memory or capability memory (or more memory to the YARN node pools)", YARN_QUEUE_WITHOUT_MEMORY,
+                    (*q.path, below[0], "memory") if below else q.path,
+                    f"queue {q.name!r} would get 0 MiB of memory as its YARN capacity{part.where()}{because}; "
+                    f"Hadoop ignores an absolute capacity without memory — {fix}",
+                    YARN_QUEUE_WITHOUT_MEMORY,
                 )
             )
         if part.label is None:
@@ -546,6 +559,16 @@ def _absolute(
         if part.label is None:
             _queue_extras(plan, q, qpath)
         _absolute(spec, plan, q, qpath, mins[q.name], maxes[q.name], part, tree)
+
+
+def _below_mib(q: Queue) -> tuple[str, str] | None:
+    """The field and text of a queue's own memory amount below 1 MiB (YARN vectors count whole MiB,
+    so it becomes 0 MiB), or None."""
+    for field_name, amounts in (("capability", q.capability), ("deserved", q.deserved)):
+        memory = amounts.get("memory")
+        if memory is not None and 0 < memory.value < MIB:
+            return field_name, memory.text
+    return None
 
 
 def _check_cluster_deserved(spec: Spec, plan: QueuePlan, totals: TypeTotals) -> None:
