@@ -69,6 +69,22 @@ class Probe:
         return [line.split("\t") for line in proc.stdout.splitlines()]
 
 
+def compiled_java_probe(source: Path, out_dir: Path) -> str:
+    """Compile the one-file probe ``source`` against the Hadoop jars into ``out_dir``; return the
+    classpath that runs it (``out_dir`` and the jars). A missing jar or JDK fails the test under CI
+    (``$CI`` set) and skips it elsewhere, as every Hadoop test here does."""
+    import pytest
+
+    jars, reason = hadoop_classpath()
+    if jars is None:
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    classpath = os.pathsep.join(map(str, jars))
+    subprocess.run(["javac", "-d", str(out_dir), "-cp", classpath, str(source)], check=True, timeout=300)
+    return os.pathsep.join([str(out_dir), classpath])
+
+
 def compile_probe(out_dir: Path) -> tuple[Probe | None, str]:
     """Compile the harness against the Hadoop jars; None and the reason when something is missing."""
     jars, origin = hadoop_classpath()

@@ -21,7 +21,7 @@ from accelplane.spec_loader import load_spec
 
 from tests.support.specs import findings_of, model_of, write_spec
 from tests.support.yarn_specs import parse_configuration, yarn_files
-from tests.yarn.hadoop import hadoop_classpath
+from tests.yarn.hadoop import compiled_java_probe
 
 CS = "yarn.scheduler.capacity."
 SPEC = """\
@@ -153,18 +153,11 @@ Probe = Callable[..., list[list[str]]]
 
 @pytest.fixture(scope="module")
 def queue_vector(tmp_path_factory: pytest.TempPathFactory) -> Probe:
-    jars, reason = hadoop_classpath()
-    if jars is None:
-        if os.environ.get("CI"):
-            pytest.fail(reason)
-        pytest.skip(reason)
-    out = tmp_path_factory.mktemp("queue-vector")
-    source = Path(__file__).parent / "java" / "QueueVectorProbe.java"
-    classpath = os.pathsep.join(map(str, jars))
-    subprocess.run(["javac", "-d", str(out), "-cp", classpath, str(source)], check=True, timeout=300)
+    classpath = compiled_java_probe(Path(__file__).parent / "java" / "QueueVectorProbe.java",
+                                    tmp_path_factory.mktemp("queue-vector"))
 
     def run(*args: str, conf_dir: Path | None = None) -> list[list[str]]:
-        cp = os.pathsep.join([*([str(conf_dir)] if conf_dir else []), str(out), classpath])
+        cp = os.pathsep.join([*([str(conf_dir)] if conf_dir else []), classpath])
         proc = subprocess.run(
             ["java", "-cp", cp, "QueueVectorProbe", *args], capture_output=True, text=True, timeout=120, check=True
         )

@@ -9,7 +9,6 @@ jars) read the rendered bounds and throw one past them.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -20,7 +19,7 @@ from accelplane.checks.yarn_numbers import JAVA_INT_MAX, JAVA_LONG_MAX, NODEMANA
 
 from tests.support.render import files_for
 from tests.support.specs import findings_by_code, write_spec
-from tests.yarn.hadoop import hadoop_classpath
+from tests.yarn.hadoop import compiled_java_probe
 
 SPEC = """\
 cluster: {{name: numbers, platforms: [yarn]}}
@@ -85,20 +84,13 @@ PARSERS = {
 
 @pytest.fixture(scope="module")
 def conf_numbers(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    jars, reason = hadoop_classpath()
-    if jars is None:
-        if os.environ.get("CI"):
-            pytest.fail(reason)
-        pytest.skip(reason)
-    out = tmp_path_factory.mktemp("conf-numbers")
-    source = Path(__file__).parent / "java" / "ConfNumbersProbe.java"
-    classpath = os.pathsep.join(map(str, jars))
-    subprocess.run(["javac", "-d", str(out), "-cp", classpath, str(source)], check=True, timeout=300)
+    classpath = compiled_java_probe(Path(__file__).parent / "java" / "ConfNumbersProbe.java",
+                                    tmp_path_factory.mktemp("conf-numbers"))
 
     def read(xml: Path) -> dict[str, tuple[str, str]]:
         args = [a for key, kind in PARSERS.items() for a in (kind, key)]
         proc = subprocess.run(
-            ["java", "-cp", os.pathsep.join([str(out), classpath]), "ConfNumbersProbe", str(xml), *args],
+            ["java", "-cp", classpath, "ConfNumbersProbe", str(xml), *args],
             capture_output=True, text=True, timeout=120, check=True,
         )  # fmt: skip
         return {k: (status, v) for k, status, v in (line.split("\t") for line in proc.stdout.splitlines())}
