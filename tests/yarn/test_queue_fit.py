@@ -1,0 +1,302 @@
+"""A YARN Flink cluster's containers fit its queue, and its queue's AM limit admits every JobManager.
+
+`accelplane.checks.yarn_queue_fit` (AP5085: a container larger than the queue's maximum-capacity
+is never allocated; AP5086: the JobManagers of a queue's clusters exceed its guaranteed capacity,
+so even ``maximum-am-resource-percent`` 1.0 leaves some ACCEPTED) and
+`accelplane.derive.yarn_am_limit` (the ``maximum-am-resource-percent`` written per leaf queue).
+Each finding's one fix is applied and the fixed spec validates; Hadoop's own ``Configuration``
+reads the written percent (marker ``hadoop``).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from accelplane.derive.yarn_am_limit import am_limits
+from accelplane.derive.yarn_capacity import plan_queues
+from accelplane.render import write_tree
+
+from tests.conftest import EXAMPLE_SPECS
+from tests.support.render import files_for
+from tests.support.specs import findings_of, model_of, write_spec
+from tests.support.yarn_specs import BASE, parse_configuration, yarn_files
+from tests.yarn.hadoop import Probe
+
+CS = "yarn.scheduler.capacity."
+CODES = {"AP5085", "AP5086"}
+
+SPEC = """\
+cluster: {{name: q, platforms: [yarn]}}
+nodePools:
+  - {{name: g, platform: yarn, nodes: {nodes}, cpu: {cpu}, memory: {memory}, gpu: {{vendor: nvidia, perNode: 4}}}}
+queues:
+{queues}flink:
+  clusters:
+{clusters}"""
+
+
+def _cluster(name: str, queue: str, jm: str = "2Gi", tm: str = "4Gi", gpus: int = 1, jm_cpu: int = 1) -> str:
+    return (
+        f"    - {{name: {name}, target: yarn, queue: {queue}, jobManager: {{memory: {jm}, cpu: {jm_cpu}}}, "
+        f"taskManager: {{cpu: 1, memory: {tm}, gpu: {{amount: {gpus}}}}}}}\n"
+    )
+
+
+def _spec(
+    tmp_path: Path,
+    queues: str,
+    clusters: str,
+    nodes: int = 4,
+    cpu: int = 32,
+    memory: str = "128Gi",
+    name: str = "spec.yaml",
+) -> Path:
+    return write_spec(tmp_path, SPEC.format(queues=queues, clusters=clusters, nodes=nodes, cpu=cpu, memory=memory), name)
+
+
+def _findings(path: Path) -> list[tuple[str, str, str, str]]:
+    """(code, severity, path, message) of every AP5085/AP5086 finding."""
+    return sorted(
+        (e.finding.code, e.finding.severity, e.path, e.message)
+        for e in findings_of(path)
+        if e.finding is not None and e.finding.code in CODES
+    )
+
+
+def _errors(path: Path) -> list[str]:
+    return [f"{e.finding.code if e.finding else ''} {e.path}: {e.message}" for e in findings_of(path) if not e.is_warning]
+
+
+def _am_percents(path: Path) -> dict[str, tuple[str, str]]:
+    """Every rendered ``maximum-am-resource-percent``: key → (value, description)."""
+    import xml.etree.ElementTree as ET
+
+    text = yarn_files(path)["capacity-scheduler.xml"]
+    parse_configuration(text)  # strict shape
+    out = {}
+    for prop in ET.fromstring(text):
+        name = prop.findtext("name") or ""
+        if name.endswith("maximum-am-resource-percent"):
+            out[name] = (prop.findtext("value") or "", prop.findtext("description") or "")
+    return out
+
+
+# --- AP5085: a container larger than its queue's maximum --------------------------------------------
+
+
+def test_jobmanager_and_taskmanager_over_the_queue_capability_is_one_finding(tmp_path: Path) -> None:
+    queues = "  - {name: stream, capability: {cpu: 16, memory: 1Gi, nvidia.com/gpu: 0}}\n  - {name: batch}\n"
+    path = _spec(tmp_path, queues, _cluster("s", "stream"))
+    found = _findings(path)
+    assert [f[:3] for f in found] == [("AP5085", "error", "flink.clusters[0].queue")]
+    message = found[0][3]
+    assert "JobManager container [memory=2048,vcores=1]" in message
+    assert "TaskManager container [memory=4096,vcores=1,yarn.io/gpu=1]" in message
+    assert "memory (MiB) 4096 > 1024, yarn.io/gpu 1 > 0" in message
+    assert "AbstractCSQueue.accept" in message and "ACCEPTED" in message
+    assert message.endswith(
+        "raise capability.memory to at least 4Gi and capability.nvidia.com/gpu to at least 1 on queue 'stream'"
+    )
+    # the one fix: the spec validates and renders a maximum that holds both containers
+    fixed = _spec(
+        tmp_path,
+        queues.replace("memory: 1Gi, nvidia.com/gpu: 0", "memory: 4Gi, nvidia.com/gpu: 1"),
+        _cluster("s", "stream"),
+        name="fixed.yaml",
+    )
+    assert _errors(fixed) == []
+    props = dict(parse_configuration(yarn_files(fixed)["capacity-scheduler.xml"]))
+    assert props[f"{CS}root.stream.maximum-capacity"] == "[memory=4096,vcores=16,yarn.io/gpu=1]"
+
+
+def test_a_gpu_capability_of_zero_names_only_the_gpus(tmp_path: Path) -> None:
+    queues = "  - {name: stream, capability: {nvidia.com/gpu: 0}}\n  - {name: batch}\n"
+    found = _findings(_spec(tmp_path, queues, _cluster("s", "stream", gpus=2)))
+    assert [f[:3] for f in found] == [("AP5085", "error", "flink.clusters[0].queue")]
+    assert "JobManager" not in found[0][3]
+    assert found[0][3].endswith("raise capability.nvidia.com/gpu to at least 2 on queue 'stream'")
+
+
+def test_a_parent_capability_is_the_fix_when_the_leaf_sets_none(tmp_path: Path) -> None:
+    queues = (
+        "  - {name: team, capability: {memory: 1536Mi}}\n"
+        "  - {name: stream, parent: team}\n  - {name: adhoc, parent: team}\n  - {name: batch}\n"
+    )
+    found = _findings(_spec(tmp_path, queues, _cluster("s", "stream", tm="1Gi")))
+    assert [f[:3] for f in found] == [("AP5085", "error", "flink.clusters[0].queue")]
+    # 2 GiB JobManager over 1536 MiB; the 1 GiB TaskManager fits
+    assert "TaskManager" not in found[0][3]
+    assert found[0][3].endswith("raise capability.memory to at least 2Gi on queue 'team'")
+
+
+def test_the_request_is_normalized_to_the_minimum_allocation_step(tmp_path: Path) -> None:
+    """1536 MiB is requested as 2048 MiB (SchedulerUtils.normalizeRequest, step 1024 MiB), so a
+    queue maximum of 1800 MiB holds no such container."""
+    queues = "  - {name: stream, capability: {memory: 1800Mi}}\n  - {name: batch}\n"
+    found = _findings(_spec(tmp_path, queues, _cluster("s", "stream", jm="1536Mi", tm="1Gi")))
+    assert [f[0] for f in found] == ["AP5085"]
+    assert "[memory=2048,vcores=1]" in found[0][3] and "2048 > 1800" in found[0][3]
+
+
+def test_each_cluster_of_a_too_small_queue_gets_its_own_finding(tmp_path: Path) -> None:
+    queues = "  - {name: stream, capability: {memory: 1Gi}}\n  - {name: batch}\n"
+    clusters = _cluster("a", "stream", tm="1Gi") + _cluster("b", "stream", tm="1Gi") + _cluster("c", "batch")
+    found = _findings(_spec(tmp_path, queues, clusters))
+    assert [f[:3] for f in found] == [
+        ("AP5085", "error", "flink.clusters[0].queue"),
+        ("AP5085", "error", "flink.clusters[1].queue"),
+    ]
+
+
+def test_a_capability_below_one_core_stays_ap5080s(tmp_path: Path) -> None:
+    queues = "  - {name: stream, capability: {cpu: 500m, memory: 64Gi, nvidia.com/gpu: 4}}\n  - {name: batch}\n"
+    path = _spec(tmp_path, queues, _cluster("s", "stream"))
+    codes = [e.finding.code for e in findings_of(path) if e.finding is not None and not e.is_warning]
+    assert codes == ["AP5080"]
+
+
+def test_gpu_model_capability_in_its_partition(tmp_path: Path) -> None:
+    """With node labels the TaskManagers run in their model's partition, whose GPU maximum is
+    ``gpuModels.<model>.capability``; the JobManager runs in the default partition."""
+    spec = BASE.replace(
+        "{name: stream, weight: 2, gpuModels: {Tesla V100-SXM2-32GB: {}}}",
+        "{name: stream, weight: 2, capability: {memory: 64Gi}, gpuModels: {Tesla V100-SXM2-32GB: {capability: 1}}}",
+    )
+    found = _findings(write_spec(tmp_path, spec))
+    assert [f[:3] for f in found] == [("AP5085", "error", "flink.clusters[0].queue")]
+    message = found[0][3]
+    assert "in node partition gpu-teslav100sxm232gb (yarn.io/gpu 2 > 1)" in message and "JobManager" not in message
+    assert message.endswith(
+        "raise gpuModels.Tesla V100-SXM2-32GB.capability to at least 2 on queue 'stream'"
+    )
+    fixed = write_spec(tmp_path, spec.replace("{capability: 1}", "{capability: 2}"), "fixed.yaml")
+    assert [e for e in _errors(fixed) if "AP508" in e] == []
+
+
+def test_percentage_mode_maxima_are_the_whole_partition(tmp_path: Path) -> None:
+    """Weights only: maximum-capacity is 100 for every queue, so no container exceeds its queue's
+    maximum (one larger than a NodeManager is node fit's finding, AP3513/AP3514)."""
+    queues = "  - {name: stream, weight: 1}\n  - {name: batch, weight: 99}\n"
+    path = _spec(tmp_path, queues, _cluster("s", "stream", jm="4Gi", tm="8Gi", gpus=4), nodes=1, cpu=8, memory="16Gi")
+    assert _findings(path) == []
+
+
+# --- AP5086 and the written maximum-am-resource-percent ---------------------------------------------
+
+TWO_QUEUES = "  - {name: stream, weight: 1}\n  - {name: batch, weight: 9}\n"
+FOUR_CLUSTERS = (
+    _cluster("a", "stream", jm="4Gi")
+    + _cluster("b", "stream", jm="4Gi")
+    + _cluster("c", "batch")
+    + _cluster("d", "batch")
+)
+
+
+def test_jobmanagers_over_the_queue_capacity_is_one_error_at_the_queue(tmp_path: Path) -> None:
+    path = _spec(tmp_path, TWO_QUEUES, FOUR_CLUSTERS, nodes=1, cpu=16, memory="64Gi")
+    found = _findings(path)
+    assert [f[:3] for f in found] == [("AP5086", "error", "queues[0]")]
+    message = found[0][3]
+    assert "Flink clusters a, b in YARN queue 'stream' need 8192 MiB and 2 vcores together" in message
+    assert "[memory=6553,vcores=1] in the default partition" in message
+    assert "AbstractLeafQueue.activateApplications" in message
+    assert message.endswith("raise its weight to at least 2 (its siblings weigh 9 in all)")
+    fixed = _spec(
+        tmp_path, TWO_QUEUES.replace("weight: 1}", "weight: 2}"), FOUR_CLUSTERS, nodes=1, cpu=16, memory="64Gi",
+        name="fixed.yaml",
+    )
+    assert _errors(fixed) == []
+    percents = _am_percents(fixed)
+    # stream: 2 of 11 → [memory=11914,vcores=2]; 8192/11914 and 2/2 → 1
+    assert percents[f"{CS}root.stream.maximum-am-resource-percent"][0] == "1"
+    # batch: 9 of 11 → [memory=53621,vcores=13]; 4096 MiB → 0.08, 2 vcores → 0.1539 → 0.16
+    value, description = percents[f"{CS}root.batch.maximum-am-resource-percent"]
+    assert value == "0.16"
+    assert description == (
+        "admits the JobManagers (ApplicationMasters) of Flink clusters c, d at once: 4096 MiB and 2 vcores "
+        "of the queue's guaranteed [memory=53621,vcores=13]"
+    )
+
+
+def test_absolute_mode_fix_is_deserved(tmp_path: Path) -> None:
+    queues = "  - {name: stream, deserved: {cpu: 1, memory: 6Gi}}\n  - {name: batch}\n"
+    clusters = _cluster("a", "stream") + _cluster("b", "stream", jm="3Gi") + _cluster("c", "stream")
+    found = _findings(_spec(tmp_path, queues, clusters))
+    assert [f[:3] for f in found] == [("AP5086", "error", "queues[0]")]
+    assert "need 7168 MiB and 3 vcores together" in found[0][3]
+    assert found[0][3].endswith("give queue 'stream' deserved memory: 7Gi, cpu: 3 at least")
+    fixed = _spec(tmp_path, queues.replace("cpu: 1, memory: 6Gi", "cpu: 3, memory: 7Gi"), clusters, name="fixed.yaml")
+    assert _errors(fixed) == []
+    assert _am_percents(fixed)[f"{CS}root.stream.maximum-am-resource-percent"][0] == "1"
+
+
+def test_one_cluster_is_never_held_back_by_the_am_limit(tmp_path: Path) -> None:
+    """Hadoop activates the first application of a queue whatever its AM limit."""
+    queues = "  - {name: stream, deserved: {cpu: 1, memory: 1Gi}}\n  - {name: batch}\n"
+    path = _spec(tmp_path, queues, _cluster("a", "stream", jm="4Gi", jm_cpu=2))
+    assert _findings(path) == []
+    value, description = _am_percents(path)[f"{CS}root.stream.maximum-am-resource-percent"]
+    assert value == "1" and "the first application of a queue starts whatever the limit" in description
+
+
+def test_several_clusters_raise_the_percent_above_the_default(tmp_path: Path) -> None:
+    """Five 2 GiB JobManagers in a queue of 4 nodes × 32 vcores / 128 GiB by weight 1 of 2:
+    [memory=262144,vcores=64]; 10240/262144 = 0.04 and 5/64 = 0.079 → 0.08 → Hadoop's 0.1 stays."""
+    queues = "  - {name: stream}\n  - {name: batch}\n"
+    clusters = "".join(_cluster(n, "stream") for n in "abcde")
+    path = _spec(tmp_path, queues, clusters)
+    assert _am_percents(path)[f"{CS}root.stream.maximum-am-resource-percent"] == (
+        "0.1",
+        "admits the JobManagers (ApplicationMasters) of Flink clusters a, b, c, d, e at once: 10240 MiB and 5 "
+        "vcores of the queue's guaranteed [memory=262144,vcores=64] (Hadoop's default 0.1 is enough)",
+    )
+    # four more JobManagers with 4 vcores each: 21 of 64 vcores → 0.33
+    more = clusters + "".join(_cluster(n, "stream", jm_cpu=4) for n in "fghi")
+    path = _spec(tmp_path, queues, more, name="more.yaml")
+    assert _am_percents(path)[f"{CS}root.stream.maximum-am-resource-percent"][0] == "0.33"
+    model = model_of(path)
+    (group,) = am_limits(model, plan_queues(model))
+    assert group.needed == Decimal("0.33") and group.ams == {"memory": 18432, "vcores": 21}
+
+
+def test_the_yarn_example_renders_the_percent_for_its_queue() -> None:
+    path = next(p for p in EXAMPLE_SPECS if p.stem == "yarn-analytics")
+    assert _am_percents(path) == {
+        f"{CS}root.analytics.maximum-am-resource-percent": (
+            "0.1",
+            "admits the JobManagers (ApplicationMasters) of Flink cluster sessions-v100 at once: 2048 MiB and 1 "
+            "vcores of the queue's guaranteed [memory=471859,vcores=115] (Hadoop's default 0.1 is enough)",
+        )
+    }
+
+
+def test_an_am_in_a_gpu_partition_gets_the_per_partition_key(tmp_path: Path) -> None:
+    spec = BASE.replace(
+        "      queue: stream\n",
+        "      queue: stream\n      config: {yarn.application.node-label: gpu-teslav100sxm232gb}\n",
+    )
+    path = write_spec(tmp_path, spec)
+    assert [e for e in _errors(path) if "AP508" in e] == []
+    keys = set(_am_percents(path))
+    assert keys == {f"{CS}root.stream.accessible-node-labels.gpu-teslav100sxm232gb.maximum-am-resource-percent"}
+
+
+@pytest.mark.hadoop
+def test_hadoop_reads_the_written_percents(hadoop_probe: Probe, tmp_path: Path) -> None:
+    """Hadoop's Configuration.getFloat (what getMaximumApplicationMasterResourcePerQueuePercent
+    calls) reads every written percent as the value accelplane computed."""
+    path = _spec(
+        tmp_path, TWO_QUEUES.replace("weight: 1}", "weight: 2}"), FOUR_CLUSTERS, nodes=1, cpu=16, memory="64Gi"
+    )
+    out = write_tree(files_for(path), tmp_path / "out") / "yarn"
+    xml = out / "capacity-scheduler.xml"
+    keys = sorted(_am_percents(path))
+    args = [a for k in keys for a in ("amfloat", str(xml), k)]
+    records = hadoop_probe.run(*args)
+    assert [r for r in records if r[0] == "error"] == []
+    assert {r[1]: r[2] for r in records if r[0] == "amfloat"} == {
+        f"{CS}root.batch.maximum-am-resource-percent": "0.16",
+        f"{CS}root.stream.maximum-am-resource-percent": "1.0",
+    }
