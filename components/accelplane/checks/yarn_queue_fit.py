@@ -21,12 +21,12 @@ infeasible or who may not use a partition is reported by the checks that own tho
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 import math
+from collections.abc import Iterator
 from decimal import Decimal
 from fractions import Fraction
 
-from accelplane.derive.node_fit import ROLES, Role
+from accelplane.derive.node_fit import ROLES
 from accelplane.derive.queues import children_by_parent, queue_parent
 from accelplane.derive.yarn_am_limit import (
     QueueAMs,
@@ -61,7 +61,7 @@ YARN_CONTAINER_OVER_QUEUE_MAX = declare(
 YARN_AMS_OVER_QUEUE = declare(
     "AP5086", ERROR,
     "the JobManagers (ApplicationMasters) of a queue's YARN Flink clusters together exceed its guaranteed capacity: some stay ACCEPTED",
-    fix="give the queue a guaranteed capacity that holds every JobManager (deserved, or weight in percentage mode)",
+    fix="give the queue a guaranteed capacity that holds every JobManager (deserved, or weight in percentage mode; a cluster moves where none can)",
 )  # fmt: skip
 
 ROLE_NAMES = {"jobManager": "JobManager", "taskManager": "TaskManager"}

@@ -46,7 +46,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
-from accelplane.derive.node_fit import HADOOP_MINIMUM_ALLOCATION, Role, yarn_container_request, yarn_nodemanager_offer
+from accelplane.derive.node_fit import (
+    HADOOP_MINIMUM_ALLOCATION,
+    Role,
+    yarn_container_request,
+    yarn_nodemanager_offer,
+)
 from accelplane.derive.queues import ROOT_QUEUE, leaf_queue_names
 from accelplane.derive.yarn_capacity import (
     DEFAULT_QUEUE,
@@ -57,6 +62,7 @@ from accelplane.derive.yarn_capacity import (
     Vector,
     format_vector,
     partitions,
+    plan_queues,
     queue_paths,
 )
 from accelplane.derive.yarn_labels import application_label, label_pools, taskmanager_label
@@ -269,3 +275,10 @@ def am_limit_properties(spec: Spec, plan: QueuePlan) -> list[ConfProperty]:
             )
         out.append(ConfProperty(q.key(), format_fraction(percent), sized))
     return out
+
+
+def capacity_scheduler_properties(spec: Spec, plan: QueuePlan | None = None) -> list[ConfProperty]:
+    """Everything ``capacity-scheduler.xml`` says: the queue tree (`plan_queues`), then the AM
+    percents (`am_limit_properties`)."""
+    plan = plan_queues(spec) if plan is None else plan
+    return [*plan.properties, *am_limit_properties(spec, plan)]

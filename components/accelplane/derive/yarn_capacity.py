@@ -692,20 +692,7 @@ def gpu_model_access(spec: Spec) -> dict[str, frozenset[str]]:
 
 
 def plan_queues(spec: Spec) -> QueuePlan:
-    """Compute the capacity-scheduler properties (or the problems) for a YARN cluster: the queue
-    tree, then every leaf queue's ``maximum-am-resource-percent`` sized for the JobManagers of its
-    Flink clusters (`accelplane.derive.yarn_am_limit`)."""
-    # imported here: yarn_am_limit builds on this module's plan
-    from accelplane.derive.yarn_am_limit import am_limit_properties
-
-    plan = _plan_tree(spec)
-    if not plan.infeasible:
-        plan.properties += am_limit_properties(spec, plan)
-    return plan
-
-
-def _plan_tree(spec: Spec) -> QueuePlan:
-    """The queue tree's properties and figures (`plan_queues`)."""
+    """Compute the capacity-scheduler properties (or the problems) for a YARN cluster."""
     mode = queue_mode(spec)
     plan = QueuePlan(mode)
     plan.properties.append(
