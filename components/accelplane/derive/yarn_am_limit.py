@@ -7,15 +7,15 @@ application ever leaves ACCEPTED (apache/hadoop 3.4.1, source tree ``rel/release
 in 1131103319/hadoop-3.4.1-src@113adbef259bacaf14e14198d7e59903e180c153, paths below
 ``hadoop-yarn-server-resourcemanager/.../scheduler/``):
 
-* **Container fit.** ``AbstractCSQueue.accept`` (capacity/AbstractCSQueue.java:1066-1101) refuses
-  every allocation for which ``used + container`` does not fit the queue's maximum resource in the
+* **Container fit.** ``AbstractCSQueue.accept`` (capacity/AbstractCSQueue.java:1066-1117, the fit
+  test :1093-1101) refuses every allocation for which ``used + container`` does not fit the queue's maximum resource in the
   container's partition with ``Resources.fitsIn`` — every dimension (DominantResourceCalculator
   ``fitsIn``, DominantResourceCalculator.java:597-609). A container larger than the maximum in any
   dimension is never allocated. Requests are normalized first (``SchedulerUtils.normalizeRequest``,
   SchedulerUtils.java:210-218, step = ``yarn.scheduler.minimum-allocation-*``: 1024 MiB and 1 vcore
   by default; ``DominantResourceCalculator.normalize``, :481-504), so a 1600 MiB JobManager counts
   as 2048 MiB. `yarn_container` is that normalized request.
-* **AM limit.** ``AbstractLeafQueue.activateApplications`` (capacity/AbstractLeafQueue.java:833-938)
+* **AM limit.** ``AbstractLeafQueue.activateApplications`` (capacity/AbstractLeafQueue.java:833-946)
   activates a pending application only while the AMs of the queue's active applications plus its
   own AM fit the queue's AM limit of the AM's partition (:863-893, "AM resource limit exceeded";
   the user AM limit, :895-922, is the same figure with Hadoop's default user-limit 100 % and
