@@ -10,13 +10,20 @@ reads the written percent (marker ``hadoop``).
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
-from accelplane.derive.yarn_am_limit import am_limits
+from accelplane.checks import run_checks
+from accelplane.derive.yarn_am_limit import am_limits, capacity_scheduler_properties
 from accelplane.derive.yarn_capacity import plan_queues
+from accelplane.model_convert import build_model
 from accelplane.render import write_tree
+from accelplane.schema import validate_document
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import EXAMPLE_SPECS
 from tests.support.render import files_for
@@ -300,3 +307,141 @@ def test_hadoop_reads_the_written_percents(hadoop_probe: Probe, tmp_path: Path) 
         f"{CS}root.batch.maximum-am-resource-percent": "0.16",
         f"{CS}root.stream.maximum-am-resource-percent": "1.0",
     }
+
+
+# --- random specs against an oracle of Hadoop's two rules --------------------------------------------
+
+
+@st.composite
+def _fit_spec(draw: st.DrawFn) -> dict[str, Any]:
+    """One GPU pool, two leaf queues (weights, or capabilities/deserved: both modes), 1-4 YARN
+    Flink clusters of random container sizes."""
+    nodes, cpu, memory_gi = draw(st.integers(1, 3)), draw(st.sampled_from([4, 8, 16])), draw(st.sampled_from([8, 16, 64]))
+    queues: list[dict[str, Any]] = []
+    for name in ("a", "b"):
+        q: dict[str, Any] = {"name": name, "weight": draw(st.integers(1, 9))}
+        if draw(st.booleans()):
+            q["capability"] = {
+                "cpu": draw(st.integers(1, 16)),
+                "memory": f"{draw(st.sampled_from([1, 2, 3, 6, 12, 32]))}Gi",
+                "nvidia.com/gpu": draw(st.integers(0, 4)),
+            }
+        if draw(st.integers(0, 2)) == 0:
+            q["deserved"] = {"cpu": draw(st.integers(1, 4)), "memory": f"{draw(st.sampled_from([1, 2, 4]))}Gi"}
+        queues.append(q)
+    clusters = [
+        {
+            "name": f"c{i}",
+            "target": "yarn",
+            "queue": draw(st.sampled_from(["a", "b"])),
+            "jobManager": {"memory": f"{draw(st.sampled_from([1024, 1536, 2048, 4096]))}Mi", "cpu": draw(st.integers(1, 3))},
+            "taskManager": {"cpu": 1, "memory": "1Gi", "gpu": {"amount": draw(st.integers(1, 2))}},
+        }
+        for i in range(draw(st.integers(1, 4)))
+    ]
+    return {
+        "cluster": {"name": "fit", "platforms": ["yarn"]},
+        "nodePools": [
+            {"name": "g", "platform": "yarn", "nodes": nodes, "cpu": cpu, "memory": f"{memory_gi}Gi",
+             "gpu": {"vendor": "nvidia", "perNode": 4}},
+        ],
+        "queues": queues,
+        "yarn": {"cgroups": "v1", "maximumAllocation": {"memory": "64Gi", "vcores": 16}},
+        "flink": {"clusters": clusters},
+    }  # fmt: skip
+
+
+def _vector(text: str) -> dict[str, int]:
+    return {k: int(v) for k, v in (kv.split("=") for kv in text.strip("[]").split(","))}
+
+
+def _oracle(doc: dict[str, Any], props: dict[str, str]) -> tuple[set[str], set[str]]:
+    """Hadoop's two rules on written ``capacity-scheduler.xml`` properties (independent of
+    accelplane's derive code): (clusters with a container over their queue's maximum-capacity,
+    queues whose JobManagers cannot all be active at once at maximum-am-resource-percent 1.0).
+    Containers: memory rounded up to 1024 MiB, vcores as asked (SchedulerUtils.normalizeRequest)."""
+    pool = doc["nodePools"][0]
+    offer = {"memory": pool["nodes"] * int(pool["memory"].removesuffix("Gi")) * 1024, "vcores": pool["nodes"] * pool["cpu"]}
+    over, blocked = set(), set()
+    ams: dict[str, list[dict[str, int]]] = {}
+    for c in doc["flink"]["clusters"]:
+        jm_mib = int(c["jobManager"]["memory"].removesuffix("Mi"))
+        jm = {"memory": -(-jm_mib // 1024) * 1024, "vcores": c["jobManager"]["cpu"]}
+        tm = {"memory": 1024, "vcores": 1, "yarn.io/gpu": c["taskManager"]["gpu"]["amount"]}
+        maximum = props[f"{CS}root.{c['queue']}.maximum-capacity"]
+        if maximum.startswith("["):
+            limit = _vector(maximum)
+            if any(v > limit.get(d, v) for container in (jm, tm) for d, v in container.items()):
+                over.add(c["name"])
+        ams.setdefault(c["queue"], []).append(jm)
+    for queue, jms in ams.items():
+        if len(jms) < 2:
+            continue  # the first application is activated whatever the limit
+        capacity = props[f"{CS}root.{queue}.capacity"]
+        have = (
+            _vector(capacity)
+            if capacity.startswith("[")
+            else {d: int(v * Decimal(capacity) / 100) for d, v in offer.items()}
+        )
+        if any(sum(j[d] for j in jms) > have[d] for d in ("memory", "vcores")):
+            blocked.add(queue)
+    return over, blocked
+
+
+def _am_admits_all(doc: dict[str, Any], props: dict[str, str]) -> bool:
+    """With the written percents, every queue's JobManagers fit its AM limit at once
+    (``multiplyAndNormalizeUp``: ceil of guaranteed × percent, rounded up to 1024 MiB / 1 vcore)."""
+    pool = doc["nodePools"][0]
+    offer = {"memory": pool["nodes"] * int(pool["memory"].removesuffix("Gi")) * 1024, "vcores": pool["nodes"] * pool["cpu"]}
+    for queue in ("a", "b"):
+        jms = [c for c in doc["flink"]["clusters"] if c["queue"] == queue]
+        if len(jms) < 2:
+            continue
+        percent = float(props.get(f"{CS}root.{queue}.maximum-am-resource-percent", "0.1"))
+        capacity = props[f"{CS}root.{queue}.capacity"]
+        have = (
+            _vector(capacity)
+            if capacity.startswith("[")
+            else {d: int(v * Decimal(capacity) / 100) for d, v in offer.items()}
+        )
+        step = {"memory": 1024, "vcores": 1}
+        need = {
+            "memory": sum(-(-int(c["jobManager"]["memory"].removesuffix("Mi")) // 1024) * 1024 for c in jms),
+            "vcores": sum(c["jobManager"]["cpu"] for c in jms),
+        }
+        for d in need:
+            limit = -(-math.ceil(have[d] * percent) // step[d]) * step[d]
+            if need[d] > limit:
+                return False
+    return True
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_fit_spec())
+def test_random_specs_the_findings_fire_exactly_where_hadoop_would_block(doc: dict[str, Any]) -> None:
+    assert validate_document(doc) == [], validate_document(doc)
+    model, problems = build_model(doc)
+    assert model is not None, problems
+    found = [p for p in run_checks(model) if p.finding is not None and p.finding.code in CODES]
+    plan = plan_queues(model)
+    if plan.infeasible:  # the queue tree itself is reported (AP5031, ...): nothing more about it
+        event("infeasible plan")
+        assert found == []
+        return
+    props = {p.name: p.value for p in capacity_scheduler_properties(model, plan)}
+    over, blocked = _oracle(doc, props)
+    names = [c["name"] for c in doc["flink"]["clusters"]]
+    assert sorted(p.path for p in found if p.finding and p.finding.code == "AP5085") == [
+        ("flink", "clusters", names.index(n), "queue") for n in sorted(over)
+    ]
+    queues = [q["name"] for q in doc["queues"]]
+    ap5086 = sorted(p.path for p in found if p.finding and p.finding.code == "AP5086")
+    expected = sorted(("queues", queues.index(q)) for q in blocked if not any(
+        c["queue"] == q and c["name"] in over for c in doc["flink"]["clusters"]
+    ))
+    assert ap5086 == expected
+    event("AP5085" if over else "fits")
+    event("AP5086" if ap5086 else "AMs fit")
+    if not found:
+        assert _am_admits_all(doc, props)
