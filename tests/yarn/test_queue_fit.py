@@ -445,3 +445,23 @@ def test_random_specs_the_findings_fire_exactly_where_hadoop_would_block(doc: di
     event("AP5086" if ap5086 else "AMs fit")
     if not found:
         assert _am_admits_all(doc, props)
+
+
+def test_taskmanagers_without_one_partition_stay_the_placement_checks(tmp_path: Path) -> None:
+    """GPU TaskManagers whose candidate pools span partitions have no node label (AP5013): their
+    container is not also compared with the default partition's maximum."""
+    spec = BASE.replace(
+        "{name: stream, weight: 2, gpuModels: {Tesla V100-SXM2-32GB: {}}}",
+        "{name: stream, weight: 2, capability: {memory: 64Gi}, gpuModels: {Tesla V100-SXM2-32GB: {}}}",
+    ).replace("gpu: {amount: 2, model: Tesla V100-SXM2-32GB}", "gpu: {amount: 2}")
+    codes = {e.finding.code for e in findings_of(write_spec(tmp_path, spec)) if e.finding and not e.is_warning}
+    assert "AP5013" in codes and "AP5085" not in codes
+
+
+def test_gpus_no_pool_provides_stay_the_placement_checks(tmp_path: Path) -> None:
+    """A TaskManager asking for more GPUs than the whole partition has is not the queue's fault
+    (AP5023: no NodeManager has that many; no capability could give them)."""
+    queues = "  - {name: stream, capability: {memory: 64Gi, nvidia.com/gpu: 2}}\n  - {name: batch}\n"
+    path = _spec(tmp_path, queues, _cluster("s", "stream", gpus=5), nodes=1)
+    codes = {e.finding.code for e in findings_of(path) if e.finding and not e.is_warning}
+    assert "AP5085" not in codes and codes & {"AP5023", "AP5021"}

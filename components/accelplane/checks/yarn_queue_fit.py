@@ -15,8 +15,11 @@ with file:line, are in `accelplane.derive.yarn_am_limit`):
   ``maximum-am-resource-percent`` 1.0 activates only some of them (the rendered percent otherwise
   admits them all). One finding per queue and partition, at the queue.
 
-A vcores maximum of 0 from a capability below one core is AP5080's, and a queue whose plan is
-infeasible or who may not use a partition is reported by the checks that own those causes.
+Causes other checks own are not reported again: a vcores maximum of 0 from a capability below one
+core (AP5080), a container above the whole partition (no capability could hold it: node fit and
+the GPU checks, AP3511/AP5023), GPU TaskManagers without one partition (AP5012/AP5013), a queue
+that may not use the partition (AP5605), an infeasible queue plan (AP5031, ...), and AP5086 for a
+queue already too small for one of its containers.
 """
 
 from __future__ import annotations
@@ -47,7 +50,8 @@ from accelplane.derive.yarn_capacity import (
     queue_paths,
     tree_is_sound,
 )
-from accelplane.derive.yarn_types import yarn_pools
+from accelplane.derive.yarn_labels import label_pools, labels_enabled, taskmanager_label
+from accelplane.derive.yarn_types import cluster_totals, yarn_gpu_clusters, yarn_pools
 from accelplane.errors import Problem
 from accelplane.findings import ERROR, declare
 from accelplane.model import VENDOR_RESOURCE, FlinkCluster, Queue, Spec
@@ -106,6 +110,18 @@ def _amount(dim: str, need: int) -> str:
     return format_quantity(Decimal(need * 2**20), binary=True) if dim == MEMORY else str(need)
 
 
+def _partition_totals(spec: Spec, label: str | None) -> dict[str, int]:
+    """Memory (MiB), vcores and GPU types of all NodeManagers of a partition."""
+    totals = cluster_totals(spec, label_pools(spec, label))
+    return {MEMORY: totals.memory_mib, VCORES: totals.vcores, **dict(totals.gpus)}
+
+
+def unplaced_gpus(spec: Spec, cluster: FlinkCluster) -> bool:
+    """True for GPU TaskManagers with node labels but no one partition (``yarn.taskmanager.node-label``
+    unset: their candidate pools span partitions, or none has them)."""
+    return labels_enabled(spec) and cluster in yarn_gpu_clusters(spec) and taskmanager_label(spec, cluster) is None
+
+
 def _below_one_core(chain: list[Queue]) -> bool:
     """A queue on the chain has a capability cpu between 0 and 1 (AP5080 reports that vcores=0)."""
     return any((c := q.capability.get("cpu")) is not None and 0 < c.value < 1 for q in chain)
@@ -121,15 +137,20 @@ def _container_fit(spec: Spec, plan: QueuePlan, cluster: FlinkCluster) -> Iterat
     fixes: dict[tuple[str, str], tuple[str, int]] = {}
     paths = queue_paths(spec)
     for role in ROLES:
+        if role == "taskManager" and unplaced_gpus(spec, cluster):
+            continue  # the partitions of its pools are AP5013's (or another placement check's) finding
         label = container_partition(spec, cluster, role)
         share = find_share(plan, qpath, label)
         if share is None or share.maximum is None:
             continue
         container = yarn_container(spec, cluster, role)
+        whole = _partition_totals(spec, label)
         misfit = {
             d: v
             for d, v in container.items()
-            if d in share.maximum and v > share.maximum[d] and not (d == VCORES and _below_one_core(chain))
+            if d in share.maximum
+            and share.maximum[d] < v <= whole.get(d, 0)  # above the whole partition: node fit/placement's
+            and not (d == VCORES and _below_one_core(chain))
         }
         if not misfit:
             continue
