@@ -29,6 +29,7 @@ from tests.conftest import EXAMPLE_SPECS
 from tests.support.render import files_for
 from tests.support.specs import findings_of, model_of, write_spec
 from tests.support.yarn_specs import BASE, parse_configuration, yarn_files
+from tests.yarn.conftest import VectorProbe
 from tests.yarn.hadoop import Probe
 
 CS = "yarn.scheduler.capacity."
@@ -465,3 +466,33 @@ def test_gpus_no_pool_provides_stay_the_placement_checks(tmp_path: Path) -> None
     path = _spec(tmp_path, queues, _cluster("s", "stream", gpus=5), nodes=1)
     codes = {e.finding.code for e in findings_of(path) if e.finding and not e.is_warning}
     assert "AP5085" not in codes and codes & {"AP5023", "AP5021"}
+
+
+@pytest.mark.hadoop
+def test_hadoop_computes_an_am_limit_that_admits_them_all(queue_vector: VectorProbe, tmp_path: Path) -> None:
+    """Hadoop's own DominantResourceCalculator (``multiplyAndNormalizeUp`` of the written capacity
+    vector by the written percent, then ``fitsIn``, as calculateAndGetAMResourceLimitPerPartition and
+    activateApplications do): the written percent (8 of 12 vcores → 0.67) admits all JobManagers,
+    0.58 (12 × 0.58 = 6.96 → 7 vcores) does not, and before the fix (AP5086) not even 1.0 does.
+    Hadoop rounds the limit up, so 0.66 would do too: accelplane's whole-percent ceiling errs on the
+    side of admitting."""
+    queues = "  - {name: stream, deserved: {cpu: 12, memory: 24Gi}}\n  - {name: batch}\n"
+    clusters = "".join(_cluster(n, "stream", jm="3Gi", jm_cpu=2) for n in "abcd")  # 12 GiB, 8 vcores
+    path = _spec(tmp_path, queues, clusters)
+    assert _errors(path) == []
+    props = dict(parse_configuration(yarn_files(path)["capacity-scheduler.xml"]))
+    capacity = props[f"{CS}root.stream.capacity"]
+    percent = props[f"{CS}root.stream.maximum-am-resource-percent"]
+    assert (capacity, percent) == ("[memory=24576,vcores=12,yarn.io/gpu=8]", "0.67")
+    small = _spec(tmp_path, queues.replace("cpu: 12, memory: 24Gi", "cpu: 6, memory: 24Gi"), clusters, name="small.yaml")
+    assert [f[0] for f in _findings(small)] == ["AP5086"]
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "resource-types.xml").write_text(yarn_files(path)["resource-types.xml"], encoding="utf-8")
+    got = queue_vector(
+        "amlimit", capacity, percent, "12288", "8",
+        "amlimit", capacity, "0.58", "12288", "8",
+        "amlimit", capacity.replace("vcores=12", "vcores=6"), "1", "12288", "8",
+        conf_dir=conf,
+    )  # fmt: skip
+    assert [r[3:] for r in got] == [["17408", "9", "true"], ["14336", "7", "false"], ["24576", "6", "false"]], got

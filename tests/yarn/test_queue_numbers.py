@@ -9,8 +9,6 @@ wrap (AP5082). The Hadoop tests read the vectors with Hadoop's own classes (`Que
 
 from __future__ import annotations
 
-import os
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,7 +19,6 @@ from accelplane.spec_loader import load_spec
 
 from tests.support.specs import findings_of, model_of, write_spec
 from tests.support.yarn_specs import parse_configuration, yarn_files
-from tests.yarn.hadoop import hadoop_classpath
 
 CS = "yarn.scheduler.capacity."
 SPEC = """\
@@ -149,28 +146,7 @@ def test_vcores_beyond_a_java_int_are_one_error(tmp_path: Path) -> None:
 # --- Hadoop's own classes --------------------------------------------------------------------------
 
 Probe = Callable[..., list[list[str]]]
-
-
-@pytest.fixture(scope="module")
-def queue_vector(tmp_path_factory: pytest.TempPathFactory) -> Probe:
-    jars, reason = hadoop_classpath()
-    if jars is None:
-        if os.environ.get("CI"):
-            pytest.fail(reason)
-        pytest.skip(reason)
-    out = tmp_path_factory.mktemp("queue-vector")
-    source = Path(__file__).parent / "java" / "QueueVectorProbe.java"
-    classpath = os.pathsep.join(map(str, jars))
-    subprocess.run(["javac", "-d", str(out), "-cp", classpath, str(source)], check=True, timeout=300)
-
-    def run(*args: str, conf_dir: Path | None = None) -> list[list[str]]:
-        cp = os.pathsep.join([*([str(conf_dir)] if conf_dir else []), str(out), classpath])
-        proc = subprocess.run(
-            ["java", "-cp", cp, "QueueVectorProbe", *args], capture_output=True, text=True, timeout=120, check=True
-        )
-        return [line.split("\t") for line in proc.stdout.splitlines()]
-
-    return run
+"""`queue_vector` (tests/yarn/conftest.py)."""
 
 
 def _conf_dir(spec: Path, out: Path) -> Path:
