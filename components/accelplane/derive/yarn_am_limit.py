@@ -29,7 +29,8 @@ in 1131103319/hadoop-3.4.1-src@113adbef259bacaf14e14198d7e59903e180c153, paths b
   (``CapacitySchedulerConfiguration.getMaximumApplicationMasterResourcePerQueuePercent``,
   CapacitySchedulerConfiguration.java:545-548, default :198, global :514-517); a node partition has
   its own ``<queue-path>.accessible-node-labels.<label>.maximum-am-resource-percent`` defaulting to
-  the queue's (``getMaximumAMResourcePercentPerPartition``, :921-928). The figures do not depend on
+  the queue's (``getMaximumAMResourcePercentPerPartition``, :921-928; the key forms are
+  ``getQueuePrefix``, :479-482, and ``getNodeLabelPrefix``, :493-498). The figures do not depend on
   the queue mode: in percentage mode the guaranteed resource is the partition's resources times the
   queue's absolute capacity.
 
