@@ -496,3 +496,27 @@ def test_hadoop_computes_an_am_limit_that_admits_them_all(queue_vector: VectorPr
         conf_dir=conf,
     )  # fmt: skip
     assert [r[3:] for r in got] == [["17408", "9", "true"], ["14336", "7", "false"], ["24576", "6", "false"]], got
+
+
+def test_without_queues_root_default_holds_the_jobmanagers(tmp_path: Path) -> None:
+    """No queues: every cluster runs in root.default (100 % of the cluster). Its percent is written;
+    JobManagers larger than the whole default partition are one finding at the last cluster."""
+    spec = (
+        "cluster: {name: q, platforms: [yarn]}\n"
+        "nodePools:\n  - {name: g, platform: yarn, nodes: 1, cpu: 4, memory: 16Gi, gpu: {vendor: nvidia, perNode: 4}}\n"
+        "flink:\n  clusters:\n"
+        + "".join(_cluster(n, "x").replace("queue: x, ", "") for n in "ab")
+    )
+    path = write_spec(tmp_path, spec)
+    assert _errors(path) == []
+    assert _am_percents(path) == {
+        f"{CS}root.default.maximum-am-resource-percent": (
+            "0.5",
+            "admits the JobManagers (ApplicationMasters) of Flink clusters a, b at once: 4096 MiB and 2 vcores "
+            "of the queue's guaranteed [memory=16384,vcores=4]",
+        )
+    }
+    crowded = write_spec(tmp_path, spec + _cluster("c", "x", jm_cpu=3).replace("queue: x, ", ""), "crowded.yaml")
+    found = _findings(crowded)
+    assert [f[:3] for f in found] == [("AP5086", "error", "flink.clusters[2]")]
+    assert found[0][3].endswith("give the YARN node pools of the default partition at least cpu: 5 in all")

@@ -210,21 +210,27 @@ def _weight_fix(spec: Spec, plan: QueuePlan, group: QueueAMs, queue: Queue) -> s
     return f"raise its weight to at least {weight} (its siblings weigh {others} in all)"
 
 
+def need_text(group: QueueAMs, dims: list[str]) -> str:
+    """``memory: 7Gi, cpu: 3``: the JobManagers' sum in the dimensions named, as the spec writes it."""
+    return ", ".join(f"memory: {_amount(MEMORY, group.ams[d])}" if d == MEMORY else f"cpu: {group.ams[d]}" for d in dims)
+
+
 def _ams_over(spec: Spec, plan: QueuePlan, group: QueueAMs) -> Problem:
     queue = spec.queue(group.queue)
     have = group.guaranteed or {}
     where = "the default partition" if group.label is None else f"node partition {group.label}"
     over = [d for d in (MEMORY, VCORES) if group.ams[d] > have.get(d, 0)]
-    if group.label is not None or queue is None:
-        fix = f"move Flink cluster {group.clusters[-1]!r} to another queue"
+    last = next(c for c in spec.flink_clusters if c.name == group.clusters[-1])
+    if queue is None:  # root.default of a spec without queues: the whole partition is too small
+        fix = f"give the YARN node pools of {where} at least {need_text(group, over)} in all"
+    elif group.label is not None:
+        fix = f"move Flink cluster {last.name!r} to another queue"
     elif queue_mode(spec) == "absolute":
-        fix = f"give queue {queue.name!r} deserved " + ", ".join(
-            f"memory: {_amount(MEMORY, group.ams[d])}" if d == MEMORY else f"cpu: {group.ams[d]}" for d in over
-        ) + " at least"
+        fix = f"give queue {queue.name!r} deserved {need_text(group, over)} at least"
     else:
         fix = _weight_fix(spec, plan, group, queue)
     return Problem(
-        queue.path if queue is not None else ("queues",),
+        queue.path if queue is not None else last.path,
         f"the JobManagers (ApplicationMasters) of Flink clusters {', '.join(group.clusters)} in YARN queue "
         f"{group.queue!r} need {group.ams[MEMORY]} MiB and {group.ams[VCORES]} vcores together, more than the "
         f"queue's guaranteed {format_vector(have)} in {where}: the CapacityScheduler activates an application only "
