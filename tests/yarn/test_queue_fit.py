@@ -520,3 +520,35 @@ def test_without_queues_root_default_holds_the_jobmanagers(tmp_path: Path) -> No
     found = _findings(crowded)
     assert [f[:3] for f in found] == [("AP5086", "error", "flink.clusters[2]")]
     assert found[0][3].endswith("give the YARN node pools of the default partition at least cpu: 5 in all")
+
+
+def test_the_fit_checks_are_linear_in_queues_and_clusters() -> None:
+    """Operation counts (tests/foundation/test_validation_scaling.py): one leaf queue and one YARN
+    Flink cluster per n; twice n makes about twice the calls (the share index, the queue paths, the
+    partition totals and the GPU types are each computed once per spec)."""
+    from accelplane.checks import yarn_queue_fit
+
+    from tests.foundation.test_validation_scaling import _calls_during
+
+    def doc(n: int) -> dict[str, Any]:
+        return {
+            "cluster": {"name": "c", "platforms": ["yarn"]},
+            "nodePools": [
+                {"name": "g", "platform": "yarn", "nodes": 100, "cpu": 64, "memory": "512Gi",
+                 "gpu": {"vendor": "nvidia", "perNode": 4}},
+            ],
+            "queues": [{"name": f"q{i}", "capability": {"memory": "64Gi", "cpu": 64}} for i in range(n)],
+            "yarn": {"cgroups": "v1"},
+            "flink": {"clusters": [
+                {"name": f"c{i}", "target": "yarn", "queue": f"q{i}", "taskManager": {"cpu": 1, "gpu": {"amount": 1}}}
+                for i in range(n)
+            ]},
+        }  # fmt: skip
+
+    def calls(n: int) -> int:
+        model, problems = build_model(doc(n))
+        assert model is not None, problems
+        return _calls_during(lambda: list(yarn_queue_fit.check(model)))
+
+    small, large = calls(50), calls(100)
+    assert large / small < 2.3, (small, large)

@@ -45,6 +45,7 @@ from accelplane.derive.yarn_capacity import (
     VCORES,
     QueuePlan,
     format_vector,
+    partitions,
     plan_queues,
     queue_mode,
     queue_paths,
@@ -111,9 +112,16 @@ def _amount(dim: str, need: int) -> str:
 
 
 def _partition_totals(spec: Spec, label: str | None) -> dict[str, int]:
-    """Memory (MiB), vcores and GPU types of all NodeManagers of a partition."""
-    totals = cluster_totals(spec, label_pools(spec, label))
-    return {MEMORY: totals.memory_mib, VCORES: totals.vcores, **dict(totals.gpus)}
+    """Memory (MiB), vcores and GPU types of all NodeManagers of a partition (once per spec)."""
+
+    def make() -> dict[str | None, dict[str, int]]:
+        out = {}
+        for part in partitions(spec):
+            totals = cluster_totals(spec, label_pools(spec, part.label))
+            out[part.label] = {MEMORY: totals.memory_mib, VCORES: totals.vcores, **dict(totals.gpus)}
+        return out
+
+    return spec.memo.get_or_make("yarn_partition_totals", spec, make).get(label, {})
 
 
 def unplaced_gpus(spec: Spec, cluster: FlinkCluster) -> bool:
@@ -135,12 +143,12 @@ def _container_fit(spec: Spec, plan: QueuePlan, cluster: FlinkCluster) -> Iterat
     chain = _chain(spec, queue)
     over: list[str] = []
     fixes: dict[tuple[str, str], tuple[str, int]] = {}
-    paths = queue_paths(spec)
+    paths = spec.memo.get_or_make("yarn_queue_paths", spec, lambda: queue_paths(spec))
     for role in ROLES:
         if role == "taskManager" and unplaced_gpus(spec, cluster):
             continue  # the partitions of its pools are AP5013's (or another placement check's) finding
         label = container_partition(spec, cluster, role)
-        share = find_share(plan, qpath, label)
+        share = find_share(spec, plan, qpath, label)
         if share is None or share.maximum is None:
             continue
         container = yarn_container(spec, cluster, role)
@@ -162,7 +170,7 @@ def _container_fit(spec: Spec, plan: QueuePlan, cluster: FlinkCluster) -> Iterat
         )
         for d, need in misfit.items():
             for q in chain:
-                qshare = find_share(plan, paths[q.name], label)
+                qshare = find_share(spec, plan, paths[q.name], label)
                 if qshare is None or qshare.maximum is None or qshare.maximum.get(d, 0) >= need:
                     continue
                 field_name = _limiting_field(q, d, label, share.model, cluster)

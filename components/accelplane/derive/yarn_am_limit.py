@@ -112,14 +112,20 @@ def cluster_queue_path(spec: Spec, cluster: FlinkCluster) -> str | None:
         return None
     if cluster.queue is None:
         return f"{ROOT_QUEUE}.{DEFAULT_QUEUE}" if not spec.queues else None
-    if cluster.queue not in leaf_queue_names(spec):
+    leaves = spec.memo.get_or_make("yarn_leaf_queues", spec, lambda: frozenset(leaf_queue_names(spec)))
+    if cluster.queue not in leaves:
         return None
-    return queue_paths(spec).get(cluster.queue)
+    return spec.memo.get_or_make("yarn_queue_paths", spec, lambda: queue_paths(spec)).get(cluster.queue)
 
 
-def find_share(plan: QueuePlan, qpath: str, label: str | None) -> PartitionShare | None:
-    """A queue's figures in one partition (None: the queue may not use it)."""
-    return next((s for s in plan.shares if s.path == qpath and s.label == label), None)
+def find_share(spec: Spec, plan: QueuePlan, qpath: str, label: str | None) -> PartitionShare | None:
+    """A queue's figures in one partition (None: the queue may not use it); an index built once
+    per plan."""
+
+    def make() -> dict[tuple[str, str | None], PartitionShare]:
+        return {(s.path, s.label): s for s in plan.shares}
+
+    return spec.memo.get_or_make("yarn_share_index", plan, make).get((qpath, label))
 
 
 def _partition_offer(spec: Spec, label: str | None) -> Vector:
@@ -137,7 +143,7 @@ def guaranteed(spec: Spec, plan: QueuePlan, qpath: str, label: str | None) -> Ve
     use the partition."""
     if not spec.queues:
         return _partition_offer(spec, label) if qpath == f"{ROOT_QUEUE}.{DEFAULT_QUEUE}" else None
-    share = find_share(plan, qpath, label)
+    share = find_share(spec, plan, qpath, label)
     if share is None:
         return None
     if share.capacity is not None:
@@ -155,7 +161,7 @@ def parent_resource(spec: Spec, plan: QueuePlan, qpath: str, label: str | None) 
     fraction = Decimal(1)
     names = qpath.split(".")
     for i in range(2, len(names)):
-        step = find_share(plan, ".".join(names[:i]), label)
+        step = find_share(spec, plan, ".".join(names[:i]), label)
         if step is None or step.percent is None:
             return None
         fraction *= Decimal(step.percent) / 10_000
