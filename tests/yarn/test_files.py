@@ -13,7 +13,7 @@ from accelplane.builders.yarn import (
     yarn_site_properties,
 )
 from accelplane.derive.gpu_resources import yarn_gpu_type
-from accelplane.derive.yarn_capacity import plan_queues
+from accelplane.derive.yarn_am_limit import capacity_scheduler_properties
 from accelplane.derive.yarn_docker import NM_DOCKER_CAPABILITIES
 from accelplane.derive.yarn_labels import add_to_cluster_argument, cluster_labels, taskmanager_label
 from accelplane.derive.yarn_types import (
@@ -70,7 +70,7 @@ def test_every_file_parses_back_to_exactly_the_intended_properties(write_spec: W
             continue
         expected: dict[str, list[tuple[str, str]]] = {
             "resource-types.xml": _pairs(resource_types_properties(spec)),
-            "capacity-scheduler.xml": _pairs(plan_queues(spec).properties),
+            "capacity-scheduler.xml": _pairs(capacity_scheduler_properties(spec)),
         }
         for pool in yarn_pools(spec):
             expected[f"node-resources/{pool.name}.xml"] = _pairs(node_resources_properties(spec, pool))

@@ -9,8 +9,6 @@ wrap (AP5082). The Hadoop tests read the vectors with Hadoop's own classes (`Que
 
 from __future__ import annotations
 
-import os
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,7 +19,6 @@ from accelplane.spec_loader import load_spec
 
 from tests.support.specs import findings_of, model_of, write_spec
 from tests.support.yarn_specs import parse_configuration, yarn_files
-from tests.yarn.hadoop import compiled_java_probe
 
 CS = "yarn.scheduler.capacity."
 SPEC = """\
@@ -149,21 +146,7 @@ def test_vcores_beyond_a_java_int_are_one_error(tmp_path: Path) -> None:
 # --- Hadoop's own classes --------------------------------------------------------------------------
 
 Probe = Callable[..., list[list[str]]]
-
-
-@pytest.fixture(scope="module")
-def queue_vector(tmp_path_factory: pytest.TempPathFactory) -> Probe:
-    classpath = compiled_java_probe(Path(__file__).parent / "java" / "QueueVectorProbe.java",
-                                    tmp_path_factory.mktemp("queue-vector"))
-
-    def run(*args: str, conf_dir: Path | None = None) -> list[list[str]]:
-        cp = os.pathsep.join([*([str(conf_dir)] if conf_dir else []), classpath])
-        proc = subprocess.run(
-            ["java", "-cp", cp, "QueueVectorProbe", *args], capture_output=True, text=True, timeout=120, check=True
-        )
-        return [line.split("\t") for line in proc.stdout.splitlines()]
-
-    return run
+"""`queue_vector` (tests/yarn/conftest.py)."""
 
 
 def _conf_dir(spec: Path, out: Path) -> Path:

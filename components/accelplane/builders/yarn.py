@@ -26,6 +26,7 @@ from collections.abc import Iterable
 
 from accelplane.artifacts import Bundle, FileArtifact
 from accelplane.derive.node_fit import Resource, yarn_maximum_allocation, yarn_nodemanager_offer
+from accelplane.derive.yarn_am_limit import capacity_scheduler_properties
 from accelplane.derive.yarn_capacity import plan_queues
 from accelplane.derive.yarn_docker import (
     CFG_PATH,
@@ -273,7 +274,7 @@ def build(spec: Spec) -> Bundle:
         _xml(
             "capacity-scheduler.xml",
             f"capacity-scheduler.xml for the ResourceManager ({plan.mode} queue capacities)",
-            plan.properties,
+            capacity_scheduler_properties(spec, plan),
         )
     )
     rm_site = resourcemanager_site_properties(spec)

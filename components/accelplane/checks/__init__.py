@@ -36,6 +36,7 @@ from accelplane.checks import (
     yarn_docker,
     yarn_numbers,
     yarn_partitions,
+    yarn_queue_fit,
     yarn_queue_numbers,
     yunikorn,
 )
@@ -62,6 +63,7 @@ CHECKS: tuple[Check, ...] = (
     yarn_queue_numbers.check,
     yarn_docker.check,
     yarn_partitions.check,
+    yarn_queue_fit.check,
     flink.check,
     node_fit.check,
     slot_groups.check,

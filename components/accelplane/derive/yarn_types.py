@@ -87,11 +87,16 @@ def flink_types(spec: Spec) -> dict[str, list[FlinkCluster]]:
 
 
 def needed_types(spec: Spec) -> list[str]:
-    """Every GPU type the spec needs, sorted (the value of ``yarn.resource-types``)."""
-    names: set[str] = set(flink_types(spec))
-    for pool in yarn_pools(spec):
-        names.update(pool_types(spec, pool))
-    return sorted(names)
+    """Every GPU type the spec needs, sorted (the value of ``yarn.resource-types``); computed once
+    per spec (the queue plan asks for every queue), so callers must not modify it."""
+
+    def make() -> list[str]:
+        names: set[str] = set(flink_types(spec))
+        for pool in yarn_pools(spec):
+            names.update(pool_types(spec, pool))
+        return sorted(names)
+
+    return spec.memo.get_or_make("yarn_needed_types", spec, make)
 
 
 def container_gpu_request(spec: Spec, cluster: FlinkCluster) -> dict[str, int]:

@@ -9,9 +9,16 @@
 // AbstractCSQueue.accept (AbstractCSQueue.java:1093: Resources.fitsIn(resourceCalculator,
 // used + allocated, queue max resource)).
 //
-// Usage: QueueVectorProbe (vector VALUE | fits MEMORY-MB VCORES VALUE)...
+// amlimit is a queue's AM limit as AbstractLeafQueue.calculateAndGetAMResourceLimitPerPartition
+// computes it (AbstractLeafQueue.java:780-831: Resources.multiplyAndNormalizeUp of the queue's
+// guaranteed resource by maximum-am-resource-percent, step = the minimum allocation, 1024 MiB and
+// 1 vcore by default) and whether the AMs fit it (activateApplications, :876: fitsIn).
+//
+// Usage: QueueVectorProbe (vector VALUE | fits MEMORY-MB VCORES VALUE
+//                          | amlimit VALUE PERCENT AM-MEMORY-MB AM-VCORES)...
 // Records: "vector VALUE none" (Hadoop ignores the vector: no memory), "vector VALUE MEMORY VCORES
-// NAME=VALUE...", "fits VALUE true|false", or "error VALUE EXCEPTION-CLASS".
+// NAME=VALUE...", "fits VALUE true|false", "amlimit VALUE PERCENT LIMIT-MEMORY LIMIT-VCORES
+// true|false", or "error VALUE EXCEPTION-CLASS".
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -114,6 +121,15 @@ public final class QueueVectorProbe {
           value = args[i++];
           boolean fits = Resources.fitsIn(new DominantResourceCalculator(), request, parse(value));
           System.out.println("fits\t" + value + "\t" + fits);
+        } else if (cmd.equals("amlimit")) {
+          value = args[i++];
+          float percent = Float.parseFloat(args[i++]); // Configuration.getFloat
+          Resource ams = Resource.newInstance(Long.parseLong(args[i++]), Integer.parseInt(args[i++]));
+          DominantResourceCalculator calculator = new DominantResourceCalculator();
+          Resource limit = Resources.multiplyAndNormalizeUp(calculator, parse(value), percent,
+              Resource.newInstance(1024L, 1));
+          System.out.println("amlimit\t" + value + "\t" + percent + "\t" + limit.getMemorySize() + "\t"
+              + limit.getVirtualCores() + "\t" + calculator.fitsIn(ams, limit));
         } else {
           throw new IllegalArgumentException("unknown command " + cmd);
         }

@@ -16,6 +16,8 @@
 //                         a Resource like NodeManagerHardwareUtils.getNodeResources does (undeclared
 //                         types throw ResourceNotFoundException)
 //   conf FILE             every property of FILE as Hadoop's Configuration parser reads it
+//   amfloat FILE KEY      KEY of FILE read with Configuration.getFloat(KEY, 0.1f), as the
+//                         CapacityScheduler reads maximum-am-resource-percent
 //   known KEY             whether yarn-default.xml of this Hadoop (in hadoop-client-api) names KEY
 //   vector VALUE          a CapacityScheduler absolute resource vector: names must be memory,
 //                         vcores or a declared resource type, values whole numbers
@@ -31,7 +33,7 @@
 //                         manager's replaceLabelsOnNode (throws for a label the cluster lacks)
 //
 // Records: type NAME UNITS KIND MIN MAX | node POOL NAME VALUE UNITS | prop FILE NAME VALUE |
-//          maxalloc RMSITE MEMORY-MB VCORES TYPE-MEMORY-MB TYPE-VCORES | known KEY true|false | vector NAME VALUE | labelsrm ENABLED CONFTYPE |
+//          maxalloc RMSITE MEMORY-MB VCORES TYPE-MEMORY-MB TYPE-VCORES | known KEY true|false | amfloat KEY VALUE | vector NAME VALUE | labelsrm ENABLED CONFTYPE |
 //          label NAME EXCLUSIVE | partition POOL PROVIDER LABEL | nodelabels POOL LABEL...; then "ok COMMAND" after each command that
 //          succeeded or "error COMMAND MESSAGE" for one that threw.
 import java.io.InputStream;
@@ -168,6 +170,17 @@ public final class YarnConfProbe {
             for (Map.Entry<String, String> e : conf) {
               out("prop", file, e.getKey(), e.getValue());
             }
+            break;
+          }
+          case "amfloat": {
+            // a maximum-am-resource-percent as the CapacityScheduler reads it: Configuration.getFloat
+            // with the global default 0.1 (CapacitySchedulerConfiguration
+            // .getMaximumApplicationMasterResourcePerQueuePercent, :545-548 in Hadoop 3.4.1)
+            String file = args[i++];
+            String key = args[i++];
+            Configuration conf = new Configuration(false);
+            conf.addResource(new Path(file));
+            out("amfloat", key, Float.toString(conf.getFloat(key, 0.1f)));
             break;
           }
           case "known": {
