@@ -275,7 +275,7 @@ def test_the_yarn_example_renders_the_percent_for_its_queue() -> None:
         f"{CS}root.analytics.maximum-am-resource-percent": (
             "0.1",
             "admits the JobManagers (ApplicationMasters) of Flink cluster sessions-v100 at once: 2048 MiB and 1 "
-            "vcores of the queue's guaranteed [memory=471859,vcores=115] (Hadoop's default 0.1 is enough)",
+            "vcore of the queue's guaranteed [memory=471859,vcores=115] (Hadoop's default 0.1 is enough)",
         )
     }
 

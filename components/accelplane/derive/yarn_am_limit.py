@@ -268,7 +268,8 @@ def am_limit_properties(spec: Spec, plan: QueuePlan) -> list[ConfProperty]:
         names = ", ".join(q.clusters)
         sized = (
             f"admits the JobManagers (ApplicationMasters) of Flink cluster{'s' if len(q.clusters) > 1 else ''} "
-            f"{names} at once: {q.ams[MEMORY]} MiB and {q.ams[VCORES]} vcores of the queue's guaranteed "
+            f"{names} at once: {q.ams[MEMORY]} MiB and {q.ams[VCORES]} vcore{'' if q.ams[VCORES] == 1 else 's'} "
+            "of the queue's guaranteed "
             f"{format_vector(q.guaranteed)}{where}"
         )
         needed = q.needed
