@@ -16,7 +16,7 @@ import posixpath
 from collections.abc import Iterator
 
 from accelplane.checks.discovery_paths import install_dir_problem
-from accelplane.checks.yarn_docker import SYSTEM_DIRECTORIES, is_normalised, mount_problem
+from accelplane.checks.yarn_docker import SYSTEM_DIRECTORIES, is_normalised, mount_problem, within
 from accelplane.derive.discovery_paths import flink_pid_root, used_coordination_files
 from accelplane.derive.monitoring import exports_owner_metrics, host_textfile_directory
 from accelplane.derive.yarn_docker import docker_clusters
@@ -38,17 +38,13 @@ SHARED_PARENTS = ("/var", "/var/lib", "/var/cache", "/var/log", "/opt", "/srv", 
 replaced (``/var/lib/dpkg``)."""
 
 
-def _within(path: str, directory: str) -> bool:
-    return path == directory or path.startswith(directory.rstrip("/") + "/")
-
-
 def directory_problem(spec: Spec, directory: str) -> str | None:
     """Why ``directory`` may not become node-exporter's textfile directory on the hosts, or None."""
     if not is_normalised(directory):
         return f"{directory} is not a normalised path (no '.', '..', '//' or trailing '/')"
-    system = next((d for d in SYSTEM_DIRECTORIES if _within(directory, d) or _within(d, directory)), None)
+    system = next((d for d in SYSTEM_DIRECTORIES if within(directory, d) or within(d, directory)), None)
     if system is not None:
-        return f"{directory} is or holds the system directory {system}" if _within(system, directory) else (
+        return f"{directory} is or holds the system directory {system}" if within(system, directory) else (
             f"{directory} is under the system directory {system}"
         )
     unsafe = install_dir_problem(directory)
@@ -58,7 +54,7 @@ def directory_problem(spec: Spec, directory: str) -> str | None:
         return f"{directory} holds other software's directories"
     own = {posixpath.dirname(f.path) for f in used_coordination_files(spec)}
     own |= {flink_pid_root(spec), spec.discovery.install_dir, MODULE_DIR}
-    clash = next((d for d in sorted(own) if _within(directory, d) or _within(d, directory)), None)
+    clash = next((d for d in sorted(own) if within(directory, d) or within(d, directory)), None)
     if clash is not None:
         return f"{directory} is, holds or lies in accelplane's own directory {clash} (another owner and mode)"
     return None

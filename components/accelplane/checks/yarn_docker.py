@@ -67,7 +67,8 @@ GPU_DEVICE_PREFIXES = ("/dev/nvidia", "/dev/dri/")
 GPU_DEVICES = ("/dev/kfd",)
 
 
-def _within(path: str, directory: str) -> bool:
+def within(path: str, directory: str) -> bool:
+    """True when ``path`` is ``directory`` or lies below it (both normalised absolute paths)."""
     return path == directory or path.startswith(directory.rstrip("/") + "/")
 
 
@@ -85,9 +86,9 @@ def is_gpu_device(path: str) -> bool:
 def _ro_allowed_under_system(path: str) -> bool:
     """Hadoop's configuration (``/etc/hadoop/...``), a Hadoop installation (a ``/usr`` path with a
     component named ``hadoop*``) or a JDK (``/usr/lib/jvm/NAME`` and below)."""
-    if _within(path, "/etc/hadoop"):
+    if within(path, "/etc/hadoop"):
         return True
-    if _within(path, "/usr"):
+    if within(path, "/usr"):
         parts = path.split("/")[2:]
         if any(p.startswith("hadoop") for p in parts):
             return True
@@ -100,12 +101,12 @@ def mount_problem(path: str, mode: str) -> tuple[str, Finding] | None:
     if not is_normalised(path):
         return (f"{path} is not a normalised path (container-executor resolves it with realpath, so the "
                 "allowed entry and what is mounted can differ)", DOCKER_MOUNT_NOT_NORMAL)
-    hits = [d for d in (*SYSTEM_DIRECTORIES, *RUNTIME_SOCKETS) if _within(d, path)]
-    if hits or any(_within(path, s) for s in RUNTIME_SOCKETS):
+    hits = [d for d in (*SYSTEM_DIRECTORIES, *RUNTIME_SOCKETS) if within(d, path)]
+    if hits or any(within(path, s) for s in RUNTIME_SOCKETS):
         what = "the host root" if path == "/" else ", ".join(hits) if hits else "a container runtime socket"
         return (f"mounting {path} gives every Flink container (any job's code) {what} of the NodeManager host, "
                 "root on it; container-executor would allow it once container-executor.cfg lists it", DOCKER_SYSTEM_MOUNT)
-    system = next((d for d in SYSTEM_DIRECTORIES if _within(path, d)), None)
+    system = next((d for d in SYSTEM_DIRECTORIES if within(path, d)), None)
     if system is None:
         return None
     if mode == "rw":
