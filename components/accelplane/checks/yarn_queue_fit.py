@@ -30,7 +30,7 @@ from decimal import Decimal
 from fractions import Fraction
 
 from accelplane.derive.node_fit import ROLES
-from accelplane.derive.queues import children_by_parent, queue_parent
+from accelplane.derive.queues import children_by_parent, queue_ancestors, queue_parent
 from accelplane.derive.yarn_am_limit import (
     QueueAMs,
     am_limits,
@@ -74,16 +74,6 @@ ROLE_NAMES = {"jobManager": "JobManager", "taskManager": "TaskManager"}
 
 def _dim_label(dim: str) -> str:
     return {MEMORY: "memory (MiB)", VCORES: "vcores"}.get(dim, dim)
-
-
-def _chain(spec: Spec, queue: Queue) -> list[Queue]:
-    """The queue and its ancestors, leaf first."""
-    out = [queue]
-    while (parent := queue_parent(out[-1])) is not None and (nxt := spec.queue(parent)) is not None:
-        if nxt in out:
-            break
-        out.append(nxt)
-    return out
 
 
 def _limiting_field(q: Queue, dim: str, label: str | None, model: str | None, cluster: FlinkCluster) -> str | None:
@@ -140,7 +130,7 @@ def _container_fit(spec: Spec, plan: QueuePlan, cluster: FlinkCluster) -> Iterat
     queue = spec.queue(cluster.queue) if cluster.queue is not None else None
     if qpath is None or queue is None:
         return
-    chain = _chain(spec, queue)
+    chain = queue_ancestors(spec, queue)
     over: list[str] = []
     fixes: dict[tuple[str, str], tuple[str, int]] = {}
     paths = spec.memo.get_or_make("yarn_queue_paths", spec, lambda: queue_paths(spec))

@@ -20,6 +20,17 @@ def queue_parent(queue: Queue) -> str | None:
     return None if queue.parent in (None, ROOT_QUEUE) else queue.parent
 
 
+def queue_ancestors(spec: Spec, queue: Queue) -> list[Queue]:
+    """The queue and its declared ancestors, leaf first. The walk stops at a parent the spec does
+    not declare or one already on the chain (a cycle): checks report those."""
+    out = [queue]
+    while (parent := queue_parent(out[-1])) is not None and (nxt := spec.queue(parent)) is not None:
+        if nxt in out:
+            break
+        out.append(nxt)
+    return out
+
+
 def uses_hierarchy(spec: Spec) -> bool:
     """True when any queue has a parent other than the implicit root."""
     return any(queue_parent(q) is not None for q in spec.queues)

@@ -61,6 +61,7 @@ from accelplane.derive.yarn_capacity import (
     PartitionShare,
     QueuePlan,
     Vector,
+    format_fraction,
     format_vector,
     partitions,
     plan_queues,
@@ -131,9 +132,11 @@ def find_share(spec: Spec, plan: QueuePlan, qpath: str, label: str | None) -> Pa
 def _partition_offer(spec: Spec, label: str | None) -> Vector:
     """Memory (MiB) and vcores the NodeManagers of a partition offer in all."""
     pools = label_pools(spec, label) if any(p.label == label for p in partitions(spec)) else []
-    memory = sum(p.nodes * yarn_nodemanager_offer(p)["memory"][0] for p in pools)
-    vcores = sum(p.nodes * yarn_nodemanager_offer(p)["cpu"][0] for p in pools)
-    return {MEMORY: memory, VCORES: vcores}
+    offers = [(p.nodes, yarn_nodemanager_offer(p)) for p in pools]
+    return {
+        MEMORY: sum(nodes * offer["memory"][0] for nodes, offer in offers),
+        VCORES: sum(nodes * offer["cpu"][0] for nodes, offer in offers),
+    }
 
 
 def guaranteed(spec: Spec, plan: QueuePlan, qpath: str, label: str | None) -> Vector | None:
@@ -248,12 +251,6 @@ def am_limits(spec: Spec, plan: QueuePlan) -> list[QueueAMs]:
             )
         )
     return out
-
-
-def format_fraction(value: Decimal) -> str:
-    """``Decimal('0.10')`` → ``"0.1"``, ``Decimal('1.00')`` → ``"1"``."""
-    text = f"{value:f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def am_limit_properties(spec: Spec, plan: QueuePlan) -> list[ConfProperty]:

@@ -47,7 +47,12 @@ from decimal import Decimal
 from typing import Literal
 
 from accelplane.derive.gpu_resources import YARN_GPU
-from accelplane.derive.queues import ROOT_QUEUE, children_by_parent, queue_depths, queue_parent
+from accelplane.derive.queues import (
+    ROOT_QUEUE,
+    children_by_parent,
+    queue_ancestors,
+    queue_depths,
+)
 from accelplane.derive.yarn_labels import cluster_labels, label_pools, labels_enabled
 from accelplane.derive.yarn_types import (
     MIB,
@@ -165,10 +170,16 @@ def distribute(total: int, weights: Sequence[tuple[str, int]]) -> dict[str, int]
     return base
 
 
+def format_fraction(value: Decimal) -> str:
+    """A decimal without trailing zeros or exponent: ``Decimal('0.10')`` → ``"0.1"``,
+    ``Decimal('1.00')`` → ``"1"`` (how Hadoop's capacity keys are written)."""
+    text = f"{value:f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
 def format_percent(hundredths: int) -> str:
     """``3334`` → ``"33.34"``, ``7500`` → ``"75"``, ``3350`` → ``"33.5"``."""
-    text = str(Decimal(hundredths) / 100)
-    return text.rstrip("0").rstrip(".") if "." in text else text
+    return format_fraction(Decimal(hundredths) / 100)
 
 
 def format_vector(vector: Vector) -> str:
@@ -185,14 +196,7 @@ Children = dict[str | None, list[Queue]]
 
 
 def _queue_path(spec: Spec, queue: Queue) -> str:
-    names = [queue.name]
-    current = queue
-    while (parent := queue_parent(current)) is not None:
-        nxt = spec.queue(parent)
-        assert nxt is not None
-        names.append(nxt.name)
-        current = nxt
-    return ".".join([ROOT_QUEUE, *reversed(names)])
+    return ".".join([ROOT_QUEUE, *reversed([q.name for q in queue_ancestors(spec, queue)])])
 
 
 def _maps_to_yarn(name: str) -> bool:
