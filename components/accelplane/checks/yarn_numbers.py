@@ -27,7 +27,7 @@ from decimal import Decimal
 from accelplane.derive.flink_keys import MIB
 from accelplane.errors import Problem
 from accelplane.findings import ERROR, declare
-from accelplane.model import Spec
+from accelplane.model import NodePool, Spec
 
 JAVA_INT_MAX = 2**31 - 1
 JAVA_LONG_MAX = 2**63 - 1
@@ -53,6 +53,18 @@ def _too_large(path: tuple[str | int, ...], key: str, value: int, bound: int, pa
         "would fail to start with a NumberFormatException; use a realistic value",
         YARN_NUMBER_TOO_LARGE,
     )
+
+
+def _pool_memory_mib(pool: NodePool) -> int:
+    assert pool.memory is not None
+    return int(pool.memory.value // Decimal(MIB))
+
+
+def pool_in_range(pool: NodePool) -> bool:
+    """True when the pool's cpu and memory are within the Java types the NodeManager reads them
+    with (`check` reports the pool at its field otherwise, AP5060)."""
+    cpu_over = pool.cpu is not None and pool.cpu.value > JAVA_INT_MAX
+    return not cpu_over and (pool.memory is None or _pool_memory_mib(pool) <= NODEMANAGER_MEMORY_MAX_MIB)
 
 
 def check(spec: Spec) -> Iterator[Problem]:
@@ -89,7 +101,7 @@ def check(spec: Spec) -> Iterator[Problem]:
                     "Configuration.getInt (NodeManagerHardwareUtils.getConfiguredVCores)",
                 )
         if pool.memory is not None:
-            mib = int(pool.memory.value // Decimal(MIB))
+            mib = _pool_memory_mib(pool)
             if mib > NODEMANAGER_MEMORY_MAX_MIB:
                 yield _too_large(
                     (*pool.path, "memory"), "yarn.nodemanager.resource.memory-mb (MiB)", mib,

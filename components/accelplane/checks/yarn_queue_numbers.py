@@ -35,14 +35,8 @@ AP5060) is not reported again here.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from decimal import Decimal
 
-from accelplane.checks.yarn_numbers import (
-    JAVA_INT_MAX,
-    JAVA_LONG_MAX,
-    NODEMANAGER_MEMORY_MAX_MIB,
-    YARN_NUMBER_TOO_LARGE,
-)
+from accelplane.checks.yarn_numbers import JAVA_INT_MAX, JAVA_LONG_MAX, YARN_NUMBER_TOO_LARGE, pool_in_range
 from accelplane.derive.gpu_resources import YARN_GPU
 from accelplane.derive.yarn_capacity import MEMORY, VCORES, plan_queues, queue_mode
 from accelplane.derive.yarn_types import cluster_totals, needed_types, yarn_pools
@@ -113,20 +107,10 @@ def _truncated(spec: Spec, q: Queue) -> Iterator[Problem]:
             )
 
 
-def _pools_in_range(spec: Spec) -> bool:
-    """True when no YARN pool is over its own bound (AP5060 reports that one at the pool)."""
-    for pool in yarn_pools(spec):
-        if pool.cpu is not None and pool.cpu.value > JAVA_INT_MAX:
-            return False
-        if pool.memory is not None and pool.memory.value // Decimal(2**20) > NODEMANAGER_MEMORY_MAX_MIB:
-            return False
-    return True
-
-
 def _bounds(spec: Spec) -> Iterator[Problem]:
     """One finding per kind of overflow, however many vectors carry it."""
-    if not _pools_in_range(spec):
-        return
+    if not all(pool_in_range(pool) for pool in yarn_pools(spec)):
+        return  # AP5060 reports the pool over its own bound at the pool
     totals = cluster_totals(spec)
     if totals.vcores <= JAVA_INT_MAX and max([totals.memory_mib, *(n for _, n in totals.gpus)]) <= JAVA_LONG_MAX:
         return  # every vector is at most its partition's totals: skip planning the queues again
