@@ -401,6 +401,20 @@ def bench_pulumi(units: int, runs: int, work: Path) -> list[Row]:
     ]
 
 
+def write_typed_manifests(bundle: Any, path: Path) -> Path:
+    """The typed floor program's input (bench/pulumi_process.py ``typed``): every object of
+    ``bundle`` in the program's registration order as ``[class path below pulumi_kubernetes or
+    null, name, constructor arguments]``, written to ``path`` as JSON; return ``path``."""
+    from accelplane.pulumi import kinds
+    from accelplane.pulumi.planning import creation_order
+
+    path.write_text(json.dumps([
+        [kinds.mapping_for(p.obj).class_path, p.name, p.kwargs]
+        for p in kinds.prepare_all(creation_order(bundle.objects))
+    ]), encoding="utf-8")
+    return path
+
+
 def bench_pulumi_process(units: int, runs: int, work: Path) -> list[Row]:
     """The program as `pulumi up` runs it, next to its floor run the same way (issue 40): each
     sample a fresh interpreter (bench/pulumi_process.py) under the same mocks, wall time of the
@@ -414,16 +428,9 @@ def bench_pulumi_process(units: int, runs: int, work: Path) -> list[Row]:
     * ``program_nogc`` / ``typed_nogc``: both with the cyclic collector off: the work alone, what
       neither process's collector settings change.
     """
-    from accelplane.pulumi import kinds
-    from accelplane.pulumi.planning import creation_order
-
     spec = write_spec(units, work)
     bundle = render_spec(spec).bundle
-    manifests = work / f"typed-{units}.json"
-    manifests.write_text(json.dumps([
-        [kinds.mapping_for(p.obj).class_path, p.name, p.kwargs]
-        for p in kinds.prepare_all(creation_order(bundle.objects))
-    ]), encoding="utf-8")
+    manifests = write_typed_manifests(bundle, work / f"typed-{units}.json")
     script = str(REPO / "bench" / "pulumi_process.py")
 
     def process(*args: str) -> Callable[[], None]:

@@ -51,19 +51,13 @@ def test_bench_process_runner_registers_the_floor_and_the_program(tmp_path: Path
     sys.path.insert(0, str(REPO_ROOT))
     try:
         from accelplane.pipeline import render_spec
-        from accelplane.pulumi import kinds
-        from accelplane.pulumi.planning import creation_order
 
         from bench.generate import write_spec
+        from bench.run import write_typed_manifests
     finally:
         sys.path.remove(str(REPO_ROOT))
     spec = write_spec(1, tmp_path)
-    bundle = render_spec(spec).bundle
-    manifests = tmp_path / "typed.json"
-    manifests.write_text(json.dumps([
-        [kinds.mapping_for(p.obj).class_path, p.name, p.kwargs]
-        for p in kinds.prepare_all(creation_order(bundle.objects))
-    ]), encoding="utf-8")
+    manifests = write_typed_manifests(render_spec(spec).bundle, tmp_path / "typed.json")
     script = str(REPO_ROOT / "bench" / "pulumi_process.py")
     for args in (["program", str(spec)], ["plain", str(spec), "--no-gc"], ["typed", str(manifests)]):
         done = subprocess.run([sys.executable, script, *args], cwd=REPO_ROOT, capture_output=True, text=True)
